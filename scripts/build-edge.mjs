@@ -1,0 +1,3 @@
+export async function build() {
+  throw new Error('edge build not written yet (issue 2)');
+}
