@@ -1,0 +1,85 @@
+// The pod sandbox facts other parts of skiffd (containers, stats, status) read. The pods subsystem is
+// the only writer; everyone else gets records through `ctx.pods` and must treat them as read-only.
+import type { PodSandboxConfig } from '../../../proto/gen/runtime/v1/api.ts';
+
+export type PodState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
+
+/** CRI NamespaceMode by name. TARGET never applies to a pod itself. */
+export type NamespaceModeName = 'POD' | 'CONTAINER' | 'NODE' | 'TARGET';
+
+/**
+ * Where a pod's containers join their namespaces (OCI `linux.namespaces[].path`).
+ * An absent entry means the host's namespace (NODE mode), except `pid`: see PodSandboxRecord.pidMode.
+ * net/ipc/uts are bind-mounted namespace files under skiffd's state dir; pid is `/proc/PID/ns/pid`
+ * of the pod's catatonit (present only when pidMode is POD and the pod is ready).
+ */
+export interface PodNamespacePaths {
+  net?: string;
+  ipc?: string;
+  uts?: string;
+  pid?: string;
+}
+
+export interface PodSandboxMetadataRecord {
+  name: string;
+  uid: string;
+  namespace: string;
+  attempt: number;
+}
+
+export interface PodSandboxRecord {
+  /** 64 lowercase hex characters. */
+  id: string;
+  metadata: PodSandboxMetadataRecord;
+  state: PodState;
+  /** Creation time, nanoseconds since the epoch. */
+  createdAt: bigint;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** Host directory for container logs ('' when the client gave none). */
+  logDirectory: string;
+  /** The pod's hostname (the node's hostname for host-network pods). */
+  hostname: string;
+  namespaces: PodNamespacePaths;
+  /** Modes the client asked for; `network`/`ipc` NODE <=> the matching path is absent. */
+  networkMode: NamespaceModeName;
+  ipcMode: NamespaceModeName;
+  /**
+   * POD: containers join `namespaces.pid` (the pod's catatonit).
+   * CONTAINER: each container gets its own new PID namespace.
+   * NODE: containers use the host PID namespace.
+   */
+  pidMode: NamespaceModeName;
+  /**
+   * cgroupfs-style parent for the pod's containers, always set: the client's
+   * `linux.cgroup_parent` (systemd slice names are converted), or `/skiffd/pod-<id[0:12]>`.
+   * Pod-level cpu/memory stats read this cgroup.
+   */
+  cgroupParent: string;
+  /** '' means the default handler. */
+  runtimeHandler: string;
+  /** Files for containers to bind-mount at /etc/resolv.conf, /etc/hostname and /etc/hosts. */
+  resolvConfPath: string;
+  hostnamePath: string;
+  hostsPath: string;
+  /** Primary pod IP ('' for host-network pods or when the network gave none). */
+  ip: string;
+  additionalIps: string[];
+  /** The exact config the client sent (linux security context, sysctls, overhead, resources, ...). */
+  config: PodSandboxConfig;
+}
+
+/** What `ctx.pods` offers to the rest of the daemon. */
+export interface PodSandboxStore {
+  /** The pod with exactly this id, or undefined. */
+  get(podId: string): PodSandboxRecord | undefined;
+  /** All pods, in creation order. */
+  list(): PodSandboxRecord[];
+  /**
+   * Runs `fn` while holding the pod's lock, the same lock Run/Stop/RemovePodSandbox hold: use it
+   * when a container operation must not interleave with the pod being stopped or removed (e.g.
+   * CreateContainer checking the pod is ready). Do not call ctx.pods.withLock for the same pod from
+   * inside containers.stopAllInPod/removeAllInPod: those already run under it.
+   */
+  withLock<T>(podId: string, fn: () => Promise<T>): Promise<T>;
+}
