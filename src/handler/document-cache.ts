@@ -1,0 +1,76 @@
+import {
+  GraphQLError,
+  parse as graphqlParse,
+  validate as graphqlValidate,
+  type DocumentNode,
+  type GraphQLSchema,
+} from 'graphql';
+
+/** Queries longer than this are parsed and validated every time rather than held in memory. */
+export const maxCachedQueryLength = 64 * 1024;
+
+/**
+ * Validation costs ~100 µs per request against ~2 µs for parsing and ~15 µs for executing a small
+ * query, so both are remembered per query text. graphql-http builds a fresh rules array on every call,
+ * which would defeat a cache keyed on the arguments; the rules are fixed per handler, so the cache
+ * keys on the query string (and the document that came out of it) alone.
+ */
+export interface DocumentCache {
+  parse: typeof graphqlParse;
+  validate: typeof graphqlValidate;
+  /** Number of query texts currently remembered. */
+  readonly size: number;
+}
+
+interface Validation {
+  schema: GraphQLSchema;
+  errors: readonly GraphQLError[];
+}
+
+export function createDocumentCache(maxEntries: number): DocumentCache {
+  // A Map iterates in insertion order: re-inserting on a hit makes its first key the least recently used.
+  const documents = new Map<string, DocumentNode | GraphQLError>();
+  // Keyed on the cached document object, so entries vanish with it when the LRU evicts the query.
+  const validations = new WeakMap<DocumentNode, Validation>();
+
+  const parse: typeof graphqlParse = (source, options) => {
+    if (maxEntries <= 0 || options !== undefined || typeof source !== 'string' || source.length > maxCachedQueryLength) {
+      return graphqlParse(source, options);
+    }
+    let entry = documents.get(source);
+    if (entry !== undefined) {
+      documents.delete(source);
+      documents.set(source, entry);
+    } else {
+      try {
+        entry = graphqlParse(source);
+      } catch (error) {
+        if (!(error instanceof GraphQLError)) throw error;
+        entry = error; // syntax errors are as repeatable as documents
+      }
+      documents.set(source, entry);
+      if (documents.size > maxEntries) documents.delete(documents.keys().next().value as string);
+    }
+    if (entry instanceof GraphQLError) throw entry;
+    return entry;
+  };
+
+  const validate: typeof graphqlValidate = (schema, document, rules, options, typeInfo) => {
+    if (maxEntries <= 0 || options !== undefined || typeInfo !== undefined) {
+      return graphqlValidate(schema, document, rules, options, typeInfo);
+    }
+    const known = validations.get(document);
+    if (known !== undefined && known.schema === schema) return known.errors;
+    const errors = graphqlValidate(schema, document, rules);
+    validations.set(document, { schema, errors });
+    return errors;
+  };
+
+  return {
+    parse,
+    validate,
+    get size() {
+      return documents.size;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import type { ParseRequestParams, RequestParams, Response as HttpResult } from 'graphql-http';
+import { readBodyText } from './request-body.ts';
+import { errorBody, jsonContentType } from './responses.ts';
+import { searchOf } from './path.ts';
+
+/**
+ * Turns a GET's search parameters or a POST's JSON body into GraphQL request parameters.
+ * Transport problems come back as a ready response (405, 413, 415); malformed parameters are thrown
+ * as plain Errors, which graphql-http reports as 400 with the message in the `errors` list.
+ */
+export function createRequestParamsParser(maxBodyBytes: number): ParseRequestParams<Request, undefined> {
+  return async (req) => {
+    const request = req.raw;
+    if (request.method === 'GET') return fromSearch(searchOf(request.url));
+    if (request.method !== 'POST') {
+      return refusal(405, `Method ${request.method} is not allowed: use GET or POST`, { allow: 'GET, POST' });
+    }
+
+    const contentType = request.headers.get('content-type');
+    if (!isJsonContentType(contentType)) {
+      return refusal(
+        415,
+        contentType === null
+          ? 'Missing Content-Type header: POST a JSON body with "Content-Type: application/json"'
+          : `Unsupported Content-Type "${contentType}": POST a JSON body with "Content-Type: application/json"`,
+        { accept: 'application/json' },
+      );
+    }
+
+    let read;
+    try {
+      read = await readBodyText(request, maxBodyBytes);
+    } catch (error) {
+      throw new Error(`Could not read the request body: ${(error as Error)?.message ?? String(error)}`);
+    }
+    if (!read.ok) return refusal(read.status, read.message);
+    if (read.text.trim() === '') throw new Error('Missing body: POST a JSON object such as {"query": "{ __typename }"}');
+
+    let data: unknown;
+    try {
+      data = JSON.parse(read.text);
+    } catch (error) {
+      throw new Error(`Unparsable JSON body: ${(error as Error).message}`);
+    }
+    if (!isObject(data)) throw new Error('JSON body must be an object such as {"query": "{ __typename }"}');
+    return checked(data.query, data.operationName, data.variables, data.extensions);
+  };
+}
+
+function fromSearch(search: string): RequestParams {
+  const params = new URLSearchParams(search);
+  return checked(
+    params.get('query') ?? undefined,
+    params.get('operationName') ?? undefined,
+    jsonParameter(params, 'variables'),
+    jsonParameter(params, 'extensions'),
+  );
+}
+
+function jsonParameter(params: URLSearchParams, name: string): unknown {
+  const raw = params.get(name);
+  if (raw === null || raw === '') return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new Error(`Unparsable URL parameter "${name}": it must be a URL-encoded JSON object`);
+  }
+}
+
+function checked(query: unknown, operationName: unknown, variables: unknown, extensions: unknown): RequestParams {
+  if (query === undefined || query === null) throw new Error('Missing query: send the GraphQL document in "query"');
+  if (typeof query !== 'string') throw new Error('Invalid query: "query" must be a string');
+  if (operationName != null && typeof operationName !== 'string') {
+    throw new Error('Invalid operationName: "operationName" must be a string or null');
+  }
+  if (variables != null && !isObject(variables)) throw new Error('Invalid variables: "variables" must be an object or null');
+  if (extensions != null && !isObject(extensions)) {
+    throw new Error('Invalid extensions: "extensions" must be an object or null');
+  }
+  return {
+    query,
+    operationName: operationName as string | null | undefined,
+    variables: variables as Record<string, unknown> | null | undefined,
+    extensions: extensions as Record<string, unknown> | null | undefined,
+  };
+}
+
+/** `application/json`, optionally with a UTF-8 charset (the only encoding GraphQL-over-HTTP allows). */
+export function isJsonContentType(header: string | null): boolean {
+  if (header === null) return false;
+  const [mediaType, ...parameters] = header.split(';');
+  if (mediaType.trim().toLowerCase() !== 'application/json') return false;
+  for (const parameter of parameters) {
+    const [name, value = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() !== 'charset') continue;
+    const charset = value.trim().replace(/^"|"$/g, '').toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'utf8') return false;
+  }
+  return true;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function refusal(status: number, message: string, headers: Record<string, string> = {}): HttpResult {
+  return [errorBody(message), { status, statusText: '', headers: { 'content-type': jsonContentType, ...headers } }];
+}
