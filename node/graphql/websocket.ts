@@ -1,0 +1,86 @@
+// GraphQL subscriptions for the Node server: takes over HTTP upgrades on the GraphQL path of an
+// http.Server (the one @hono/node-server's serve() returns) with `ws`, negotiates the
+// graphql-transport-ws subprotocol and hands each socket to the runtime-agnostic adapter.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import {
+  createGraphQLWebSocketServer,
+  type GraphQLWebSocketOptions,
+  type GraphQLWebSocketServer,
+} from '../../src/subscriptions/graphql-ws-adapter.ts';
+
+/** The part of http.Server / http2.Http2Server this needs. */
+export interface UpgradeEmitter {
+  on(event: 'upgrade', listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
+  off(event: 'upgrade', listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown;
+  listenerCount(event: 'upgrade'): number;
+}
+
+export interface NodeGraphQLWebSocketOptions extends GraphQLWebSocketOptions {
+  /** URL path that accepts WebSocket upgrades. Default "/graphql". */
+  path?: string;
+}
+
+export interface AttachedGraphQLWebSocket {
+  readonly server: GraphQLWebSocketServer;
+  /** Stops accepting upgrades and closes every socket (1001). */
+  close(): Promise<void>;
+}
+
+export function attachGraphQLWebSocket(
+  httpServer: UpgradeEmitter,
+  options: NodeGraphQLWebSocketOptions,
+): AttachedGraphQLWebSocket {
+  const { path = '/graphql', ...adapterOptions } = options;
+  const graphqlWs = createGraphQLWebSocketServer(adapterOptions);
+  const maxMessageSize = adapterOptions.maxMessageSize ?? 1 << 20;
+  const wss = new WebSocketServer({
+    noServer: true,
+    // Counted in bytes by ws; the adapter's own limit counts characters, so allow UTF-8's worst case.
+    maxPayload: maxMessageSize * 3,
+    handleProtocols: (protocols) => graphqlWs.selectProtocol([...protocols].join(',')) ?? false,
+  });
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const pathname = (req.url ?? '/').split('?', 1)[0];
+    if (pathname !== path) {
+      // Leave other paths to other upgrade listeners; with none, refuse instead of hanging.
+      if (httpServer.listenerCount('upgrade') === 1) refuse(socket, 404, 'Not Found');
+      return;
+    }
+    socket.on('error', () => socket.destroy());
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.on('error', () => ws.terminate());
+      void graphqlWs.serve(ws, { request: toRequest(req) });
+    });
+  };
+  httpServer.on('upgrade', onUpgrade);
+
+  return {
+    server: graphqlWs,
+    async close() {
+      httpServer.off('upgrade', onUpgrade);
+      await graphqlWs.close();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}
+
+function refuse(socket: Duplex, status: number, text: string): void {
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+/** A web Request with the upgrade's URL and headers, so onConnect/context read them as on the edge. */
+function toRequest(req: IncomingMessage): Request | undefined {
+  try {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined) continue;
+      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+    }
+    return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), { headers });
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,230 @@
+// GraphQL over WebSocket (the graphql-transport-ws subprotocol) on any standard WebSocket: the
+// protocol itself is graphql-ws's server core (`makeServer`); this file only feeds it a socket
+// (Deno's, workerd's, or `ws` on Node) and adds what the core leaves to each transport: keep-alive,
+// message size and backpressure limits, syntax errors as `error` messages, and never letting a
+// failure escape as a crash.
+import {
+  CloseCode,
+  GRAPHQL_TRANSPORT_WS_PROTOCOL,
+  makeServer,
+  type ServerOptions,
+  type SubscribePayload,
+} from 'graphql-ws';
+import { GraphQLError, parse, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+
+export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
+
+/** What the adapter needs of a server-side WebSocket; Deno's, workerd's and `ws`'s all fit. */
+export interface WebSocketLike {
+  /** The negotiated subprotocol (workerd leaves it empty: pass `protocol` to serve()). */
+  readonly protocol?: string;
+  /** 0 connecting, 1 open, 2 closing, 3 closed (the standard values). */
+  readonly readyState: number;
+  readonly bufferedAmount?: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  addEventListener(type: string, listener: (event: any) => void): void;
+}
+
+/** `ctx.extra` in graphql-ws callbacks (onConnect, context, onSubscribe…). */
+export interface GraphQLWebSocketExtra {
+  socket: WebSocketLike;
+  /** The upgrade request (headers, URL), for authentication in onConnect or context. */
+  request: Request | undefined;
+}
+
+export type ConnectionParams = Record<string, unknown> | undefined;
+
+export interface GraphQLWebSocketOptions
+  extends Omit<ServerOptions<ConnectionParams, GraphQLWebSocketExtra>, 'schema' | 'onSubscribe'> {
+  schema: GraphQLSchema;
+  /** Replaces the default parse+validate step (see graphql-ws `onSubscribe`). */
+  onSubscribe?: ServerOptions<ConnectionParams, GraphQLWebSocketExtra>['onSubscribe'];
+  /**
+   * Interval of protocol `ping` messages, in ms; a socket that sent nothing since the previous ping
+   * is closed (1001), so dead peers release their subscriptions. 0 disables. Default 12,000.
+   */
+  keepAlive?: number;
+  /** Largest accepted message, in UTF-16 code units (~bytes for JSON). Default 1 MiB; over it: 1009. */
+  maxMessageSize?: number;
+  /** Bytes queued unsent to a client that does not read, past which it is closed (1013). Default 8 MiB. */
+  maxBufferedBytes?: number;
+}
+
+export interface GraphQLWebSocketServer {
+  /**
+   * Picks the subprotocol to answer with from a `Sec-WebSocket-Protocol` request header; undefined
+   * when the client offered none we speak (accept anyway: the server then closes with 4406).
+   */
+  selectProtocol(header: string | null | undefined): string | undefined;
+  /** Serves one socket until it closes; never rejects. */
+  serve(socket: WebSocketLike, init?: { request?: Request; protocol?: string }): Promise<void>;
+  /** Sockets being served right now. */
+  readonly openSockets: number;
+  /** Closes every socket (1001 by default) and waits for their subscriptions to end. */
+  close(code?: number, reason?: string): Promise<void>;
+}
+
+/** Whether `request` asks to switch to WebSocket. */
+export function isWebSocketUpgrade(request: Request): boolean {
+  return (request.headers.get('upgrade') ?? '').toLowerCase() === 'websocket';
+}
+
+const OPEN = 1;
+const CONNECTING = 0;
+
+export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): GraphQLWebSocketServer {
+  const { schema, keepAlive = 12_000, maxMessageSize = 1 << 20, maxBufferedBytes = 8 << 20, ...serverOptions } =
+    options;
+  if (!schema || typeof schema.getQueryType !== 'function') {
+    throw new TypeError('createGraphQLWebSocketServer: `schema` must be a GraphQLSchema');
+  }
+  const documents = new DocumentCache(schema);
+  const core = makeServer<ConnectionParams, GraphQLWebSocketExtra>({
+    ...serverOptions,
+    onSubscribe: serverOptions.onSubscribe ?? ((_ctx, _id, payload) => documents.prepare(payload)),
+    schema,
+  });
+  const live = new Map<WebSocketLike, Promise<void>>();
+
+  const serveOpen = (socket: WebSocketLike, request: Request | undefined, protocol: string): Promise<void> =>
+    new Promise<void>((resolve) => {
+      let onMessage: ((data: string) => Promise<void>) | undefined;
+      let heardSincePing = true;
+      const closeSafely = (code: number, reason: string): void => {
+        try {
+          if (socket.readyState <= OPEN) socket.close(code, reason);
+        } catch {
+          /* already closing */
+        }
+      };
+      const timer =
+        keepAlive > 0 && Number.isFinite(keepAlive)
+          ? setInterval(() => {
+              if (!heardSincePing) return closeSafely(1001, 'Keep-alive timeout');
+              heardSincePing = false;
+              send('{"type":"ping"}');
+            }, keepAlive)
+          : undefined;
+      const send = (data: string): void => {
+        if (socket.readyState !== OPEN) return;
+        if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) return closeSafely(1013, 'Client is not reading');
+        try {
+          socket.send(data);
+        } catch {
+          /* closed between the check and the send: the close event cleans up */
+        }
+      };
+      const closed = core.opened(
+        {
+          protocol,
+          send,
+          close: closeSafely,
+          onMessage: (cb) => {
+            onMessage = cb;
+          },
+        },
+        { socket, request },
+      );
+      socket.addEventListener('message', (event: { data: unknown }) => {
+        heardSincePing = true;
+        const { data } = event;
+        if (typeof data !== 'string') return closeSafely(CloseCode.BadRequest, 'Invalid message received');
+        if (data.length > maxMessageSize) return closeSafely(1009, 'Message too big');
+        onMessage?.(data).catch((error: unknown) => {
+          console.error('graphql-ws: an operation failed outside GraphQL execution:', error);
+          closeSafely(CloseCode.InternalServerError, 'Internal server error');
+        });
+      });
+      let done = false;
+      socket.addEventListener('close', (event: { code?: number; reason?: string }) => {
+        if (done) return;
+        done = true;
+        if (timer) clearInterval(timer);
+        // closed() completes every subscription (graphql-js calls return() on their sources).
+        closed(event.code, event.reason)
+          .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
+          .finally(resolve);
+      });
+    });
+
+  return {
+    selectProtocol(header) {
+      if (!header) return undefined;
+      const offered = header.split(',').map((p) => p.trim());
+      return offered.includes(GRAPHQL_TRANSPORT_WS_PROTOCOL) ? GRAPHQL_TRANSPORT_WS_PROTOCOL : undefined;
+    },
+    serve(socket, init = {}) {
+      const protocol = init.protocol ?? socket.protocol ?? '';
+      const served = (async () => {
+        if (socket.readyState === CONNECTING) {
+          // Deno hands the socket over before the handshake finishes; sending then would throw.
+          const opened = await new Promise<boolean>((resolve) => {
+            socket.addEventListener('open', () => resolve(true));
+            socket.addEventListener('close', () => resolve(false));
+          });
+          if (!opened) return;
+        }
+        if (socket.readyState !== OPEN) return;
+        await serveOpen(socket, init.request, protocol);
+      })().catch((error: unknown) => console.error('graphql-ws: serving a socket failed:', error));
+      const tracked = served.finally(() => live.delete(socket));
+      live.set(socket, tracked);
+      return tracked;
+    },
+    get openSockets() {
+      return live.size;
+    },
+    async close(code = 1001, reason = 'Server shutting down') {
+      for (const socket of live.keys()) {
+        try {
+          socket.close(code, reason);
+        } catch {
+          /* already closed */
+        }
+      }
+      await Promise.all(live.values());
+    },
+  };
+}
+
+/**
+ * Parse+validate once per distinct document. Syntax and validation errors become the protocol's
+ * `error` message for that operation instead of closing the whole socket (graphql-ws's default
+ * closes the socket when parsing throws).
+ */
+class DocumentCache {
+  readonly #schema: GraphQLSchema;
+  readonly #valid = new Map<string, DocumentNode>();
+  static readonly MAX = 500;
+
+  constructor(schema: GraphQLSchema) {
+    this.#schema = schema;
+  }
+
+  prepare(payload: SubscribePayload): ExecutionArgs | readonly GraphQLError[] {
+    if (typeof payload.query !== 'string' || payload.query === '') {
+      return [new GraphQLError('The subscribe payload must have a non-empty `query` string')];
+    }
+    const args = {
+      schema: this.#schema,
+      operationName: payload.operationName ?? undefined,
+      variableValues: payload.variables ?? undefined,
+    };
+    const cached = this.#valid.get(payload.query);
+    if (cached) return { ...args, document: cached };
+    let document: DocumentNode;
+    try {
+      document = parse(payload.query);
+    } catch (error) {
+      if (error instanceof GraphQLError) return [error];
+      throw error;
+    }
+    const errors = validate(this.#schema, document);
+    if (errors.length > 0) return errors;
+    if (this.#valid.size >= DocumentCache.MAX) this.#valid.delete(this.#valid.keys().next().value as string);
+    this.#valid.set(payload.query, document);
+    return { ...args, document };
+  }
+}

@@ -1,0 +1,90 @@
+// A PubSub spanning processes or isolates: events go through a broker (Redis, a BroadcastChannel…)
+// and are fanned out locally. A broker adapter only moves strings; this file owns JSON encoding,
+// per-topic reference counting and dropping the echo of our own messages (which we deliver locally
+// at once, so local subscribers never wait on a broker round trip and brokers that do not echo to the
+// sender, like BroadcastChannel, behave the same as those that do, like Redis).
+import { LocalTopics, type InProcessPubSubOptions, type PubSub, type TopicMap } from './pubsub.ts';
+
+/** What a broker must do for createSharedPubSub. Implement this to plug in a new engine. */
+export interface PubSubEngine {
+  /** Called once, before anything else, with the function to hand every incoming message to. */
+  start(receive: (topic: string, message: string) => void): void;
+  /** Sends `message` to every instance listening to `topic` (this one included or not). */
+  publish(topic: string, message: string): Promise<void>;
+  /** Starts receiving `topic`; called when its first local subscriber arrives. */
+  listen(topic: string): Promise<void>;
+  /** Stops receiving `topic`; called when its last local subscriber leaves. */
+  unlisten(topic: string): Promise<void>;
+  /** Releases connections/channels. */
+  close(): Promise<void>;
+}
+
+export interface SharedPubSubOptions extends InProcessPubSubOptions {
+  /** Receives broker failures (a failed listen/unlisten, an undecodable message). Default: console.error. */
+  onError?: (error: unknown) => void;
+}
+
+/** Wire format: who sent it, so we can drop our own echo, and the payload. */
+interface Envelope {
+  o: string;
+  p: unknown;
+}
+
+export function createSharedPubSub<Topics extends TopicMap = TopicMap>(
+  engine: PubSubEngine,
+  options: SharedPubSubOptions = {},
+): PubSub<Topics> & { readonly ready: (topic: string) => Promise<void> } {
+  const origin = crypto.randomUUID();
+  const onError = options.onError ?? ((error: unknown) => console.error('pubsub engine:', error));
+  // The latest listen/unlisten per topic, chained so they reach the broker in order.
+  const pending = new Map<string, Promise<void>>();
+  const chain = (topic: string, step: () => Promise<void>): void => {
+    const next = (pending.get(topic) ?? Promise.resolve()).then(step).catch(onError);
+    pending.set(topic, next);
+    void next.then(() => {
+      if (pending.get(topic) === next) pending.delete(topic);
+    });
+  };
+  const topics = new LocalTopics(options, {
+    onFirstSubscriber: (topic) => chain(topic, () => engine.listen(topic)),
+    onLastSubscriber: (topic) => chain(topic, () => engine.unlisten(topic)),
+  });
+  engine.start((topic, message) => {
+    let envelope: Envelope;
+    try {
+      envelope = JSON.parse(message) as Envelope;
+    } catch (error) {
+      onError(new Error(`pubsub: dropped an undecodable message on topic "${topic}": ${String(error)}`));
+      return;
+    }
+    if (envelope === null || typeof envelope !== 'object' || typeof envelope.o !== 'string') {
+      onError(new Error(`pubsub: dropped a message without an origin on topic "${topic}"`));
+      return;
+    }
+    if (envelope.o === origin) return;
+    topics.deliver(topic, envelope.p);
+  });
+  let closed = false;
+  return {
+    async publish(topic, payload) {
+      if (closed) throw new Error('pubsub: publish after close()');
+      const message = JSON.stringify({ o: origin, p: payload } satisfies Envelope);
+      topics.deliver(topic, JSON.parse(message).p);
+      await engine.publish(topic, message);
+    },
+    subscribe(topic, subscribeOptions) {
+      return topics.subscribe(topic, subscribeOptions) as AsyncIterableIterator<Topics[typeof topic]>;
+    },
+    /** Resolves once the broker confirmed listening to `topic` (for tests and health checks). */
+    async ready(topic) {
+      await pending.get(topic);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      topics.closeAll();
+      await Promise.allSettled([...pending.values()]);
+      await engine.close();
+    },
+  };
+}
