@@ -1,0 +1,320 @@
+// skiffd's configuration: a TOML file (containerd / CRI-O style) with command-line flags on top.
+// Every key is declared once in KEYS below; that table drives validation, defaults and `--help`,
+// so an unknown key or a bad value is always reported with the key's name and what it accepts.
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { LOG_LEVELS, type LogLevel } from './logger.ts';
+
+export const DEFAULT_CONFIG_FILE = '/etc/skiffd/config.toml';
+
+export type CgroupDriver = 'cgroupfs' | 'systemd';
+
+/** Credentials and TLS settings for one registry host. Same shape the image subsystem consumes. */
+export interface RegistryHostConfig {
+  username?: string;
+  password?: string;
+  /** base64 of `username:password` */
+  auth?: string;
+  identityToken?: string;
+  /** Skip TLS verification and allow plain HTTP for this host. */
+  insecure?: boolean;
+}
+
+export interface RegistryConfig {
+  /** Mirrors per registry host (`docker.io`, `registry.k8s.io`, `127.0.0.1:5000`), tried in order before the host itself. */
+  mirrors: Record<string, { endpoints: string[] }>;
+  configs: Record<string, RegistryHostConfig>;
+}
+
+export interface SkiffdConfig {
+  /** Where the settings came from (undefined: defaults and flags only). */
+  configFile: string | undefined;
+  /** The listen URL as given, and the socket path it names. */
+  listen: string;
+  socketPath: string;
+  root: string;
+  state: string;
+  logLevel: LogLevel;
+  runtime: { runtimePath: string; runtimeRoot: string; conmonPath: string; cgroupDriver: CgroupDriver };
+  cni: { confDir: string; binDirs: string[] };
+  streaming: { address: string; port: number };
+  registry: RegistryConfig;
+}
+
+/** A configuration or command-line mistake: the message names the key or flag and what to fix. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'cgroup-driver' | 'address' | 'port';
+
+interface KeySpec {
+  /** Dotted TOML key, e.g. `runtime.runtime_path`. */
+  key: string;
+  kind: Kind;
+  default: string;
+  help: string;
+  /** The command-line flag that overrides it, if any. */
+  flag?: string;
+}
+
+export const KEYS: KeySpec[] = [
+  { key: 'listen', kind: 'listen', default: 'unix:///run/skiffd/skiffd.sock', flag: '--listen', help: 'gRPC endpoint: unix:///PATH (or an absolute path); created with mode 0660' },
+  { key: 'root', kind: 'abs-path', default: '/var/lib/skiffd', flag: '--root', help: 'persistent data (images, pod and container records)' },
+  { key: 'state', kind: 'abs-path', default: '/run/skiffd', flag: '--state', help: 'runtime state that does not survive a reboot' },
+  { key: 'log_level', kind: 'log-level', default: 'info', flag: '--log-level', help: 'debug | info | warn | error' },
+  { key: 'runtime.runtime_path', kind: 'command', default: 'runc', help: 'OCI runtime binary: a name looked up on PATH, or an absolute path' },
+  { key: 'runtime.runtime_root', kind: 'abs-path', default: '<state>/runc', help: "the OCI runtime's --root (its container state)" },
+  { key: 'runtime.conmon_path', kind: 'command', default: 'conmon', help: 'conmon binary (container monitor): a name on PATH, or an absolute path' },
+  { key: 'runtime.cgroup_driver', kind: 'cgroup-driver', default: 'cgroupfs', help: 'cgroupfs | systemd (reported to the kubelet by RuntimeConfig)' },
+  { key: 'cni.conf_dir', kind: 'abs-path', default: '/etc/cni/net.d', help: 'CNI network configurations (*.conflist, *.conf, *.json)' },
+  { key: 'cni.bin_dir', kind: 'abs-path-list', default: '/usr/lib/cni', help: 'CNI plugin directory, or a list of them searched in order' },
+  { key: 'streaming.address', kind: 'address', default: '127.0.0.1', help: 'IP address the Exec/Attach/PortForward server listens on' },
+  { key: 'streaming.port', kind: 'port', default: '0', help: 'port of the streaming server (0 = any free port)' },
+];
+
+const REGISTRY_HELP = [
+  ['registry.mirrors."HOST".endpoints', 'list of mirror URLs (http:// or https://) tried before HOST, in order'],
+  ['registry.configs."HOST".insecure', 'true: skip TLS verification and allow plain HTTP for HOST'],
+  ['registry.configs."HOST".username', 'basic-auth / token-flow user for HOST'],
+  ['registry.configs."HOST".password', 'password for username'],
+  ['registry.configs."HOST".auth', 'base64 of "username:password" (instead of username/password)'],
+  ['registry.configs."HOST".identity_token', 'OAuth2 refresh token for HOST'],
+];
+
+/** The config-key section of `--help`. */
+export function describeConfigKeys(): string {
+  const rows: [string, string][] = KEYS.map((k) => [`${k.key} = ${k.kind === 'port' ? k.default : JSON.stringify(k.default)}`, k.help]);
+  for (const [key, help] of REGISTRY_HELP) rows.push([key, help]);
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return rows.map(([k, h]) => `  ${k.padEnd(width)}  ${h}`).join('\n');
+}
+
+/** Values given on the command line, keyed like KEYS (`listen`, `root`, ...). */
+export type Overrides = Partial<Record<string, string>>;
+
+export interface LoadOptions {
+  /** --config: an explicit file must exist; without it the default file is optional. */
+  configFile?: string;
+  overrides?: Overrides;
+  /** For relative flag values. */
+  cwd?: string;
+}
+
+export function loadConfig(options: LoadOptions = {}): SkiffdConfig {
+  const explicit = options.configFile !== undefined;
+  const file = resolve(options.cwd ?? process.cwd(), options.configFile ?? DEFAULT_CONFIG_FILE);
+  let text: string | undefined;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (!(code === 'ENOENT' && !explicit)) {
+      const why = code === 'ENOENT' ? 'no such file' : (err as Error).message;
+      throw new ConfigError(`cannot read config file ${file}: ${why}`);
+    }
+  }
+  return parseConfig(text ?? '', { ...options, configFile: text === undefined ? undefined : file });
+}
+
+/** Validates TOML text (plus overrides) into a typed config. `configFile` only labels messages. */
+export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConfig {
+  const where = options.configFile ? `config file ${options.configFile}` : 'config';
+  let doc: Record<string, unknown>;
+  try {
+    doc = parseToml(text) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(`${where}: invalid TOML: ${(err as Error).message.split('\n')[0]}`);
+  }
+
+  // Flatten the fixed keys; reject anything unknown with the list of keys its table accepts.
+  const values = new Map<string, unknown>();
+  const tables = new Set(KEYS.filter((k) => k.key.includes('.')).map((k) => k.key.split('.')[0]));
+  for (const [top, value] of Object.entries(doc)) {
+    if (top === 'registry') continue;
+    if (tables.has(top)) {
+      if (!isTable(value)) throw new ConfigError(`${where}: "${top}" must be a table ([${top}])`);
+      for (const [sub, subValue] of Object.entries(value)) {
+        const key = `${top}.${sub}`;
+        if (!KEYS.some((k) => k.key === key)) {
+          const known = KEYS.filter((k) => k.key.startsWith(`${top}.`)).map((k) => k.key.slice(top.length + 1));
+          throw new ConfigError(`${where}: unknown key "${key}" (known keys in [${top}]: ${known.join(', ')})`);
+        }
+        values.set(key, subValue);
+      }
+    } else if (KEYS.some((k) => k.key === top)) {
+      values.set(top, value);
+    } else {
+      const known = [...KEYS.filter((k) => !k.key.includes('.')).map((k) => k.key), ...[...tables, 'registry'].map((t) => `[${t}]`)];
+      throw new ConfigError(`${where}: unknown key "${top}" (known top-level keys: ${known.join(', ')})`);
+    }
+  }
+
+  const cwd = options.cwd ?? process.cwd();
+  const get = (key: string) => {
+    const spec = KEYS.find((k) => k.key === key)!;
+    const flagValue = spec.flag ? options.overrides?.[key] : undefined;
+    if (flagValue !== undefined) return convert(spec, flagValue, `${spec.flag} ${JSON.stringify(flagValue)}`, cwd);
+    if (values.has(key)) return convert(spec, values.get(key), `${where}: ${key}`, undefined);
+    return undefined;
+  };
+
+  const listen = (get('listen') as string | undefined) ?? 'unix:///run/skiffd/skiffd.sock';
+  const state = (get('state') as string | undefined) ?? '/run/skiffd';
+  return {
+    configFile: options.configFile,
+    listen,
+    socketPath: socketPathOf(listen),
+    root: (get('root') as string | undefined) ?? '/var/lib/skiffd',
+    state,
+    logLevel: (get('log_level') as LogLevel | undefined) ?? 'info',
+    runtime: {
+      runtimePath: (get('runtime.runtime_path') as string | undefined) ?? 'runc',
+      runtimeRoot: (get('runtime.runtime_root') as string | undefined) ?? join(state, 'runc'),
+      conmonPath: (get('runtime.conmon_path') as string | undefined) ?? 'conmon',
+      cgroupDriver: (get('runtime.cgroup_driver') as CgroupDriver | undefined) ?? 'cgroupfs',
+    },
+    cni: {
+      confDir: (get('cni.conf_dir') as string | undefined) ?? '/etc/cni/net.d',
+      binDirs: (get('cni.bin_dir') as string[] | undefined) ?? ['/usr/lib/cni'],
+    },
+    streaming: {
+      address: (get('streaming.address') as string | undefined) ?? '127.0.0.1',
+      port: (get('streaming.port') as number | undefined) ?? 0,
+    },
+    registry: parseRegistry(doc.registry, where),
+  };
+}
+
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : Array.isArray(value) ? 'a list' : isTable(value) ? 'a table' : String(value);
+}
+
+/** Checks one value against its kind. `cwd` is set for flag values, which may be relative paths. */
+function convert(spec: KeySpec, value: unknown, label: string, cwd: string | undefined): unknown {
+  const fail = (expected: string): never => {
+    throw new ConfigError(`${label}: expected ${expected}${cwd === undefined ? `, got ${describe(value)}` : ''}`);
+  };
+  const text = (): string => (typeof value === 'string' ? value : fail('a string'));
+  const absPath = (p: string): string => {
+    if (p === '') fail('a non-empty path');
+    if (isAbsolute(p)) return resolve(p);
+    if (cwd !== undefined) return resolve(cwd, p);
+    return fail('an absolute path');
+  };
+  switch (spec.kind) {
+    case 'listen': {
+      const raw = text();
+      if (!raw.startsWith('unix://') && raw.includes('://')) fail('a unix socket: unix:///absolute/path (other transports are not supported)');
+      return `unix://${absPath(raw.startsWith('unix://') ? raw.slice('unix://'.length) : raw)}`;
+    }
+    case 'abs-path':
+      return absPath(text());
+    case 'abs-path-list': {
+      const list = typeof value === 'string' ? (cwd !== undefined ? value.split(',') : [value]) : Array.isArray(value) ? value : fail('a path or a list of paths');
+      if (list.length === 0) fail('at least one directory');
+      return list.map((p) => (typeof p === 'string' ? absPath(p) : fail('a list of path strings')));
+    }
+    case 'command': {
+      const cmd = text();
+      if (cmd === '') fail('a command name or an absolute path');
+      if (cmd.includes('/') && !isAbsolute(cmd)) return cwd !== undefined ? resolve(cwd, cmd) : fail('a command name or an absolute path');
+      return cmd;
+    }
+    case 'log-level': {
+      const level = text();
+      return (LOG_LEVELS as readonly string[]).includes(level) ? level : fail(`one of ${LOG_LEVELS.join(', ')}`);
+    }
+    case 'cgroup-driver': {
+      const driver = text();
+      return driver === 'cgroupfs' || driver === 'systemd' ? driver : fail('one of cgroupfs, systemd');
+    }
+    case 'address': {
+      const addr = text();
+      return /^[0-9.]+$/.test(addr) || addr.includes(':') ? addr : fail('an IP address such as 127.0.0.1 or ::1');
+    }
+    case 'port': {
+      const port = typeof value === 'string' && cwd !== undefined ? Number(value) : value;
+      return typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65535 ? port : fail('an integer port from 0 to 65535');
+    }
+  }
+}
+
+const HOST = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$/;
+const HOST_CONFIG_KEYS: Record<string, 'string' | 'bool'> = { insecure: 'bool', username: 'string', password: 'string', auth: 'string', identity_token: 'string' };
+
+function parseRegistry(value: unknown, where: string): RegistryConfig {
+  const out: RegistryConfig = { mirrors: {}, configs: {} };
+  if (value === undefined) return out;
+  if (!isTable(value)) throw new ConfigError(`${where}: "registry" must be a table ([registry.mirrors."HOST"], [registry.configs."HOST"])`);
+  for (const [section, hosts] of Object.entries(value)) {
+    if (section !== 'mirrors' && section !== 'configs') {
+      throw new ConfigError(`${where}: unknown key "registry.${section}" (known: registry.mirrors."HOST", registry.configs."HOST")`);
+    }
+    if (!isTable(hosts)) throw new ConfigError(`${where}: registry.${section} must be a table of hosts, e.g. [registry.${section}."docker.io"]`);
+    for (const [host, settings] of Object.entries(hosts)) {
+      const label = `${where}: registry.${section}."${host}"`;
+      if (!HOST.test(host)) throw new ConfigError(`${label}: "${host}" is not a registry host (expected host or host:port, e.g. registry.k8s.io or 127.0.0.1:5000)`);
+      if (!isTable(settings)) throw new ConfigError(`${label} must be a table`);
+      if (section === 'mirrors') out.mirrors[host] = { endpoints: parseEndpoints(settings, label) };
+      else out.configs[host] = parseHostConfig(settings, label);
+    }
+  }
+  return out;
+}
+
+function parseEndpoints(settings: Record<string, unknown>, label: string): string[] {
+  for (const key of Object.keys(settings)) {
+    if (key !== 'endpoints') throw new ConfigError(`${label}: unknown key "${key}" (known: endpoints)`);
+  }
+  const endpoints = settings.endpoints;
+  if (!Array.isArray(endpoints) || endpoints.length === 0) throw new ConfigError(`${label}.endpoints: expected a non-empty list of URLs`);
+  return endpoints.map((e) => {
+    if (typeof e !== 'string') throw new ConfigError(`${label}.endpoints: expected URL strings, got ${describe(e)}`);
+    let url: URL;
+    try {
+      url = new URL(e);
+    } catch {
+      throw new ConfigError(`${label}.endpoints: "${e}" is not a URL (expected http://host[:port] or https://host[:port])`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${label}.endpoints: "${e}" must use http:// or https://`);
+    return e;
+  });
+}
+
+function parseHostConfig(settings: Record<string, unknown>, label: string): RegistryHostConfig {
+  const out: RegistryHostConfig = {};
+  for (const [key, value] of Object.entries(settings)) {
+    const type = HOST_CONFIG_KEYS[key];
+    if (!type) throw new ConfigError(`${label}: unknown key "${key}" (known: ${Object.keys(HOST_CONFIG_KEYS).join(', ')})`);
+    if (type === 'bool' && typeof value !== 'boolean') throw new ConfigError(`${label}.${key}: expected true or false, got ${describe(value)}`);
+    if (type === 'string' && typeof value !== 'string') throw new ConfigError(`${label}.${key}: expected a string, got ${describe(value)}`);
+  }
+  if (settings.insecure !== undefined) out.insecure = settings.insecure as boolean;
+  if (settings.username !== undefined) out.username = settings.username as string;
+  if (settings.password !== undefined) out.password = settings.password as string;
+  if (settings.auth !== undefined) out.auth = settings.auth as string;
+  if (settings.identity_token !== undefined) out.identityToken = settings.identity_token as string;
+  if (out.password !== undefined && out.username === undefined) throw new ConfigError(`${label}: password is set without username`);
+  return out;
+}
+
+/** The socket path named by a validated listen URL. */
+export function socketPathOf(listen: string): string {
+  return listen.slice('unix://'.length);
+}
+
+/** The config as JSON-safe data with secrets replaced, for logs and verbose Status. */
+export function redactedConfig(config: SkiffdConfig): unknown {
+  const configs: Record<string, RegistryHostConfig> = {};
+  for (const [host, c] of Object.entries(config.registry.configs)) {
+    configs[host] = { ...c };
+    for (const secret of ['password', 'auth', 'identityToken'] as const) if (c[secret] !== undefined) configs[host][secret] = '<redacted>';
+  }
+  return { ...config, registry: { ...config.registry, configs } };
+}

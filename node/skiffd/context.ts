@@ -1,0 +1,23 @@
+// The daemon context: one object, built by daemon.ts at startup and handed to every RPC handler,
+// holding the configuration, the logger and a slot per subsystem. Handlers reach everything through
+// it, so a subsystem plugs in by filling its slot rather than by importing globals.
+import type { SkiffdConfig } from './config.ts';
+import type { ImageSubsystem } from './images/index.ts';
+import type { Logger } from './logger.ts';
+
+/** Pods and containers (issue 5 "skiffd: real pods and containers") fill this in. */
+export interface RuntimeSubsystem {
+  close(): Promise<void>;
+}
+
+export interface DaemonContext {
+  readonly config: SkiffdConfig;
+  readonly log: Logger;
+  readonly startedAt: Date;
+  /** Settings the kubelet pushes with UpdateRuntimeConfig; kept in memory and in `<state>/runtime-config.json`. */
+  readonly network: { podCidr: string };
+  /** Image store and puller, opened by `openImages` (node/skiffd/images/index.ts) before the server listens. */
+  images: ImageSubsystem | undefined;
+  /** Pod and container runtime (issue 5); undefined until that work lands. */
+  runtime: RuntimeSubsystem | undefined;
+}

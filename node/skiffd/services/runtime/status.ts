@@ -1,0 +1,23 @@
+// Status: RuntimeReady and NetworkReady, evaluated on every call. `verbose` adds `info.config`, the
+// effective configuration as JSON with registry secrets redacted (the key containerd uses too).
+import type { StatusRequest, StatusResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import type { UnaryRpc } from '../rpc.ts';
+import { redactedConfig } from '../../config.ts';
+import { findCniNetwork, networkReady, runtimeReady } from '../../readiness.ts';
+
+export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, request) => {
+  const conditions = [runtimeReady(ctx.config), networkReady(ctx.config)];
+  const info: Record<string, string> = {};
+  if (request.verbose) {
+    info.config = JSON.stringify(redactedConfig(ctx.config));
+    const { network } = findCniNetwork(ctx.config.cni.confDir);
+    info.network = JSON.stringify({ podCidr: ctx.network.podCidr, cniNetwork: network ?? null });
+  }
+  return {
+    status: { conditions },
+    info,
+    // The default handler ("") runs on runc; none of the optional per-handler features are offered yet.
+    runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } }],
+    features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false },
+  };
+};

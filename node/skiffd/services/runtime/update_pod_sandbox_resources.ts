@@ -1,0 +1,6 @@
+// UpdatePodSandboxResources: Applies a pod's new resource totals. Not built yet: answers UNIMPLEMENTED.
+import type { UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import type { UnaryRpc } from '../rpc.ts';
+import { unimplemented } from '../unimplemented.ts';
+
+export const updatePodSandboxResources: UnaryRpc<UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesResponse> = async () => unimplemented('UpdatePodSandboxResources', 'pod resource updates are', 'pods');
