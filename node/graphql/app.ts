@@ -1,0 +1,53 @@
+// The Node dev server: the runtime-agnostic fetch handler behind Hono on @hono/node-server.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Hono } from 'hono';
+import { serve } from '@hono/node-server';
+import type { GraphQLFetchHandler } from '../../src/handler/options.ts';
+
+/** A Hono app handing every request to the GraphQL handler, which owns paths, methods and errors. */
+export function createApp(handler: GraphQLFetchHandler): Hono {
+  const app = new Hono();
+  app.all('*', (c) => handler(c.req.raw));
+  return app;
+}
+
+export interface StartOptions {
+  handler: GraphQLFetchHandler;
+  /** 0 picks a free port. Default 4000. */
+  port?: number;
+  /** Interface to listen on. Default: all interfaces. */
+  hostname?: string;
+  /** Path printed in `url`. Default `/graphql`. */
+  path?: string;
+}
+
+export interface RunningServer {
+  /** Where the endpoint answers, e.g. http://localhost:4000/graphql. */
+  url: string;
+  port: number;
+  /** Stops accepting connections, drops idle keep-alive ones, resolves once the server is closed. */
+  close(): Promise<void>;
+}
+
+export function startServer(options: StartOptions): Promise<RunningServer> {
+  const app = createApp(options.handler);
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port: options.port ?? 4000, hostname: options.hostname }) as Server;
+    server.once('error', reject);
+    server.once('listening', () => {
+      server.off('error', reject);
+      const { port } = server.address() as AddressInfo;
+      const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
+      resolve({
+        url: `http://${host.includes(':') ? `[${host}]` : host}:${port}${options.path ?? '/graphql'}`,
+        port,
+        close: () =>
+          new Promise<void>((done, fail) => {
+            server.close((error) => (error ? fail(error) : done()));
+            server.closeIdleConnections();
+          }),
+      });
+    });
+  });
+}

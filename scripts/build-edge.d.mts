@@ -1,0 +1,14 @@
+export interface EdgeTarget {
+  entry: string;
+  out: string;
+  format: 'esm' | 'iife';
+  what: string;
+}
+export interface BundleSize {
+  file: string;
+  name: string;
+  bytes: number;
+  gzipBytes: number;
+}
+export const targets: EdgeTarget[];
+export function build(options?: { outdir?: string; quiet?: boolean }): Promise<BundleSize[]>;

@@ -1,0 +1,15 @@
+// The runtime-agnostic GraphQL endpoint: the handler factory, and the countries API ready to serve.
+import { countriesSchema } from './countries/index.ts';
+import { createGraphQLHandler } from './handler/create-handler.ts';
+import type { GraphQLFetchHandler, GraphQLHandlerOptions } from './handler/options.ts';
+
+export { createGraphQLHandler } from './handler/create-handler.ts';
+export type { ContextFactory, GraphQLFetchHandler, GraphQLHandlerOptions } from './handler/options.ts';
+
+/** The countries API with any handler options but the schema (e.g. `path: null` on Vercel). */
+export function createCountriesHandler(options: Omit<GraphQLHandlerOptions, 'schema'> = {}): GraphQLFetchHandler {
+  return createGraphQLHandler({ ...options, schema: countriesSchema });
+}
+
+/** The countries API on `/graphql`, in the `{ fetch }` shape Deno, workerd and Bun serve directly. */
+export default { fetch: createCountriesHandler() };

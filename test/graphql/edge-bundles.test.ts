@@ -1,0 +1,147 @@
+// The built edge bundles answering real countries queries on Node, Deno, workerd and Vercel's
+// edge-runtime, byte for byte like the in-process handler.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { pathToFileURL } from 'node:url';
+import { build, type BundleSize } from '../../scripts/build-edge.mjs';
+import countries from '../../src/index.ts';
+import { startDeno, startEdgeRuntime, startWorkerd, type FetchFn } from '../support/graphql-edge.ts';
+
+const gqlResponse = 'application/graphql-response+json';
+const json = { 'content-type': 'application/json' };
+
+interface Case {
+  name: string;
+  path: string;
+  init?: RequestInit;
+  /** Extra facts to assert on the parsed body, beyond matching the in-process answer. */
+  check?: (body: any) => void;
+}
+
+const q1 = '{ country(code: "BR") { name capital currency languages { name } } }';
+const cases: Case[] = [
+  {
+    name: 'Q1 over POST',
+    path: '/graphql',
+    init: { method: 'POST', headers: { ...json, accept: gqlResponse }, body: JSON.stringify({ query: q1 }) },
+    check: (body) => {
+      assert.deepEqual(Object.keys(body.data.country), ['name', 'capital', 'currency', 'languages']);
+      assert.equal(body.data.country.name, 'Brazil');
+      assert.equal(body.data.country.capital, 'Brasília');
+      assert.equal(body.data.country.currency, 'BRL');
+      assert.deepEqual(body.data.country.languages, [{ name: 'Portuguese' }]);
+    },
+  },
+  { name: 'Q1 over GET', path: `/graphql?query=${encodeURIComponent(q1)}` },
+  {
+    name: 'a name regex filter',
+    path: '/graphql',
+    init: {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ query: '{ countries(filter: { name: { regex: "^United" } }) { code } }' }),
+    },
+    check: (body) => assert.deepEqual(body.data.countries.map((c: { code: string }) => c.code).sort(), ['AE', 'GB', 'US']),
+  },
+  {
+    name: 'variables and operationName',
+    path: '/graphql',
+    init: {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({
+        query: 'query Other { continents { code } } query Pick($codes: [String!]) { countries(filter: { code: { in: $codes } }) { code continent { code } } }',
+        operationName: 'Pick',
+        variables: { codes: ['JP', 'FR'] },
+      }),
+    },
+    check: (body) => {
+      const byCode = Object.fromEntries(body.data.countries.map((c: any) => [c.code, c.continent.code]));
+      assert.deepEqual(byCode, { FR: 'EU', JP: 'AS' });
+    },
+  },
+  {
+    name: 'a validation error under graphql-response+json',
+    path: '/graphql',
+    init: { method: 'POST', headers: { ...json, accept: gqlResponse }, body: JSON.stringify({ query: '{ planets { name } }' }) },
+    check: (body) => assert.match(body.errors[0].message, /planets/),
+  },
+  { name: 'another path', path: '/elsewhere' },
+];
+
+/** Runs every case against `fetchFn` and compares with the in-process handler. */
+async function answersLikeNode(fetchFn: FetchFn) {
+  for (const c of cases) {
+    const expected = await countries.fetch(new Request(`http://localhost${c.path}`, c.init));
+    const expectedText = await expected.text();
+    const actual = await fetchFn(c.path, c.init);
+    const actualText = await actual.text();
+    assert.equal(actual.status, expected.status, c.name);
+    assert.equal(actual.headers.get('content-type'), expected.headers.get('content-type'), c.name);
+    assert.equal(actualText, expectedText, c.name);
+    c.check?.(JSON.parse(actualText));
+  }
+}
+
+describe('edge bundles', () => {
+  let outdir = '';
+  let sizes: BundleSize[] = [];
+  const bundle = (name: string) => join(outdir, name);
+
+  before(async () => {
+    outdir = await mkdtemp(join(tmpdir(), 'skiff-edge-'));
+    sizes = await build({ outdir, quiet: true });
+  });
+  after(() => rm(outdir, { recursive: true, force: true }));
+
+  test('the build writes a self-contained minified bundle per target', async () => {
+    assert.deepEqual(sizes.map((s) => s.name).sort(), ['deno.js', 'graphql.js', 'vercel-edge-runtime.js', 'vercel.js', 'workerd.js']);
+    for (const s of sizes) {
+      const code = await readFile(s.file, 'utf8');
+      assert.doesNotMatch(code, /\bfrom\s*["'][^"']+["']|\brequire\(|\bimport\(/, `${s.name} imports nothing at run time`);
+      assert.doesNotMatch(code, /process\.env\.NODE_ENV/, `${s.name} has NODE_ENV inlined`);
+      assert.ok(s.gzipBytes < s.bytes);
+      console.log(`${s.name}: ${(s.bytes / 1024).toFixed(1)} KB minified, ${(s.gzipBytes / 1024).toFixed(1)} KB gzip`);
+    }
+    const vercel = await readFile(bundle('vercel.js'), 'utf8');
+    assert.match(vercel, /runtime:\s*"edge"/);
+  });
+
+  test('Node: importing the bundle', async () => {
+    const mod = await import(pathToFileURL(bundle('graphql.js')).href);
+    assert.equal(typeof mod.createGraphQLHandler, 'function');
+    await answersLikeNode((path, init) => mod.default.fetch(new Request(`http://localhost${path}`, init)));
+    const vercel = await import(pathToFileURL(bundle('vercel.js')).href);
+    assert.deepEqual(vercel.config, { runtime: 'edge' });
+    // Vercel routes by file: its handler answers on /api/graphql as well.
+    const res = await vercel.default(new Request(`http://localhost/api/graphql?query=${encodeURIComponent('{ country(code: "FR") { name } }')}`));
+    assert.deepEqual(await res.json(), { data: { country: { name: 'France' } } });
+  });
+
+  test('Deno: deno serve on the bundle, with no permission beyond the socket', async (t) => {
+    const deno = await startDeno([bundle('deno.js')]);
+    t.after(() => deno.stop());
+    await answersLikeNode(deno.fetch);
+  });
+
+  test('workerd (Miniflare): the module worker bundle wrangler.toml deploys', async (t) => {
+    const wrangler = parseToml(await readFile(new URL('../../wrangler.toml', import.meta.url), 'utf8')) as {
+      main: string;
+      compatibility_date: string;
+    };
+    assert.equal(basename(wrangler.main), 'workerd.js', 'wrangler.toml deploys the workerd bundle');
+    const workerd = await startWorkerd(bundle(basename(wrangler.main)), wrangler.compatibility_date);
+    t.after(() => workerd.stop());
+    await answersLikeNode(workerd.fetch);
+  });
+
+  test("Vercel edge-runtime: the script bundle's fetch listener", async (t) => {
+    const edge = await startEdgeRuntime(bundle('vercel-edge-runtime.js'));
+    t.after(() => edge.stop());
+    await answersLikeNode(edge.fetch);
+  });
+});

@@ -1,0 +1,28 @@
+// `deno task serve`: Deno running the TypeScript sources straight from the repository (node_modules
+// resolved locally), with exactly the permissions the task grants.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { startDeno } from '../support/graphql-edge.ts';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+test('deno task serve answers countries queries from the sources', async (t) => {
+  const config = JSON.parse(await readFile(new URL('deno.json', `file://${repoRoot}/`), 'utf8'));
+  const words: string[] = config.tasks.serve.trim().split(/\s+/);
+  assert.deepEqual(words.slice(0, 2), ['deno', 'serve'], 'the serve task runs `deno serve`');
+  const deno = await startDeno(words.slice(2), { cwd: repoRoot, startupMs: 60_000 });
+  t.after(() => deno.stop());
+
+  const res = await deno.fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query: '{ country(code: "JP") { name continent { name } } }' }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.deepEqual(await res.json(), { data: { country: { name: 'Japan', continent: { name: 'Asia' } } } });
+  const mutation = await deno.fetch(`/graphql?query=${encodeURIComponent('{ nope }')}`);
+  assert.equal(mutation.status, 200);
+  assert.match((await mutation.json()).errors[0].message, /nope/);
+});
