@@ -1,0 +1,664 @@
+// The container subsystem: lifecycle (create/start/stop/remove), status, exec, logs and restart
+// recovery. Every fact lives in <root>/containers/<id>/container.json (written atomically) or in
+// files conmon writes; the in-memory map is only a cache rebuilt from them at startup.
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { constants as fsConstants } from 'node:fs';
+import { lstat, mkdir, open, readdir, readFile, rm, realpath } from 'node:fs/promises';
+import { dirname, isAbsolute, join, normalize } from 'node:path';
+import {
+  ContainerEventType,
+  ContainerState,
+  type ContainerConfig,
+  type CreateContainerRequest,
+  type LinuxContainerResources,
+  type Mount,
+  type PodSandboxConfig,
+} from '../../../proto/gen/runtime/v1/api.ts';
+import type { OciRuntime } from '../oci/runtime.ts';
+import { OciRuntimeError } from '../oci/runtime.ts';
+import type { OciSpec } from '../oci/spec.ts';
+import { readJson, writeJsonAtomic, TEMP_PREFIX } from '../util/atomic-file.ts';
+import { alreadyExists, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServerError } from './errors.ts';
+import { ExitWatcher, readExit, type ExitInfo } from './exits.ts';
+import { hostDevices, readHostFacts, resolveDevices } from './host.ts';
+import { IdLock } from './lock.ts';
+import { mountToJson, msToNs, nowNs, resourcesFromJson, resourcesToJson, type ContainerRecord } from './record.ts';
+import { isMountPoint, mountRootfs, readImageFile, rootfsDirs, unmountRootfs } from './rootfs.ts';
+import { criSignalFromNumber } from './signals.ts';
+import { buildSpec, toOciResources, type HostFacts, type ImageConfigView, type PodView } from './spec-builder.ts';
+import type { PodSandboxRecord } from '../pods/types.ts';
+
+/** What containers need to know about an image. */
+export interface ResolvedImage {
+  /** Image id (`sha256:...`), reported as image_id. */
+  id: string;
+  /** Digested reference (image_ref). */
+  ref: string;
+  /** Unpacked layer directories, base layer first. */
+  layers: string[];
+  config: ImageConfigView;
+}
+
+export interface ImageResolver {
+  resolve(image: string): Promise<ResolvedImage | undefined> | ResolvedImage | undefined;
+}
+
+export interface PodLookup {
+  get(podId: string): PodSandboxRecord | undefined;
+  withLock?<T>(podId: string, fn: () => Promise<T>): Promise<T>;
+}
+
+export interface ContainerLogger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export interface ContainerManagerOptions {
+  /** Persistent root (records, upper dirs): `<root>/containers/<id>`. */
+  root: string;
+  /** Runtime state (exit files, attach sockets). */
+  state: string;
+  runtime: OciRuntime;
+  pods: PodLookup;
+  images: ImageResolver;
+  log?: ContainerLogger;
+  /** cgroup parent for pods that name none. */
+  defaultCgroupParent?: string;
+  /** Overrides of facts read from the host (tests). */
+  host?: Partial<HostFacts>;
+}
+
+export interface ContainerEvent {
+  containerId: string;
+  podSandboxId: string;
+  type: ContainerEventType;
+  /** ns since epoch */
+  createdAt: bigint;
+}
+
+/** A container as the RPCs report it: the record plus what the exit file says. */
+export interface ContainerView {
+  record: ContainerRecord;
+  state: ContainerState;
+  exit?: ExitInfo;
+}
+
+const MAX_EXEC_OUTPUT = 16 * 1024 * 1024;
+const KILL_WAIT_MS = 10_000;
+const CONTAINER_ID = /^[a-f0-9]{64}$/;
+
+export class ContainerManager {
+  readonly containersDir: string;
+  readonly exitDir: string;
+  readonly socketDir: string;
+  readonly runtime: OciRuntime;
+  readonly events = new EventEmitter();
+  private readonly records = new Map<string, ContainerRecord>();
+  private readonly names = new Map<string, string>();
+  private readonly lock = new IdLock();
+  private readonly exits: ExitWatcher;
+  private readonly pods: PodLookup;
+  private readonly images: ImageResolver;
+  private readonly log: ContainerLogger;
+  private host!: HostFacts;
+  private readonly options: ContainerManagerOptions;
+
+  constructor(options: ContainerManagerOptions) {
+    this.options = options;
+    this.containersDir = join(options.root, 'containers');
+    this.exitDir = join(options.state, 'exits');
+    this.socketDir = join(options.state, 'attach');
+    this.runtime = options.runtime;
+    this.pods = options.pods;
+    this.images = options.images;
+    this.log = options.log ?? { info: () => {}, warn: () => {} };
+    this.exits = new ExitWatcher(this.exitDir);
+    this.events.setMaxListeners(0);
+  }
+
+  /** Loads every record, reconciles it with the runtime and conmon's exit files, starts watching exits. */
+  async init(): Promise<void> {
+    this.host = { ...readHostFacts(this.options.defaultCgroupParent ?? '/skiffd'), ...this.options.host };
+    await mkdir(this.containersDir, { recursive: true, mode: 0o711 });
+    await mkdir(this.socketDir, { recursive: true });
+    // Watch first, so an exit during recovery is not missed.
+    await this.exits.start();
+    this.exits.on('exit', (id: string) => void this.observeExit(id));
+    for (const name of await readdir(this.containersDir)) {
+      if (name.startsWith(TEMP_PREFIX)) continue;
+      if (!CONTAINER_ID.test(name)) continue;
+      await this.lock.run(name, () => this.recover(name)).catch((err) => this.log.warn('container recovery failed', { id: name, err: String(err) }));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.exits.close();
+    this.events.removeAllListeners();
+  }
+
+  private dir(id: string): string {
+    return join(this.containersDir, id);
+  }
+  private recordPath(id: string): string {
+    return join(this.dir(id), 'container.json');
+  }
+  private bundle(id: string): string {
+    return join(this.dir(id), 'bundle');
+  }
+  private persistDir(id: string): string {
+    return join(this.dir(id), 'persist');
+  }
+
+  private async save(record: ContainerRecord): Promise<void> {
+    await writeJsonAtomic(this.recordPath(record.id), record);
+    this.records.set(record.id, record);
+  }
+
+  private emit(record: ContainerRecord, type: ContainerEventType): void {
+    const event: ContainerEvent = { containerId: record.id, podSandboxId: record.podSandboxId, type, createdAt: BigInt(nowNs()) };
+    this.events.emit('event', event);
+  }
+
+  // ---------------------------------------------------------------- recovery
+
+  private async recover(id: string): Promise<void> {
+    const record = await readJson<ContainerRecord>(this.recordPath(id)).catch(() => undefined);
+    if (!record || record.phase === 'creating') {
+      // A create that never returned: the client never learned the id, so undo it.
+      this.log.warn('cleaning up a half-created container', { id });
+      await this.destroy(id, record);
+      return;
+    }
+    this.records.set(id, record);
+    this.names.set(record.fullName, id);
+    if (record.phase === 'exited') return;
+    const exit = await this.exitOf(id);
+    if (exit) {
+      await this.applyExit(record, exit);
+      return;
+    }
+    const state = await this.runtime.state(id).catch(() => undefined);
+    if (!state || state.status === 'stopped') {
+      if (state && (await this.exits.waitFor(id, 2000))) {
+        // conmon was about to write the exit file.
+        const late = await this.exitOf(id);
+        if (late) {
+          await this.applyExit(record, late);
+          return;
+        }
+      }
+      // Nobody recorded how it ended (monitor killed, or a reboot wiped the runtime state).
+      await this.applyExit(record, { exitCode: 255, finishedAt: nowNs(), oomKilled: false }, 'the container ended while its monitor was not watching; its exit code is unknown');
+      return;
+    }
+    if (record.phase === 'starting' && state.status === 'running') {
+      // The crash came after `runc start` but before the record said so.
+      await this.save({ ...record, phase: 'running' });
+    } else if (record.phase === 'starting' && state.status === 'created') {
+      await this.save({ ...record, phase: 'created', startedAt: undefined });
+    }
+    // Keep the rootfs mounted for a live container (a no-op unless something unmounted it).
+    const dirs = rootfsDirs(this.dir(id));
+    if (!(await isMountPoint(dirs.merged))) await mountRootfs(dirs, record.lowerDirs).catch((err) => this.log.warn('cannot remount rootfs', { id, err: String(err) }));
+  }
+
+  private exitOf(id: string): Promise<ExitInfo | undefined> {
+    return readExit(this.exitDir, this.persistDir(id), id);
+  }
+
+  private async applyExit(record: ContainerRecord, exit: ExitInfo, message?: string): Promise<ContainerRecord> {
+    if (record.phase === 'exited') return record;
+    const reason = exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error';
+    const next: ContainerRecord = { ...record, phase: 'exited', exitCode: exit.exitCode, finishedAt: exit.finishedAt, reason, message: message ?? record.message };
+    await this.save(next);
+    this.emit(next, ContainerEventType.CONTAINER_STOPPED_EVENT);
+    return next;
+  }
+
+  private async observeExit(id: string): Promise<void> {
+    if (!this.records.has(id)) return;
+    await this.lock.run(id, async () => {
+      const record = this.records.get(id);
+      if (!record || record.phase === 'exited' || record.phase === 'creating') return;
+      const exit = await this.exitOf(id);
+      if (exit) await this.applyExit(record, exit);
+    });
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  get(id: string): ContainerRecord | undefined {
+    const r = this.records.get(id);
+    return r && r.phase !== 'creating' ? r : undefined;
+  }
+
+  /** Exact id, or a unique prefix (as crictl allows). */
+  private find(id: string): ContainerRecord {
+    if (!id) throw invalidArgument('container_id', 'empty');
+    const exact = this.get(id);
+    if (exact) return exact;
+    if (/^[a-f0-9]{3,63}$/.test(id)) {
+      const matches = [...this.records.values()].filter((r) => r.id.startsWith(id) && r.phase !== 'creating');
+      if (matches.length === 1) return matches[0];
+    }
+    throw notFound(`container "${id}" not found`);
+  }
+
+  async view(record: ContainerRecord): Promise<ContainerView> {
+    if (record.phase === 'exited') {
+      return { record, state: ContainerState.CONTAINER_EXITED };
+    }
+    const exit = await this.exitOf(record.id);
+    if (exit) {
+      const reason = exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error';
+      return { record: { ...record, phase: 'exited', exitCode: exit.exitCode, finishedAt: exit.finishedAt, reason }, state: ContainerState.CONTAINER_EXITED, exit };
+    }
+    if (record.phase === 'created') return { record, state: ContainerState.CONTAINER_CREATED };
+    return { record, state: ContainerState.CONTAINER_RUNNING };
+  }
+
+  async status(id: string): Promise<ContainerView> {
+    return this.view(this.find(id));
+  }
+
+  async list(): Promise<ContainerView[]> {
+    const out: ContainerView[] = [];
+    for (const r of this.records.values()) if (r.phase !== 'creating') out.push(await this.view(r));
+    return out;
+  }
+
+  listByPod(podId: string): ContainerRecord[] {
+    return [...this.records.values()].filter((r) => r.podSandboxId === podId && r.phase !== 'creating');
+  }
+
+  async runtimeSpec(id: string): Promise<OciSpec | undefined> {
+    return readJson<OciSpec>(join(this.bundle(id), 'config.json')).catch(() => undefined);
+  }
+
+  paths(id: string) {
+    return { dir: this.dir(id), bundle: this.bundle(id), persist: this.persistDir(id), ...rootfsDirs(this.dir(id)) };
+  }
+
+  // ---------------------------------------------------------------- create
+
+  async create(request: CreateContainerRequest): Promise<string> {
+    const config = request.config;
+    if (!request.podSandboxId) throw invalidArgument('pod_sandbox_id', 'empty');
+    if (!config) throw invalidArgument('config', 'missing');
+    if (!config.metadata?.name) throw invalidArgument('config.metadata.name', 'empty');
+    const run = () => this.createInPod(request.podSandboxId, config, request.sandboxConfig);
+    return this.pods.withLock ? this.pods.withLock(request.podSandboxId, run) : run();
+  }
+
+  private async createInPod(podId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig | undefined): Promise<string> {
+    const pod = this.pods.get(podId);
+    if (!pod) throw notFound(`pod sandbox "${podId}" not found`);
+    if (pod.state !== 'SANDBOX_READY') throw failedPrecondition(`pod sandbox "${podId}" is not ready (state ${pod.state})`);
+    const imageName = config.image?.image ?? '';
+    if (!imageName) throw invalidArgument('config.image.image', 'empty');
+    const image = await this.images.resolve(imageName);
+    if (!image) throw notFound(`image "${imageName}" not found: pull it first`);
+    const meta = pod.metadata;
+    const fullName = [config.metadata!.name, meta.name, meta.namespace, meta.uid, String(config.metadata!.attempt)].join('_');
+    const taken = this.names.get(fullName);
+    if (taken) throw alreadyExists(`container name "${fullName}" is already in use by container ${taken}`);
+    if (config.logPath && (isAbsolute(config.logPath) || normalize(config.logPath).startsWith('..'))) {
+      throw invalidArgument('config.log_path', `"${config.logPath}" must be relative to the pod's log_directory`);
+    }
+    // Host-side lookups that can fail on bad input, before anything is created.
+    const mounts = await this.resolveMounts(config.mounts);
+    const devices = resolveDevices(config.devices);
+    const privileged = config.linux?.securityContext?.privileged ?? false;
+    const targetId = config.linux?.securityContext?.namespaceOptions?.targetId;
+    let targetPidNamespace: string | undefined;
+    if (targetId) {
+      const target = this.records.get(targetId);
+      if (!target || target.podSandboxId !== podId || !target.pid) {
+        throw invalidArgument('linux.security_context.namespace_options.target_id', `no running container "${targetId}" in pod ${podId}`);
+      }
+      targetPidNamespace = `/proc/${target.pid}/ns/pid`;
+    }
+
+    const id = randomBytes(32).toString('hex');
+    const dir = this.dir(id);
+    const logPath = pod.logDirectory && config.logPath ? join(pod.logDirectory, config.logPath) : '';
+    const record: ContainerRecord = {
+      version: 1,
+      id,
+      podSandboxId: podId,
+      fullName,
+      metadata: { name: config.metadata!.name, attempt: config.metadata!.attempt },
+      image: {
+        image: imageName,
+        annotations: { ...(config.image?.annotations ?? {}) },
+        userSpecifiedImage: config.image?.userSpecifiedImage ?? '',
+        runtimeHandler: config.image?.runtimeHandler ?? '',
+      },
+      imageRef: image.ref,
+      imageId: image.id,
+      labels: { ...config.labels },
+      annotations: { ...config.annotations },
+      logPath,
+      conmonLogPath: logPath || join(dir, 'console.log'),
+      phase: 'creating',
+      createdAt: nowNs(),
+      mounts: config.mounts.map(mountToJson),
+      resources: resourcesToJson(config.linux?.resources),
+      user: { uid: 0, gid: 0, additionalGids: [] },
+      stopSignal: 15,
+      stopSignalName: 'SIGTERM',
+      criStopSignal: 0,
+      lowerDirs: image.layers,
+      cgroupsPath: '',
+      tty: config.tty,
+      stdin: config.stdin,
+      stdinOnce: config.stdinOnce,
+      runtime: this.runtime.name,
+    };
+    this.names.set(fullName, id);
+    return this.lock.run(id, async () => {
+      try {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        await this.save(record);
+        const dirs = rootfsDirs(dir);
+        await mountRootfs(dirs, image.layers);
+        const [passwd, group] = await Promise.all([readImageFile(dirs.merged, 'etc/passwd'), readImageFile(dirs.merged, 'etc/group')]);
+        const built = buildSpec({
+          id,
+          config,
+          sandboxConfig,
+          pod: podView(pod),
+          image: image.config,
+          rootfsPath: dirs.merged,
+          passwd,
+          group,
+          mounts,
+          devices,
+          hostDevices: privileged ? hostDevices() : undefined,
+          targetPidNamespace,
+          host: this.host,
+        });
+        await mkdir(this.bundle(id), { recursive: true });
+        await mkdir(this.persistDir(id), { recursive: true });
+        await writeJsonAtomic(join(this.bundle(id), 'config.json'), built.spec);
+        await mkdir(dirname(record.conmonLogPath), { recursive: true });
+        const created = await this.runtime.create({
+          id,
+          bundle: this.bundle(id),
+          logPath: record.conmonLogPath,
+          exitDir: this.exitDir,
+          persistDir: this.persistDir(id),
+          socketDir: this.socketDir,
+          tty: config.tty,
+          stdin: config.stdin,
+          stdinOnce: config.stdinOnce,
+        });
+        const pidNs = built.spec.linux.namespaces.find((n) => n.type === 'pid');
+        const done: ContainerRecord = {
+          ...record,
+          phase: 'created',
+          pid: created.pid,
+          conmonPid: created.conmonPid,
+          user: { uid: built.user.uid, gid: built.user.gid, additionalGids: built.user.additionalGids },
+          stopSignal: built.stopSignal,
+          stopSignalName: built.stopSignalName,
+          criStopSignal: config.stopSignal || criSignalFromNumber(built.stopSignal),
+          cgroupsPath: built.spec.linux.cgroupsPath ?? '',
+          killAll: !pidNs || !!pidNs.path,
+        };
+        await this.save(done);
+        this.emit(done, ContainerEventType.CONTAINER_CREATED_EVENT);
+        return id;
+      } catch (err) {
+        await this.destroy(id, record).catch((e) => this.log.warn('cleanup after a failed create failed', { id, err: String(e) }));
+        this.names.delete(fullName);
+        if (err instanceof ServerError) throw err;
+        if (err instanceof OciRuntimeError) throw internal(`creating container ${config.metadata!.name}: ${err.message}`);
+        throw internal(`creating container ${config.metadata!.name}: ${(err as Error).message}`);
+      }
+    });
+  }
+
+  private async resolveMounts(mounts: Mount[]): Promise<Mount[]> {
+    return Promise.all(
+      mounts.map(async (m, i) => {
+        if (m.image?.image) return m;
+        if (!m.hostPath) throw invalidArgument(`config.mounts[${i}].host_path`, 'empty');
+        try {
+          return { ...m, hostPath: await realpath(m.hostPath) };
+        } catch {
+          throw invalidArgument(`config.mounts[${i}].host_path`, `${m.hostPath} does not exist`);
+        }
+      }),
+    );
+  }
+
+  /** Removes everything a container left: runtime state, monitor, mount, directories. */
+  private async destroy(id: string, record: ContainerRecord | undefined): Promise<void> {
+    await this.runtime.delete(id, true).catch((err) => this.log.warn('runtime delete failed', { id, err: String(err) }));
+    if (record?.conmonPid) killIfConmon(record.conmonPid);
+    await unmountRootfs(rootfsDirs(this.dir(id)));
+    await rm(join(this.exitDir, id), { force: true });
+    await rm(join(this.socketDir, id), { force: true, recursive: true });
+    await rm(this.dir(id), { recursive: true, force: true });
+    this.records.delete(id);
+    if (record) {
+      if (this.names.get(record.fullName) === id) this.names.delete(record.fullName);
+    }
+  }
+
+  // ---------------------------------------------------------------- start / stop / remove
+
+  async start(id: string): Promise<void> {
+    const found = this.find(id);
+    await this.lock.run(found.id, async () => {
+      const record = this.find(found.id);
+      const view = await this.view(record);
+      if (view.state !== ContainerState.CONTAINER_CREATED) {
+        throw failedPrecondition(`container ${record.id} is ${ContainerState[view.state]}, not CONTAINER_CREATED`);
+      }
+      const starting: ContainerRecord = { ...record, phase: 'starting', startedAt: nowNs() };
+      await this.save(starting);
+      try {
+        await this.runtime.start(record.id);
+      } catch (err) {
+        // The process may be gone; report it as exited with the runtime's message.
+        await this.runtime.kill(record.id, 9, true).catch(() => {});
+        const exit = (await this.exits.waitFor(record.id, 2000)) ? await this.exitOf(record.id) : undefined;
+        const failed: ContainerRecord = {
+          ...starting,
+          phase: 'exited',
+          exitCode: exit?.exitCode ?? 128,
+          finishedAt: exit?.finishedAt ?? nowNs(),
+          reason: 'StartError',
+          message: (err as Error).message,
+        };
+        await this.save(failed);
+        this.emit(failed, ContainerEventType.CONTAINER_STOPPED_EVENT);
+        throw internal(`starting container ${record.id}: ${(err as Error).message}`);
+      }
+      await this.save({ ...starting, phase: 'running' });
+      this.emit(starting, ContainerEventType.CONTAINER_STARTED_EVENT);
+    });
+  }
+
+  /** Stop signal, then SIGKILL after timeoutSeconds. Stopping a stopped container is fine. */
+  async stop(id: string, timeoutSeconds: number): Promise<void> {
+    const found = this.find(id);
+    await this.lock.run(found.id, () => this.stopLocked(found.id, timeoutSeconds));
+  }
+
+  private async stopLocked(id: string, timeoutSeconds: number): Promise<void> {
+    const record = this.records.get(id);
+    if (!record || record.phase === 'exited' || record.phase === 'creating') return;
+    const view = await this.view(record);
+    if (view.exit) {
+      await this.applyExit(record, view.exit);
+      return;
+    }
+    const killAll = record.killAll ?? false;
+    if (timeoutSeconds > 0 && record.phase !== 'created') {
+      await this.runtime.kill(id, record.stopSignal, false);
+      if (await this.exits.waitFor(id, timeoutSeconds * 1000)) return this.finishStop(record);
+    }
+    await this.runtime.kill(id, 9, killAll);
+    if (await this.exits.waitFor(id, KILL_WAIT_MS)) return this.finishStop(record);
+    // The runtime may have lost it (state says stopped) without conmon telling us.
+    const state = await this.runtime.state(id).catch(() => undefined);
+    if (!state || state.status === 'stopped') {
+      await this.applyExit(record, { exitCode: 137, finishedAt: nowNs(), oomKilled: false }, 'stopped, but its monitor did not report an exit code');
+      return;
+    }
+    throw deadlineExceeded(`container ${id} did not exit ${KILL_WAIT_MS / 1000}s after SIGKILL`);
+  }
+
+  private async finishStop(record: ContainerRecord): Promise<void> {
+    const exit = await this.exitOf(record.id);
+    if (exit) await this.applyExit(this.records.get(record.id) ?? record, exit);
+  }
+
+  /** Kills a live container and deletes everything of it. Unknown ids are fine (idempotent). */
+  async remove(id: string): Promise<void> {
+    let record: ContainerRecord;
+    try {
+      record = this.find(id);
+    } catch (err) {
+      if (err instanceof ServerError && err.code === 5 /* NOT_FOUND */) return;
+      throw err;
+    }
+    await this.lock.run(record.id, async () => {
+      const current = this.records.get(record.id);
+      if (!current) return;
+      await this.stopLocked(record.id, 0);
+      await this.destroy(record.id, this.records.get(record.id) ?? current);
+      this.emit(current, ContainerEventType.CONTAINER_DELETED_EVENT);
+    });
+  }
+
+  async stopAllInPod(podId: string, timeoutSeconds: number): Promise<void> {
+    await Promise.all(this.listByPod(podId).map((r) => this.stop(r.id, timeoutSeconds)));
+  }
+
+  async removeAllInPod(podId: string): Promise<void> {
+    await Promise.all(this.listByPod(podId).map((r) => this.remove(r.id)));
+  }
+
+  // ---------------------------------------------------------------- exec, logs, resources
+
+  async execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+    const record = this.find(id);
+    if (cmd.length === 0) throw invalidArgument('cmd', 'empty');
+    const view = await this.view(record);
+    if (view.state !== ContainerState.CONTAINER_RUNNING) throw failedPrecondition(`container ${record.id} is not running (${ContainerState[view.state]})`);
+    const result = await this.runtime.execSync(record.id, { args: cmd, timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0, maxOutputBytes: MAX_EXEC_OUTPUT });
+    if (result.timedOut) throw deadlineExceeded(`command ${JSON.stringify(cmd)} in container ${record.id} timed out after ${timeoutSeconds}s`);
+    return { stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode };
+  }
+
+  /** Asks conmon to reopen the log file (after the kubelet rotated it). */
+  async reopenLog(id: string): Promise<void> {
+    const record = this.find(id);
+    const view = await this.view(record);
+    if (view.state !== ContainerState.CONTAINER_RUNNING) throw failedPrecondition(`container ${record.id} is not running: no log to reopen`);
+    let handle;
+    try {
+      // Non-blocking: a blocking open of a FIFO with no reader would hang forever.
+      handle = await open(join(this.bundle(record.id), 'ctl'), fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENXIO' || code === 'ENOENT') throw failedPrecondition(`the monitor (conmon) of container ${record.id} is not running; cannot reopen its log`);
+      throw err;
+    }
+    try {
+      await handle.write('2 0 0\n');
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async updateResources(id: string, resources: LinuxContainerResources | undefined): Promise<void> {
+    const found = this.find(id);
+    if (!resources) throw invalidArgument('linux', 'missing');
+    await this.lock.run(found.id, async () => {
+      const record = this.find(found.id);
+      const view = await this.view(record);
+      if (view.state === ContainerState.CONTAINER_EXITED) throw failedPrecondition(`container ${record.id} has exited`);
+      const oci = toOciResources(resources, this.host);
+      await this.runtime.update(record.id, oci).catch((err) => {
+        throw internal(`updating resources of container ${record.id}: ${(err as Error).message}`);
+      });
+      // Keep config.json in step, so a later `runc update` or reader sees the same limits.
+      const spec = await this.runtimeSpec(record.id);
+      if (spec) {
+        spec.linux.resources = { ...spec.linux.resources, ...oci, devices: spec.linux.resources?.devices };
+        await writeJsonAtomic(join(this.bundle(record.id), 'config.json'), spec);
+      }
+      const merged = { ...resources, oomScoreAdj: resourcesFromJson(record.resources).oomScoreAdj };
+      await this.save({ ...this.records.get(record.id)!, resources: resourcesToJson(merged) });
+    });
+  }
+
+  /** Bytes and inodes in the writable layer. */
+  async writableLayerUsage(id: string): Promise<{ bytes: bigint; inodes: bigint }> {
+    return du(rootfsDirs(this.dir(id)).upper);
+  }
+
+  hostFacts(): HostFacts {
+    return this.host;
+  }
+}
+
+function podView(pod: PodSandboxRecord): PodView {
+  return {
+    id: pod.id,
+    hostname: pod.hostname,
+    namespaces: {
+      ...pod.namespaces,
+      // The record's pid path exists only for POD pid mode; CONTAINER mode gets a fresh namespace.
+      pid: pod.pidMode === 'POD' ? pod.namespaces.pid : undefined,
+    },
+    cgroupParent: pod.cgroupParent,
+    resolvConfPath: pod.resolvConfPath || undefined,
+    hostnamePath: pod.hostnamePath || undefined,
+    hostsPath: pod.hostsPath || undefined,
+    shmPath: (pod as PodSandboxRecord & { shmPath?: string }).shmPath,
+    config: pod.config,
+  };
+}
+
+function killIfConmon(pid: number): void {
+  void readFile(`/proc/${pid}/comm`, 'utf8')
+    .then((comm) => {
+      if (comm.trim() === 'conmon') process.kill(pid, 'SIGKILL');
+    })
+    .catch(() => {});
+}
+
+async function du(dir: string): Promise<{ bytes: bigint; inodes: bigint }> {
+  let bytes = 0n;
+  let inodes = 0n;
+  const walk = async (d: string) => {
+    let entries;
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = join(d, e.name);
+      inodes++;
+      try {
+        const st = await lstat(p, { bigint: true });
+        if (e.isDirectory()) await walk(p);
+        else bytes += st.blocks * 512n;
+      } catch {
+        /* vanished */
+      }
+    }
+  };
+  await walk(dir);
+  return { bytes, inodes };
+}
+
+export { msToNs };

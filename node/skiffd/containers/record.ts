@@ -1,0 +1,125 @@
+// The JSON record kept per container (<root>/containers/<id>/container.json). It is rewritten
+// atomically at every lifecycle step, so after a crash it names the last step that completed.
+import type { LinuxContainerResources, Mount } from '../../../proto/gen/runtime/v1/api.ts';
+
+/**
+ * creating: CreateContainer began but did not finish (a crash here leaves debris to clean up).
+ * created:  the runtime holds the container, waiting for StartContainer.
+ * starting: StartContainer began; `runc start` may or may not have happened.
+ * running:  started; whether it still runs is told by the exit file.
+ * exited:   the exit code and time are recorded here.
+ */
+export type ContainerPhase = 'creating' | 'created' | 'starting' | 'running' | 'exited';
+
+export interface ResourcesJson {
+  cpuPeriod: string;
+  cpuQuota: string;
+  cpuShares: string;
+  memoryLimitInBytes: string;
+  oomScoreAdj: string;
+  cpusetCpus: string;
+  cpusetMems: string;
+  hugepageLimits: { pageSize: string; limit: string }[];
+  unified: Record<string, string>;
+  memorySwapLimitInBytes: string;
+}
+
+export interface MountJson {
+  containerPath: string;
+  hostPath: string;
+  readonly: boolean;
+  selinuxRelabel: boolean;
+  propagation: number;
+  recursiveReadOnly: boolean;
+}
+
+export interface ContainerRecord {
+  version: 1;
+  id: string;
+  podSandboxId: string;
+  /** Unique within the daemon: name, pod name, pod namespace, pod uid, attempt. */
+  fullName: string;
+  metadata: { name: string; attempt: number };
+  image: { image: string; annotations: Record<string, string>; userSpecifiedImage: string; runtimeHandler: string };
+  imageRef: string;
+  imageId: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** Host path of the CRI log ('' when the kubelet gave no log directory / path). */
+  logPath: string;
+  /** Where conmon actually writes (logPath, or a file in the container dir). */
+  conmonLogPath: string;
+  phase: ContainerPhase;
+  /** Nanoseconds since the epoch, as decimal strings (they exceed 2^53). */
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  exitCode?: number;
+  reason?: string;
+  message?: string;
+  pid?: number;
+  conmonPid?: number;
+  mounts: MountJson[];
+  resources: ResourcesJson;
+  user: { uid: number; gid: number; additionalGids: number[] };
+  stopSignal: number;
+  stopSignalName: string;
+  /** The CRI Signal enum value reported in ContainerStatus.stop_signal. */
+  criStopSignal: number;
+  lowerDirs: string[];
+  cgroupsPath: string;
+  /** No private PID namespace: SIGKILL must reach every process of the cgroup, not just init. */
+  killAll?: boolean;
+  tty: boolean;
+  stdin: boolean;
+  stdinOnce: boolean;
+  runtime: string;
+}
+
+export function resourcesToJson(r: LinuxContainerResources | undefined): ResourcesJson {
+  return {
+    cpuPeriod: String(r?.cpuPeriod ?? 0n),
+    cpuQuota: String(r?.cpuQuota ?? 0n),
+    cpuShares: String(r?.cpuShares ?? 0n),
+    memoryLimitInBytes: String(r?.memoryLimitInBytes ?? 0n),
+    oomScoreAdj: String(r?.oomScoreAdj ?? 0n),
+    cpusetCpus: r?.cpusetCpus ?? '',
+    cpusetMems: r?.cpusetMems ?? '',
+    hugepageLimits: (r?.hugepageLimits ?? []).map((h) => ({ pageSize: h.pageSize, limit: String(h.limit) })),
+    unified: { ...(r?.unified ?? {}) },
+    memorySwapLimitInBytes: String(r?.memorySwapLimitInBytes ?? 0n),
+  };
+}
+
+export function resourcesFromJson(j: ResourcesJson): LinuxContainerResources {
+  return {
+    cpuPeriod: BigInt(j.cpuPeriod),
+    cpuQuota: BigInt(j.cpuQuota),
+    cpuShares: BigInt(j.cpuShares),
+    memoryLimitInBytes: BigInt(j.memoryLimitInBytes),
+    oomScoreAdj: BigInt(j.oomScoreAdj),
+    cpusetCpus: j.cpusetCpus,
+    cpusetMems: j.cpusetMems,
+    hugepageLimits: j.hugepageLimits.map((h) => ({ pageSize: h.pageSize, limit: BigInt(h.limit) })),
+    unified: { ...j.unified },
+    memorySwapLimitInBytes: BigInt(j.memorySwapLimitInBytes),
+  };
+}
+
+export function mountToJson(m: Mount): MountJson {
+  return {
+    containerPath: m.containerPath,
+    hostPath: m.hostPath,
+    readonly: m.readonly,
+    selinuxRelabel: m.selinuxRelabel,
+    propagation: m.propagation,
+    recursiveReadOnly: m.recursiveReadOnly,
+  };
+}
+
+export function mountFromJson(m: MountJson): Mount {
+  return { ...m, uidMappings: [], gidMappings: [], image: undefined, imageSubPath: '' };
+}
+
+export const nowNs = (): string => (BigInt(Date.now()) * 1_000_000n + BigInt(process.hrtime()[1] % 1_000_000)).toString();
+export const msToNs = (ms: number): string => (BigInt(Math.round(ms * 1000)) * 1000n).toString();

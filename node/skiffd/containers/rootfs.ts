@@ -1,0 +1,75 @@
+// A container's root filesystem: overlayfs over the image's unpacked layers, with a per-container
+// upper and work dir. The mount lives in the host mount namespace, so it outlives a daemon restart.
+import { mkdir, readFile, lstat, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runCommand } from '../oci/run-command.ts';
+
+export interface RootfsDirs {
+  upper: string;
+  work: string;
+  merged: string;
+}
+
+export function rootfsDirs(containerDir: string): RootfsDirs {
+  return { upper: join(containerDir, 'upper'), work: join(containerDir, 'work'), merged: join(containerDir, 'rootfs') };
+}
+
+// The mount(2) data page is 4096 bytes; stay clear of it.
+const MAX_MOUNT_DATA = 4000;
+
+/** lowerDirs are base layer first, as images list them; overlayfs wants the top layer first. */
+export async function mountRootfs(dirs: RootfsDirs, lowerDirs: string[]): Promise<void> {
+  if (lowerDirs.length === 0) throw new Error('an image with no layers cannot be a root filesystem');
+  await Promise.all([mkdir(dirs.upper, { recursive: true }), mkdir(dirs.work, { recursive: true }), mkdir(dirs.merged, { recursive: true })]);
+  if (await isMountPoint(dirs.merged)) return;
+  const data = `lowerdir=${[...lowerDirs].reverse().join(':')},upperdir=${dirs.upper},workdir=${dirs.work}`;
+  if (data.length > MAX_MOUNT_DATA) throw new Error(`overlay mount options too long (${data.length} bytes, ${lowerDirs.length} layers)`);
+  for (const d of lowerDirs) if (d.includes(',') || d.includes(':')) throw new Error(`layer path ${d} contains ',' or ':'`);
+  const r = await runCommand('mount', ['-t', 'overlay', 'overlay', '-o', data, dirs.merged], { timeoutMs: 30_000 });
+  if (r.code !== 0) throw new Error(`mounting the overlay root filesystem at ${dirs.merged} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+}
+
+export async function unmountRootfs(dirs: RootfsDirs): Promise<void> {
+  for (let i = 0; i < 5 && (await isMountPoint(dirs.merged)); i++) {
+    const r = await runCommand('umount', [dirs.merged], { timeoutMs: 30_000 });
+    if (r.code !== 0) {
+      // Busy (a process still has a cwd there): detach lazily; the kernel finishes when it is free.
+      await runCommand('umount', ['-l', dirs.merged], { timeoutMs: 30_000 });
+    }
+  }
+  await rmdir(dirs.merged).catch(() => {});
+}
+
+export async function isMountPoint(path: string): Promise<boolean> {
+  const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
+  for (const line of mountinfo.split('\n')) {
+    const f = line.split(' ');
+    if (f.length > 4 && unescape(f[4]) === path) return true;
+  }
+  return false;
+}
+
+function unescape(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
+}
+
+/**
+ * Reads a small text file of the image (/etc/passwd...) without following symlinks out of the
+ * rootfs: a symlinked /etc or file is treated as absent.
+ */
+export async function readImageFile(rootfs: string, relPath: string): Promise<string> {
+  let cur = rootfs;
+  for (const part of relPath.split('/').filter(Boolean)) {
+    cur = join(cur, part);
+    try {
+      if ((await lstat(cur)).isSymbolicLink()) return '';
+    } catch {
+      return '';
+    }
+  }
+  try {
+    return await readFile(cur, 'utf8');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,161 @@
+// OciRuntime over the runc command line (crun speaks the same CLI for everything used here).
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { constants, tmpdir } from 'node:os';
+import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
+import { runCommand } from './run-command.ts';
+import type { CreateOptions, CreateResult, ExecSyncOptions, ExecSyncResult, OciRuntime } from './runtime.ts';
+import { OciRuntimeError } from './runtime.ts';
+import type { OciResources, OciState } from './spec.ts';
+
+export interface CliRuntimeOptions {
+  /** Short name: 'runc' or 'crun'. */
+  name?: string;
+  /** Runtime binary (config `[runtime] runtime_path`). */
+  path: string;
+  /** `--root` for the runtime's state, under skiffd's state dir. */
+  root: string;
+  conmonPath?: string;
+  /** Bound on each runtime command. */
+  commandTimeoutMs?: number;
+}
+
+const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
+const MISSING = /does not exist|not found|no such file/i;
+
+export class CliOciRuntime implements OciRuntime {
+  readonly name: string;
+  readonly path: string;
+  readonly root: string;
+  private readonly conmonPath: string;
+  private readonly timeoutMs: number;
+
+  constructor(options: CliRuntimeOptions) {
+    this.name = options.name ?? 'runc';
+    this.path = options.path;
+    this.root = options.root;
+    this.conmonPath = options.conmonPath ?? 'conmon';
+    this.timeoutMs = options.commandTimeoutMs ?? 30_000;
+    mkdirSync(this.root, { recursive: true, mode: 0o700 });
+  }
+
+  private async run(args: string[], input?: string): Promise<{ ok: boolean; stdout: string; message: string }> {
+    const result = await runCommand(this.path, [`--root=${this.root}`, ...args], { timeoutMs: this.timeoutMs, input });
+    return { ok: result.code === 0, stdout: result.stdout, message: cleanRuntimeMessage(result.stderr || result.stdout) };
+  }
+
+  create(options: CreateOptions): Promise<CreateResult> {
+    return createWithConmon({ conmonPath: this.conmonPath, runtimePath: this.path, runtimeRoot: this.root }, options);
+  }
+
+  async start(id: string): Promise<void> {
+    const r = await this.run(['start', id]);
+    if (!r.ok) throw new OciRuntimeError(`${this.name} start ${id}: ${r.message}`);
+  }
+
+  async kill(id: string, signal: number, all = false): Promise<void> {
+    const r = await this.run(['kill', ...(all ? ['--all'] : []), id, String(signal)]);
+    if (r.ok) return;
+    // Signalling something already gone is what a stop races with; not an error.
+    if (MISSING.test(r.message) || /not running|process already finished|container not running/i.test(r.message)) return;
+    throw new OciRuntimeError(`${this.name} kill ${id} ${signal}: ${r.message}`);
+  }
+
+  async delete(id: string, force = false): Promise<void> {
+    const r = await this.run(['delete', ...(force ? ['--force'] : []), id]);
+    if (r.ok || MISSING.test(r.message)) return;
+    throw new OciRuntimeError(`${this.name} delete ${id}: ${r.message}`);
+  }
+
+  async state(id: string): Promise<OciState | undefined> {
+    const r = await this.run(['state', id]);
+    if (!r.ok) {
+      if (MISSING.test(r.message)) return undefined;
+      throw new OciRuntimeError(`${this.name} state ${id}: ${r.message}`);
+    }
+    return JSON.parse(r.stdout) as OciState;
+  }
+
+  async update(id: string, resources: OciResources): Promise<void> {
+    const r = await this.run(['update', '--resources', '-', id], JSON.stringify(resources));
+    if (!r.ok) throw new OciRuntimeError(`${this.name} update ${id}: ${r.message}`);
+  }
+
+  /**
+   * `runc exec` with pipes. The runtime setsid()s the exec'd process, so on timeout we kill that
+   * process group (its pid comes from --pid-file) as well as the runtime's own group.
+   */
+  execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult> {
+    const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+    const pidFile = join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}.pid`);
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.path, [`--root=${this.root}`, 'exec', '--pid-file', pidFile, id, ...options.args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      const out = new BoundedBuffer(max);
+      const err = new BoundedBuffer(max);
+      child.stdout!.on('data', (d: Buffer) => out.push(d));
+      child.stderr!.on('data', (d: Buffer) => err.push(d));
+      let timedOut = false;
+      let timer: NodeJS.Timeout | undefined;
+      if (options.timeoutMs && options.timeoutMs > 0) {
+        timer = setTimeout(() => {
+          timedOut = true;
+          void (async () => {
+            const pid = await readPid(pidFile);
+            if (pid) killGroup(pid);
+            if (child.pid) killGroup(child.pid);
+          })();
+        }, options.timeoutMs);
+      }
+      child.on('error', (e) => {
+        if (timer) clearTimeout(timer);
+        void rm(pidFile, { force: true });
+        reject(new OciRuntimeError(`cannot run ${this.path}: ${e.message}`));
+      });
+      child.on('close', (code, signal) => {
+        if (timer) clearTimeout(timer);
+        void rm(pidFile, { force: true });
+        const exitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
+        resolve({ exitCode, stdout: out.value(), stderr: err.value(), timedOut });
+      });
+    });
+  }
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+function signalNumber(name: NodeJS.Signals): number {
+  return (constants.signals as Record<string, number>)[name] ?? 0;
+}
+
+/** Keeps the first `max` bytes, counts (and drops) the rest. */
+class BoundedBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  constructor(private readonly max: number) {}
+  push(chunk: Buffer): void {
+    const room = this.max - this.size;
+    if (room <= 0) return;
+    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(kept);
+    this.size += kept.length;
+  }
+  value(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+}

@@ -1,0 +1,72 @@
+// The one narrow seam between skiffd and an OCI runtime (runc, crun): everything the container
+// subsystem asks of the runtime goes through this interface.
+import type { OciResources, OciState } from './spec.ts';
+
+export interface CreateOptions {
+  id: string;
+  /** Bundle directory holding config.json; conmon's pidfiles and ctl FIFO land here too. */
+  bundle: string;
+  /** CRI log file conmon writes (k8s-file format). */
+  logPath: string;
+  /** Directory where conmon writes `<id>` holding the exit code. */
+  exitDir: string;
+  /** Per-container directory where conmon writes `exit` and `oom`. */
+  persistDir: string;
+  /** Directory for attach sockets. */
+  socketDir: string;
+  tty?: boolean;
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  /** Upper bound for the whole create (conmon + runtime create). */
+  timeoutMs?: number;
+}
+
+export interface CreateResult {
+  /** PID of the container's init process (on the host). */
+  pid: number;
+  /** PID of the conmon monitor (after its double fork), when known. */
+  conmonPid?: number;
+}
+
+export interface ExecSyncOptions {
+  args: string[];
+  /** 0 or absent: no timeout. */
+  timeoutMs?: number;
+  /** Bytes kept of each of stdout and stderr; the rest is read and discarded. */
+  maxOutputBytes?: number;
+}
+
+export interface ExecSyncResult {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: Buffer;
+  timedOut: boolean;
+}
+
+export interface OciRuntime {
+  readonly name: string;
+  readonly path: string;
+  /** `--root` directory holding the runtime's own state. */
+  readonly root: string;
+  /** Creates the container under a conmon monitor; the process waits for `start`. */
+  create(options: CreateOptions): Promise<CreateResult>;
+  start(id: string): Promise<void>;
+  /** Sends a signal; `all` signals every process of the container. Missing or stopped containers are not an error. */
+  kill(id: string, signal: number, all?: boolean): Promise<void>;
+  /** Deletes runtime state (force kills a live container). Missing containers are not an error. */
+  delete(id: string, force?: boolean): Promise<void>;
+  /** The runtime's view, or undefined when it does not know the id. */
+  state(id: string): Promise<OciState | undefined>;
+  update(id: string, resources: OciResources): Promise<void>;
+  execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult>;
+}
+
+export class OciRuntimeError extends Error {
+  constructor(
+    message: string,
+    readonly stderr = '',
+  ) {
+    super(message);
+    this.name = 'OciRuntimeError';
+  }
+}

@@ -1,0 +1,88 @@
+// The parts of the OCI runtime spec (config.json) skiffd writes. Field names are the spec's.
+
+export interface OciSpec {
+  ociVersion: string;
+  process: OciProcess;
+  root: { path: string; readonly?: boolean };
+  hostname?: string;
+  mounts: OciMount[];
+  annotations?: Record<string, string>;
+  linux: OciLinux;
+}
+
+export interface OciProcess {
+  terminal?: boolean;
+  user: { uid: number; gid: number; additionalGids?: number[]; umask?: number };
+  args: string[];
+  env: string[];
+  cwd: string;
+  capabilities?: {
+    bounding: string[];
+    effective: string[];
+    permitted: string[];
+    inheritable: string[];
+    ambient: string[];
+  };
+  noNewPrivileges?: boolean;
+  oomScoreAdj?: number;
+  rlimits?: { type: string; hard: number; soft: number }[];
+}
+
+export interface OciMount {
+  destination: string;
+  type?: string;
+  source?: string;
+  options?: string[];
+}
+
+export interface OciNamespace {
+  type: 'pid' | 'network' | 'mount' | 'ipc' | 'uts' | 'user' | 'cgroup';
+  path?: string;
+}
+
+export interface OciDevice {
+  type: 'c' | 'b' | 'u' | 'p';
+  path: string;
+  major: number;
+  minor: number;
+  fileMode?: number;
+  uid?: number;
+  gid?: number;
+}
+
+export interface OciDeviceRule {
+  allow: boolean;
+  type?: string;
+  major?: number;
+  minor?: number;
+  access?: string;
+}
+
+export interface OciResources {
+  devices?: OciDeviceRule[];
+  memory?: { limit?: number; swap?: number };
+  cpu?: { shares?: number; quota?: number; period?: number; cpus?: string; mems?: string };
+  hugepageLimits?: { pageSize: string; limit: number }[];
+  unified?: Record<string, string>;
+}
+
+export interface OciLinux {
+  namespaces: OciNamespace[];
+  devices?: OciDevice[];
+  resources?: OciResources;
+  cgroupsPath?: string;
+  sysctl?: Record<string, string>;
+  maskedPaths?: string[];
+  readonlyPaths?: string[];
+  rootfsPropagation?: string;
+  seccomp?: unknown;
+}
+
+/** What `runc state` prints. */
+export interface OciState {
+  id: string;
+  pid: number;
+  status: 'creating' | 'created' | 'running' | 'stopped' | 'paused' | string;
+  bundle: string;
+  created?: string;
+}
