@@ -4,6 +4,7 @@
 import type { SkiffdConfig } from './config.ts';
 import type { ImageSubsystem } from './images/index.ts';
 import type { Logger } from './logger.ts';
+import type { PodSandboxes } from './pods/manager.ts';
 
 /** Pods and containers (issue 5 "skiffd: real pods and containers") fill this in. */
 export interface RuntimeSubsystem {
@@ -20,4 +21,6 @@ export interface DaemonContext {
   images: ImageSubsystem | undefined;
   /** Pod and container runtime (issue 5); undefined until that work lands. */
   runtime: RuntimeSubsystem | undefined;
+  /** Pod sandboxes (node/skiffd/pods/), opened by `openPods` after images; read-only for other subsystems. */
+  pods?: PodSandboxes;
 }

@@ -1,6 +1,8 @@
-// PodSandboxStats: Usage of one pod. Not built yet: answers UNIMPLEMENTED.
+// PodSandboxStats: CPU and memory of the pod's cgroup, its process count and network counters.
 import type { PodSandboxStatsRequest, PodSandboxStatsResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { requirePods } from '../../pods/cri.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const podSandboxStats: UnaryRpc<PodSandboxStatsRequest, PodSandboxStatsResponse> = async () => unimplemented('PodSandboxStats', 'pod stats are', 'pods');
+export const podSandboxStats: UnaryRpc<PodSandboxStatsRequest, PodSandboxStatsResponse> = async (ctx, request) => ({
+  stats: await requirePods(ctx).stats(request.podSandboxId),
+});

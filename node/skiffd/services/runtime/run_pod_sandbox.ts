@@ -1,6 +1,9 @@
-// RunPodSandbox: Creates a pod sandbox: namespaces, network, cgroup. Not built yet: answers UNIMPLEMENTED.
+// RunPodSandbox: pinned namespaces, the CNI network, the /etc files and (for a shared PID namespace)
+// catatonit; the pod is READY when this returns. See node/skiffd/pods/manager.ts.
 import type { RunPodSandboxRequest, RunPodSandboxResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { requirePods } from '../../pods/cri.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const runPodSandbox: UnaryRpc<RunPodSandboxRequest, RunPodSandboxResponse> = async () => unimplemented('RunPodSandbox', 'pod sandboxes are', 'pods');
+export const runPodSandbox: UnaryRpc<RunPodSandboxRequest, RunPodSandboxResponse> = async (ctx, request) => ({
+  podSandboxId: await requirePods(ctx).run(request),
+});

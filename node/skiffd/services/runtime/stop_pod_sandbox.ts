@@ -1,6 +1,10 @@
-// StopPodSandbox: Stops a pod's processes and releases its network. Not built yet: answers UNIMPLEMENTED.
+// StopPodSandbox: kills the pod's containers and its PID-namespace init, releases the network (CNI DEL).
+// Idempotent, also for ids that are already gone.
 import type { StopPodSandboxRequest, StopPodSandboxResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { requirePods } from '../../pods/cri.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const stopPodSandbox: UnaryRpc<StopPodSandboxRequest, StopPodSandboxResponse> = async () => unimplemented('StopPodSandbox', 'pod sandboxes are', 'pods');
+export const stopPodSandbox: UnaryRpc<StopPodSandboxRequest, StopPodSandboxResponse> = async (ctx, request) => {
+  await requirePods(ctx).stop(request.podSandboxId);
+  return {};
+};

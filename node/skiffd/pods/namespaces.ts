@@ -1,0 +1,90 @@
+// A pod's net, ipc and uts namespaces outlive any process: util-linux unshare bind-mounts each new
+// namespace onto a file (as CRI-O's pinns does), and containers join them by path. The same exec that
+// creates them sets the hostname and brings loopback up, so a pod costs one short-lived process here.
+import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { execChecked } from './command.ts';
+
+export type PinnableNamespace = 'net' | 'ipc' | 'uts';
+
+export interface PinRequest {
+  net: boolean;
+  ipc: boolean;
+  uts: boolean;
+  /** Written inside the new uts namespace. */
+  hostname: string;
+}
+
+const TIMEOUT_MS = 10_000;
+
+function unescapeMountPath(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
+}
+
+/** Mount points of namespace (nsfs) bind mounts, mapped to the namespace they hold (`net:[4026532179]`). */
+export async function nsfsMounts(): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const text = await readFile('/proc/self/mountinfo', 'utf8');
+  for (const line of text.split('\n')) {
+    const dash = line.indexOf(' - ');
+    if (dash < 0 || !line.startsWith('nsfs ', dash + 3)) continue;
+    const fields = line.slice(0, dash).split(' ');
+    out.set(unescapeMountPath(fields[4]), fields[3]);
+  }
+  return out;
+}
+
+/** Creates the requested namespaces pinned at `dir/{net,ipc,uts}`; returns their paths. */
+export async function pinNamespaces(dir: string, request: PinRequest): Promise<Partial<Record<PinnableNamespace, string>>> {
+  const kinds = (['net', 'ipc', 'uts'] as const).filter((k) => request[k]);
+  if (kinds.length === 0) return {};
+  await mkdir(dir, { recursive: true });
+  const paths: Partial<Record<PinnableNamespace, string>> = {};
+  for (const kind of kinds) {
+    paths[kind] = join(dir, kind);
+    await writeFile(paths[kind]!, '');
+  }
+  const steps: string[] = ['set -e'];
+  if (request.uts) steps.push(`printf '%s' "$1" > /proc/sys/kernel/hostname`);
+  if (request.net) steps.push('ip link set lo up');
+  const args = kinds.map((k) => `--${k}=${paths[k]}`);
+  await execChecked('unshare', [...args, '--', '/bin/sh', '-c', steps.join('\n'), 'skiff-pin', request.hostname], { timeoutMs: TIMEOUT_MS });
+  return paths;
+}
+
+/**
+ * Unmounts and deletes pinned namespace files. Safe to repeat and on half-made pins. A namespace stays
+ * alive while a process still uses it; the file going away only drops skiffd's reference.
+ */
+export async function unpinNamespaces(paths: string[]): Promise<void> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const mounted = await nsfsMounts();
+    const busy = paths.filter((p) => mounted.has(p));
+    if (busy.length === 0) break;
+    // Several in one umount; -l as a fallback if something holds the mount point open.
+    const result = await execChecked('umount', busy, { timeoutMs: TIMEOUT_MS }).catch((err: Error) => err);
+    if (result instanceof Error) await execChecked('umount', ['-l', ...busy], { timeoutMs: TIMEOUT_MS }).catch(() => {});
+  }
+  const still = await nsfsMounts();
+  const stuck = paths.filter((p) => still.has(p));
+  if (stuck.length > 0) throw new Error(`cannot unmount pinned namespace(s) ${stuck.join(', ')}`);
+  for (const p of paths) await rm(p, { force: true });
+}
+
+/** Sets sysctls inside the pod's namespaces (after CNI, so per-interface keys such as net.ipv4.conf.eth0.* exist). */
+export async function applySysctls(namespaces: { net?: string; ipc?: string }, sysctls: [string, string][]): Promise<void> {
+  if (sysctls.length === 0) return;
+  const enter: string[] = [];
+  if (namespaces.net) enter.push(`--net=${namespaces.net}`);
+  if (namespaces.ipc) enter.push(`--ipc=${namespaces.ipc}`);
+  // Each value is written through /proc/sys by a shell inside the namespaces; /proc/sys/net follows the
+  // network namespace of the process that opens it.
+  const script = 'while [ $# -gt 0 ]; do printf "%s" "$2" > "/proc/sys/$1" || { echo "sysctl $1 could not be set" >&2; exit 1; }; shift 2; done';
+  const args = sysctls.flatMap(([key, value]) => [sysctlPath(key), value]);
+  await execChecked('nsenter', [...enter, '--', '/bin/sh', '-c', script, 'skiff-sysctl', ...args], { timeoutMs: TIMEOUT_MS });
+}
+
+/** `net.ipv4.ip_forward` -> `net/ipv4/ip_forward`; keys already written with slashes stay as they are. */
+export function sysctlPath(key: string): string {
+  return key.includes('/') ? key.replace(/^\/+/, '') : key.split('.').join('/');
+}

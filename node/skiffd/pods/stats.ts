@@ -1,0 +1,106 @@
+// Pod-level usage: CPU and memory of the pod's cgroup parent (v1, v2 or hybrid), process count, and
+// the interface counters of the pod's network namespace.
+import { readFile } from 'node:fs/promises';
+import type { DeepPartial, NetworkInterfaceUsage, PodSandboxStats } from '../../../proto/gen/runtime/v1/api.ts';
+import { readCpu, readMemory, readProcessCount } from '../cgroups/stats.ts';
+import { execCommand } from './command.ts';
+import type { PodEntry } from './record-file.ts';
+
+interface InterfaceCounters {
+  name: string;
+  rxBytes: bigint;
+  rxErrors: bigint;
+  txBytes: bigint;
+  txErrors: bigint;
+}
+
+export function parseNetDev(text: string): InterfaceCounters[] {
+  const out: InterfaceCounters[] = [];
+  for (const line of text.split('\n').slice(2)) {
+    const colon = line.indexOf(':');
+    if (colon < 0) continue;
+    const name = line.slice(0, colon).trim();
+    const f = line.slice(colon + 1).trim().split(/\s+/).map((n) => BigInt(n));
+    if (f.length < 16) continue;
+    out.push({ name, rxBytes: f[0], rxErrors: f[2], txBytes: f[8], txErrors: f[10] });
+  }
+  return out;
+}
+
+/** /proc/net/dev as seen from the pod's network namespace. */
+async function podNetDev(pod: PodEntry): Promise<string | undefined> {
+  // Any process in the namespace shows its view under /proc/PID/net; the pod's init is one.
+  const init = pod.internals.pidInit;
+  if (init && pod.namespaces.pid) {
+    const text = await readFile(`/proc/${init.pid}/net/dev`, 'utf8').catch(() => undefined);
+    if (text) return text;
+  }
+  if (!pod.namespaces.net) return undefined;
+  const out = await execCommand('nsenter', [`--net=${pod.namespaces.net}`, '--', 'cat', '/proc/net/dev'], { timeoutMs: 5_000 }).catch(() => undefined);
+  return out?.code === 0 ? out.stdout : undefined;
+}
+
+const usage = (c: InterfaceCounters): DeepPartial<NetworkInterfaceUsage> => ({
+  name: c.name,
+  rxBytes: { value: c.rxBytes },
+  rxErrors: { value: c.rxErrors },
+  txBytes: { value: c.txBytes },
+  txErrors: { value: c.txErrors },
+});
+
+export class PodStatsCollector {
+  /** Previous CPU sample per pod, for usage_nano_cores. */
+  private readonly lastCpu = new Map<string, { at: bigint; usageNs: bigint }>();
+
+  forget(podId: string): void {
+    this.lastCpu.delete(podId);
+  }
+
+  async collect(pod: PodEntry, now: () => bigint, ifname = 'eth0'): Promise<DeepPartial<PodSandboxStats>> {
+    const [cpu, memory, processes, netDev] = await Promise.all([
+      readCpu(pod.cgroupParent),
+      readMemory(pod.cgroupParent),
+      readProcessCount(pod.cgroupParent),
+      podNetDev(pod),
+    ]);
+    const at = now();
+    const stats: DeepPartial<PodSandboxStats> = {
+      attributes: { id: pod.id, metadata: { ...pod.metadata }, labels: pod.labels, annotations: pod.annotations },
+      linux: { containers: [] },
+    };
+    const linux = stats.linux!;
+    if (cpu) {
+      const previous = this.lastCpu.get(pod.id);
+      this.lastCpu.set(pod.id, { at, usageNs: cpu.usageNs });
+      let nanoCores: bigint | undefined;
+      if (previous && at > previous.at && cpu.usageNs >= previous.usageNs) {
+        nanoCores = ((cpu.usageNs - previous.usageNs) * 1_000_000_000n) / (at - previous.at);
+      }
+      linux.cpu = { timestamp: at, usageCoreNanoSeconds: { value: cpu.usageNs }, ...(nanoCores !== undefined ? { usageNanoCores: { value: nanoCores } } : {}) };
+    }
+    if (memory) {
+      linux.memory = {
+        timestamp: at,
+        workingSetBytes: { value: memory.workingSetBytes },
+        usageBytes: { value: memory.usageBytes },
+        rssBytes: { value: memory.rssBytes },
+        pageFaults: { value: memory.pageFaults },
+        majorPageFaults: { value: memory.majorPageFaults },
+        ...(memory.limitBytes !== undefined
+          ? { availableBytes: { value: memory.limitBytes > memory.workingSetBytes ? memory.limitBytes - memory.workingSetBytes : 0n } }
+          : {}),
+      };
+    }
+    if (processes !== undefined) linux.process = { timestamp: at, processCount: { value: processes } };
+    if (netDev) {
+      const counters = parseNetDev(netDev).filter((c) => c.name !== 'lo');
+      const primary = counters.find((c) => c.name === ifname);
+      linux.network = {
+        timestamp: at,
+        ...(primary ? { defaultInterface: usage(primary) } : {}),
+        interfaces: counters.filter((c) => c !== primary).map(usage),
+      };
+    }
+    return stats;
+  }
+}
