@@ -1,3 +1,69 @@
-export async function build() {
-  throw new Error('skiffd build not written yet (issue 3)');
+// `node build.mjs skiffd`: dist/skiffd.cjs, the whole daemon and its dependencies in one CommonJS
+// file for `node` (no node_modules needed), and dist/skiffd, a Node single executable application
+// (that bundle injected into a copy of the running node binary with postject).
+import { execFileSync } from 'node:child_process';
+import { chmod, copyFile, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+/** The fuse string Node's SEA loader looks for; fixed by Node. */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+/**
+ * @param {{ outdir?: string, sea?: boolean, quiet?: boolean }} [options]
+ * @returns {Promise<{ cjs: string, cjsBytes: number, sea?: string, seaBytes?: number }>}
+ */
+export async function build(options = {}) {
+  const outdir = options.outdir ?? join(root, 'dist');
+  await mkdir(outdir, { recursive: true });
+  const cjs = join(outdir, 'skiffd.cjs');
+  await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [join(root, 'node', 'skiffd', 'main.ts')],
+    outfile: cjs,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // Whitespace and syntax only: identifiers stay, so stack traces in the logs still name functions.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'eof',
+    banner: { js: '#!/usr/bin/env node' },
+    logLevel: 'warning',
+  });
+  await chmod(cjs, 0o755);
+  const result = { cjs, cjsBytes: (await stat(cjs)).size };
+  if (options.sea !== false) {
+    result.sea = join(outdir, 'skiffd');
+    await buildSea(cjs, result.sea);
+    result.seaBytes = (await stat(result.sea)).size;
+  }
+  if (!options.quiet) {
+    const mb = (n) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+    console.log(`${relative(root, cjs)}  ${mb(result.cjsBytes)}`);
+    if (result.sea) console.log(`${relative(root, result.sea)}  ${mb(result.seaBytes)} (single executable, node ${process.version})`);
+  }
+  return result;
+}
+
+async function buildSea(mainScript, out) {
+  const work = await mkdtemp(join(tmpdir(), 'skiffd-sea-'));
+  try {
+    const blob = join(work, 'skiffd.blob');
+    const seaConfig = join(work, 'sea-config.json');
+    await writeFile(seaConfig, JSON.stringify({ main: mainScript, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }));
+    execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio: ['ignore', 'ignore', 'inherit'] });
+    await rm(out, { force: true });
+    await copyFile(process.execPath, out);
+    const { inject } = await import('postject');
+    const { readFile } = await import('node:fs/promises');
+    await inject(out, 'NODE_SEA_BLOB', await readFile(blob), { sentinelFuse: SEA_FUSE });
+    await chmod(out, 0o755);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
 }

@@ -1,0 +1,84 @@
+// Wires the daemon together: directories, the context, subsystems (images now; pods and containers
+// with issue 5), both CRI services on the gRPC server, and an orderly stop. Subsystems open before
+// the socket exists, so a client never reaches a half-started daemon, and close after the server drains.
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
+import type { SkiffdConfig } from './config.ts';
+import type { DaemonContext } from './context.ts';
+import { openImages } from './images/index.ts';
+import type { Logger } from './logger.ts';
+import { createGrpcServer, listenUnix, prepareSocketPath } from './server.ts';
+import { imageService } from './services/image/index.ts';
+import { runtimeService } from './services/runtime/index.ts';
+import { RUNTIME_CONFIG_FILE } from './services/runtime/update_runtime_config.ts';
+import { readJson } from './util/atomic-file.ts';
+import { RUNTIME_VERSION } from './version.ts';
+
+/** How long in-flight calls get to finish on shutdown before they are cut off. */
+const DRAIN_MS = 10_000;
+
+export interface Daemon {
+  readonly ctx: DaemonContext;
+  /** Stops accepting calls, lets in-flight ones finish (bounded), removes the socket, closes subsystems. */
+  stop(reason: string): Promise<void>;
+}
+
+export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Daemon> {
+  await mkdir(config.root, { recursive: true, mode: 0o711 });
+  await mkdir(config.state, { recursive: true, mode: 0o711 });
+
+  const saved = await readJson<{ podCidr?: string }>(join(config.state, RUNTIME_CONFIG_FILE));
+  const ctx: DaemonContext = {
+    config,
+    log,
+    startedAt: new Date(),
+    network: { podCidr: saved?.podCidr ?? '' },
+    images: undefined,
+    runtime: undefined,
+  };
+
+  ctx.images = await openImages(ctx);
+
+  const server = createGrpcServer(log);
+  server.add(RuntimeServiceDefinition, runtimeService(ctx));
+  server.add(ImageServiceDefinition, imageService(ctx));
+
+  const socket = config.socketPath;
+  await prepareSocketPath(socket, log);
+  await listenUnix(server, socket);
+  const socketIno = (await stat(socket)).ino;
+  log.info('serving', { socket, version: RUNTIME_VERSION, pid: process.pid, root: config.root, state: config.state, config: config.configFile ?? '(defaults)' });
+
+  let stopping: Promise<void> | undefined;
+  const stop = (reason: string) =>
+    (stopping ??= (async () => {
+      log.info('shutting down', { reason });
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        server.shutdown().then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(resolve, DRAIN_MS, false))),
+      ]);
+      clearTimeout(timer);
+      if (!drained) {
+        log.warn('calls still running after drain timeout; cutting them off', { drain_ms: DRAIN_MS });
+        server.forceShutdown();
+      }
+      // Remove the socket only if it is still ours (not one a newer daemon bound meanwhile).
+      const current = await stat(socket).catch(() => undefined);
+      if (current?.ino === socketIno) await rm(socket, { force: true });
+      await closeQuietly(log, 'images', ctx.images);
+      await closeQuietly(log, 'runtime', ctx.runtime);
+      log.info('stopped');
+    })());
+
+  return { ctx, stop };
+}
+
+async function closeQuietly(log: Logger, name: string, subsystem: { close(): Promise<void> } | undefined): Promise<void> {
+  try {
+    await subsystem?.close();
+  } catch (err) {
+    log.error('subsystem close failed', { subsystem: name, err });
+  }
+}

@@ -1,0 +1,70 @@
+// skiffd entry point: flags and config, logging, the daemon, and signal handling.
+// Exit codes: 0 clean stop, 1 startup failure, 2 bad flags or config.
+import { helpText, parseCli, versionText } from './cli.ts';
+import { ConfigError, loadConfig, type SkiffdConfig } from './config.ts';
+import { startDaemon } from './daemon.ts';
+import { createLogger } from './logger.ts';
+import { StartupError } from './server.ts';
+
+async function main(argv: string[]): Promise<number> {
+  let config: SkiffdConfig;
+  try {
+    const cli = parseCli(argv);
+    if (cli.help) {
+      process.stdout.write(helpText());
+      return 0;
+    }
+    if (cli.version) {
+      process.stdout.write(versionText() + '\n');
+      return 0;
+    }
+    config = loadConfig({ configFile: cli.configFile, overrides: cli.overrides });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`skiffd: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+
+  const log = createLogger(config.logLevel);
+  // A stray rejection or exception in a background task is logged, never fatal: pods keep running.
+  process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
+  process.on('uncaughtException', (err) => log.error('uncaught exception', { err: err.stack ?? err.message }));
+
+  let daemon;
+  try {
+    daemon = await startDaemon(config, log);
+  } catch (err) {
+    log.error('startup failed', { err: err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    return 1;
+  }
+
+  return new Promise<number>((resolve) => {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (++signals > 1) {
+        log.warn('second signal during shutdown; exiting now', { signal });
+        resolve(1);
+        return;
+      }
+      daemon.stop(signal).then(
+        () => resolve(0),
+        (err) => {
+          log.error('shutdown failed', { err });
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`skiffd: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

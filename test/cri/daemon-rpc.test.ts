@@ -1,0 +1,168 @@
+// skiffd over its real socket with a real gRPC client: Version, Status conditions, RuntimeConfig,
+// UpdateRuntimeConfig, and every RPC that is not built yet answering UNIMPLEMENTED with a reason.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ClientError, Status } from 'nice-grpc';
+import { CgroupDriver, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
+import { needs } from '../support/prereq.ts';
+import { startSkiffd, type RuntimeClient } from '../support/skiffd.ts';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+
+async function grpcError(call: Promise<unknown>): Promise<ClientError> {
+  try {
+    await call;
+  } catch (err) {
+    if (err instanceof ClientError) return err;
+    throw err;
+  }
+  assert.fail('expected the call to fail with a gRPC error');
+}
+
+async function conditions(runtime: RuntimeClient) {
+  const res = await runtime.status({});
+  return Object.fromEntries(res.status!.conditions.map((c) => [c.type, c]));
+}
+
+test('skiffd answers the runtime RPCs that exist today', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'skiffd-rpc-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const cniConf = join(dir, 'cni');
+  mkdirSync(cniConf);
+  const config = [
+    '[cni]',
+    `conf_dir = ${JSON.stringify(cniConf)}`,
+    'bin_dir = ["/nonexistent/cni", "/usr/lib/cni"]',
+    '[registry.configs."registry.example:5000"]',
+    'username = "u"',
+    'password = "hunter2"',
+  ].join('\n');
+  const d = await startSkiffd({ dir, config });
+  t.after(() => d.cleanup());
+
+  await t.test('Version names skiffd, its package version and CRI v1', async () => {
+    const v = await d.runtime.version({ version: '0.1.0' });
+    assert.deepEqual(v, { version: '0.1.0', runtimeName: 'skiffd', runtimeVersion: pkg.version, runtimeApiVersion: 'v1' });
+  });
+
+  await t.test('RuntimeConfig reports the cgroupfs driver by default', async () => {
+    assert.equal((await d.runtime.runtimeConfig({})).linux?.cgroupDriver, CgroupDriver.CGROUPFS);
+  });
+
+  await t.test('Status: RuntimeReady follows runc and conmon', async (t) => {
+    if (!needs(t, { commands: ['runc', 'conmon'] })) return;
+    const c = await conditions(d.runtime);
+    assert.equal(c.RuntimeReady.status, true, JSON.stringify(c.RuntimeReady));
+  });
+
+  await t.test('Status: NetworkReady follows the CNI config dir and plugins', async (t) => {
+    if (!needs(t, { commands: ['/usr/lib/cni/bridge', '/usr/lib/cni/host-local', '/usr/lib/cni/loopback'] })) return;
+    // Start from an empty config dir (a subsystem may have written a default network at startup).
+    for (const f of readdirSync(cniConf)) rmSync(join(cniConf, f));
+    let c = await conditions(d.runtime);
+    assert.equal(c.NetworkReady.status, false, JSON.stringify(c.NetworkReady));
+    assert.equal(c.NetworkReady.reason, 'NetworkPluginNotReady');
+    assert.match(c.NetworkReady.message, new RegExp(`no valid CNI network config in ${cniConf}`));
+
+    const network = (plugins: object[]) => JSON.stringify({ cniVersion: '1.0.0', name: 'skiff-test', plugins });
+    const bridge = { type: 'bridge', bridge: 'skifftest0', ipam: { type: 'host-local', ranges: [[{ subnet: '10.99.0.0/16' }]] } };
+    writeFileSync(join(cniConf, '10-test.conflist'), network([bridge, { type: 'no-such-plugin' }]));
+    c = await conditions(d.runtime);
+    assert.equal(c.NetworkReady.status, false);
+    assert.match(c.NetworkReady.message, /"no-such-plugin"/);
+    assert.doesNotMatch(c.NetworkReady.message, /"bridge"/);
+
+    // Broken files are skipped; the first valid one in lexical order wins, as in libcni.
+    writeFileSync(join(cniConf, '05-broken.conflist'), '{ not json');
+    writeFileSync(join(cniConf, '10-test.conflist'), network([bridge, { type: 'loopback' }]));
+    c = await conditions(d.runtime);
+    assert.equal(c.NetworkReady.status, true, JSON.stringify(c.NetworkReady));
+  });
+
+  await t.test('Status verbose carries the effective config with secrets redacted', async () => {
+    const res = await d.runtime.status({ verbose: true });
+    const cfg = JSON.parse(res.info.config);
+    assert.equal(cfg.root, d.root);
+    assert.equal(cfg.state, d.state);
+    assert.equal(cfg.socketPath, d.socket);
+    assert.deepEqual(cfg.cni.binDirs, ['/nonexistent/cni', '/usr/lib/cni']);
+    assert.equal(cfg.registry.configs['registry.example:5000'].username, 'u');
+    assert.equal(cfg.registry.configs['registry.example:5000'].password, '<redacted>');
+    assert.doesNotMatch(JSON.stringify(res.info), /hunter2/);
+    assert.deepEqual(await d.runtime.status({}).then((r) => r.info), {}, 'non-verbose Status has no info');
+  });
+
+  await t.test('UpdateRuntimeConfig records the pod CIDR and rejects garbage', async () => {
+    await d.runtime.updateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: '10.88.0.0/16,fd00:10::/64' } } });
+    const info = JSON.parse((await d.runtime.status({ verbose: true })).info.network);
+    assert.equal(info.podCidr, '10.88.0.0/16,fd00:10::/64');
+    assert.deepEqual(JSON.parse(readFileSync(join(d.state, 'runtime-config.json'), 'utf8')), { podCidr: '10.88.0.0/16,fd00:10::/64' });
+    const err = await grpcError(d.runtime.updateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: '10.88.0.0/99' } } }));
+    assert.equal(err.code, Status.INVALID_ARGUMENT);
+    assert.match(err.details, /pod_cidr "10\.88\.0\.0\/99"/);
+  });
+
+  await t.test('every runtime RPC answers with a gRPC status; unbuilt ones say which issue builds them', async () => {
+    for (const [key, method] of Object.entries(RuntimeServiceDefinition.methods)) {
+      const fn = (d.runtime as unknown as Record<string, (req: object, opts?: object) => unknown>)[key].bind(d.runtime);
+      let error: ClientError | undefined;
+      try {
+        if (method.responseStream) {
+          // Bounded: an implemented event stream would otherwise never end.
+          const signal = AbortSignal.timeout(2000);
+          for await (const _ of fn({}, { signal }) as AsyncIterable<unknown>) break;
+        } else {
+          await fn({});
+        }
+      } catch (err) {
+        if (err instanceof ClientError) error = err;
+        else if (!(err instanceof Error && err.name === 'AbortError')) throw err;
+      }
+      if (!error) continue;
+      assert.notEqual(error.code, Status.UNKNOWN, `${method.name}: ${error.details}`);
+      assert.notEqual(error.code, Status.INTERNAL, `${method.name}: ${error.details}`);
+      if (error.code === Status.UNIMPLEMENTED) {
+        assert.match(error.details, new RegExp(`^${method.name}: .+ not implemented yet in skiffd \\((issue \\d+|no issue)`), `${method.name}: ${error.details}`);
+      }
+    }
+    // Still alive after all of that.
+    assert.equal((await d.runtime.version({})).runtimeName, 'skiffd');
+  });
+
+  await t.test('CheckpointContainer answers UNIMPLEMENTED with the reason', async () => {
+    const err = await grpcError(d.runtime.checkpointContainer({ containerId: 'x', location: '/tmp/x.tar' }));
+    assert.equal(err.code, Status.UNIMPLEMENTED);
+    assert.equal(err.details, 'CheckpointContainer: container checkpointing (CRIU) is not implemented yet in skiffd (no issue plans it yet)');
+  });
+
+  await t.test('an exception inside a handler becomes a logged gRPC error, not a crash', async () => {
+    // The pod CIDR file's path is taken by a directory, so the atomic rename inside the handler throws.
+    rmSync(join(d.state, 'runtime-config.json'));
+    mkdirSync(join(d.state, 'runtime-config.json'));
+    const err = await grpcError(d.runtime.updateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: '10.77.0.0/16' } } }));
+    assert.equal(err.code, Status.INTERNAL);
+    assert.match(err.details, /UpdateRuntimeConfig/);
+    assert.match(d.logs(), /level=error msg="rpc handler failed" method=\/runtime\.v1\.RuntimeService\/UpdateRuntimeConfig/);
+    assert.equal((await d.runtime.version({})).runtimeName, 'skiffd');
+    rmSync(join(d.state, 'runtime-config.json'), { recursive: true });
+  });
+
+  const exit = await d.stop();
+  assert.deepEqual(exit, { code: 0, signal: null });
+
+  await t.test('a restarted daemon keeps the pod CIDR and honours cgroup_driver and runtime_path', async () => {
+    writeFileSync(join(d.state, 'runtime-config.json'), JSON.stringify({ podCidr: '10.66.0.0/16' }));
+    const again = await startSkiffd({ dir, config: '[runtime]\ncgroup_driver = "systemd"\nruntime_path = "/nonexistent/bin/runc"\n' });
+    t.after(() => again.cleanup());
+    assert.equal((await again.runtime.runtimeConfig({})).linux?.cgroupDriver, CgroupDriver.SYSTEMD);
+    assert.equal(JSON.parse((await again.runtime.status({ verbose: true })).info.network).podCidr, '10.66.0.0/16');
+    const c = await conditions(again.runtime);
+    assert.equal(c.RuntimeReady.status, false);
+    assert.equal(c.RuntimeReady.reason, 'RuntimeBinaryNotFound');
+    assert.match(c.RuntimeReady.message, /"\/nonexistent\/bin\/runc"/);
+    assert.ok(existsSync(again.socket));
+  });
+});

@@ -1,0 +1,198 @@
+// Test harness: runs skiffd as a real child process on a private socket with private --root and
+// --state dirs, and hands back nice-grpc clients for both CRI services. Every wait is bounded and
+// everything it starts is stopped and removed by cleanup() (and killed at worst on process exit).
+//
+//   const d = await startSkiffd({ config: '[runtime]\ncgroup_driver = "systemd"\n' });
+//   t.after(() => d.cleanup());
+//   await d.runtime.version({});
+//
+// By default the daemon runs from source (node --import tsx node/skiffd/main.ts). Set `command`, or
+// the SKIFFD_BIN environment variable (e.g. `dist/skiffd` or `dist/skiffd.cjs`), to test a build.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createChannel, createClient, type Channel, type Client } from 'nice-grpc';
+import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+export type RuntimeClient = Client<typeof RuntimeServiceDefinition>;
+export type ImageClient = Client<typeof ImageServiceDefinition>;
+
+export interface SkiffdOptions {
+  /** TOML for --config (written to <dir>/config.toml). Default: an empty file, so the host's /etc/skiffd is never read. */
+  config?: string;
+  /** Extra command-line arguments, after the harness's own (so they win). */
+  args?: string[];
+  /** Extra environment for the daemon. */
+  env?: Record<string, string>;
+  /** argv prefix that runs skiffd; default: SKIFFD_BIN if set, else the sources through tsx. */
+  command?: string[];
+  cwd?: string;
+  /** Use this directory instead of a fresh temp dir (e.g. to restart on the same --root/--state); it is not removed by cleanup. */
+  dir?: string;
+  /** Default `<dir>/skiffd.sock`. */
+  socket?: string;
+  /** Bounded wait for the "serving" log line. */
+  startTimeoutMs?: number;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface SkiffdHandle {
+  dir: string;
+  socket: string;
+  root: string;
+  state: string;
+  configFile: string;
+  child: ChildProcess;
+  channel: Channel;
+  runtime: RuntimeClient;
+  images: ImageClient;
+  /** Everything the daemon wrote to stderr so far (its log). */
+  logs(): string;
+  stdout(): string;
+  /** Resolves when the process exits. */
+  exited: Promise<Exit>;
+  /** Signals the daemon and waits (bounded) for it to exit; SIGKILL and an error if it does not. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<Exit>;
+  /** Stops the daemon if running, closes the channel, removes the temp dir. Safe to call twice. */
+  cleanup(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+/** The argv prefix that runs skiffd for tests. */
+export function skiffdCommand(): string[] {
+  const bin = process.env.SKIFFD_BIN;
+  if (bin) return bin.endsWith('.cjs') || bin.endsWith('.js') ? [process.execPath, bin] : [bin];
+  return [process.execPath, '--import', import.meta.resolve('tsx'), join(repoRoot, 'node', 'skiffd', 'main.ts')];
+}
+
+function spawnSkiffd(argv: string[], options: { command?: string[]; env?: Record<string, string>; cwd?: string }) {
+  const [cmd, ...prefix] = options.command ?? skiffdCommand();
+  const child = spawn(cmd, [...prefix, ...argv], {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      // Let the pipes drain so the last log lines are visible.
+      setImmediate(() => resolve({ code, signal }));
+    });
+    child.once('error', (err) => {
+      live.delete(child);
+      stderr += `\n[harness] spawn failed: ${err.message}\n`;
+      resolve({ code: -1, signal: null });
+    });
+  });
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
+
+function timeout<T>(ms: number, value: T): { promise: Promise<T>; cancel(): void } {
+  let timer: NodeJS.Timeout;
+  const promise = new Promise<T>((resolve) => (timer = setTimeout(resolve, ms, value)));
+  return { promise, cancel: () => clearTimeout(timer) };
+}
+
+/** Runs skiffd to completion (for --help, --version, bad config...), bounded. */
+export async function runSkiffd(
+  argv: string[],
+  options: { command?: string[]; env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+): Promise<Exit & { stdout: string; stderr: string }> {
+  const run = spawnSkiffd(argv, options);
+  const limit = timeout(options.timeoutMs ?? 20_000, 'timeout' as const);
+  const result = await Promise.race([run.exited, limit.promise]);
+  limit.cancel();
+  if (result === 'timeout') {
+    run.child.kill('SIGKILL');
+    await run.exited;
+    throw new Error(`skiffd ${argv.join(' ')} did not exit within ${options.timeoutMs ?? 20_000} ms\nstderr:\n${run.stderr()}`);
+  }
+  return { ...result, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+/** Starts skiffd and waits until it serves. Rejects (with the daemon's log) if it exits or times out first. */
+export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHandle> {
+  const ownDir = options.dir === undefined;
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'skiffd-'));
+  const socket = options.socket ?? join(dir, 'skiffd.sock');
+  const root = join(dir, 'root');
+  const state = join(dir, 'state');
+  const configFile = join(dir, 'config.toml');
+  writeFileSync(configFile, options.config ?? '');
+  const argv = ['--config', configFile, '--listen', `unix://${socket}`, '--root', root, '--state', state, ...(options.args ?? [])];
+  const run = spawnSkiffd(argv, options);
+
+  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
+  const ready = await new Promise<'ready' | 'exited' | 'timeout'>((resolve) => {
+    const timer = setTimeout(() => finish('timeout'), startTimeoutMs);
+    const onData = () => {
+      if (/ msg=serving /.test(run.stderr())) finish('ready');
+    };
+    const finish = (why: 'ready' | 'exited' | 'timeout') => {
+      clearTimeout(timer);
+      run.child.stderr!.off('data', onData);
+      resolve(why);
+    };
+    run.child.stderr!.on('data', onData);
+    run.exited.then(() => finish('exited'));
+    onData();
+  });
+  if (ready !== 'ready') {
+    if (ready === 'timeout') run.child.kill('SIGKILL');
+    const exit = await run.exited;
+    if (ownDir) rmSync(dir, { recursive: true, force: true });
+    throw new Error(
+      `skiffd did not start (${ready === 'timeout' ? `no "serving" line within ${startTimeoutMs} ms` : `exited with code ${exit.code} signal ${exit.signal}`})\n` +
+        `command: ${[...(options.command ?? skiffdCommand()), ...argv].join(' ')}\nstderr:\n${run.stderr()}`,
+    );
+  }
+
+  const channel = createChannel(`unix://${socket}`);
+  const runtime = createClient(RuntimeServiceDefinition, channel);
+  const images = createClient(ImageServiceDefinition, channel);
+
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 20_000): Promise<Exit> => {
+    if (run.child.exitCode !== null || run.child.signalCode !== null) return run.exited;
+    run.child.kill(signal);
+    const limit = timeout(timeoutMs, 'timeout' as const);
+    const result = await Promise.race([run.exited, limit.promise]);
+    limit.cancel();
+    if (result === 'timeout') {
+      run.child.kill('SIGKILL');
+      await run.exited;
+      throw new Error(`skiffd did not exit within ${timeoutMs} ms of ${signal}; killed it\nstderr:\n${run.stderr()}`);
+    }
+    return result;
+  };
+
+  let cleaned = false;
+  const cleanup = async () => {
+    if (cleaned) return;
+    cleaned = true;
+    channel.close();
+    try {
+      await stop('SIGTERM');
+    } finally {
+      if (ownDir) rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  return { dir, socket, root, state, configFile, child: run.child, channel, runtime, images, logs: run.stderr, stdout: run.stdout, exited: run.exited, stop, cleanup };
+}
