@@ -7,6 +7,7 @@ import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/ge
 import type { SkiffdConfig } from './config.ts';
 import type { DaemonContext } from './context.ts';
 import { openImages } from './images/index.ts';
+import { openPods } from './pods/index.ts';
 import type { Logger } from './logger.ts';
 import { createGrpcServer, listenUnix, prepareSocketPath } from './server.ts';
 import { imageService } from './services/image/index.ts';
@@ -39,6 +40,7 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   };
 
   ctx.images = await openImages(ctx);
+  ctx.pods = await openPods(ctx);
 
   const server = createGrpcServer(log);
   server.add(RuntimeServiceDefinition, runtimeService(ctx));
