@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { createApp } from '../../node/graphql/app.ts';
-import { attachGraphQLWebSocket } from '../../node/graphql/websocket.ts';
+import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from '../../node/graphql/websocket.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import type { PubSub } from '../../src/subscriptions/pubsub.ts';
 import { createChatSchema, type ChatTopics } from './schema.ts';
@@ -15,8 +15,8 @@ export interface ChatServerOptions {
   hostname?: string;
   /** Default: in-process, i.e. this server only. */
   pubsub?: PubSub<ChatTopics>;
-  /** Interval of protocol pings in ms (0 disables). Default 12,000. */
-  keepAlive?: number;
+  /** Options for the WebSocket side (connectionInitWaitTimeout, onConnect, keepAlive…). */
+  webSocket?: Omit<NodeGraphQLWebSocketOptions, 'schema'>;
 }
 
 export interface ChatServer {
@@ -44,7 +44,7 @@ export async function startChatServer(options: ChatServerOptions = {}): Promise<
       resolve(s);
     });
   });
-  const ws = attachGraphQLWebSocket(server, { schema, keepAlive: options.keepAlive });
+  const ws = attachGraphQLWebSocket(server, { ...options.webSocket, schema });
   const { port } = server.address() as AddressInfo;
   const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
   const origin = `${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -71,8 +71,17 @@ export function isWebSocketUpgrade(request: Request): boolean {
   return (request.headers.get('upgrade') ?? '').toLowerCase() === 'websocket';
 }
 
-const OPEN = 1;
 const CONNECTING = 0;
+const OPEN = 1;
+const CLOSED = 3;
+
+/** A close code we may send back: the peer's own if sendable, else 1000. */
+function echoableCode(code: number | undefined): number {
+  if (code === undefined) return 1000;
+  return code === 1000 || (code >= 1001 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999)
+    ? code
+    : 1000;
+}
 
 export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): GraphQLWebSocketServer {
   const { schema, keepAlive = 12_000, maxMessageSize = 1 << 20, maxBufferedBytes = 8 << 20, ...serverOptions } =
@@ -94,7 +103,7 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
       let heardSincePing = true;
       const closeSafely = (code: number, reason: string): void => {
         try {
-          if (socket.readyState <= OPEN) socket.close(code, reason);
+          if (socket.readyState !== CLOSED) socket.close(code, reason);
         } catch {
           /* already closing */
         }
@@ -142,6 +151,9 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
         if (done) return;
         done = true;
         if (timer) clearInterval(timer);
+        // workerd (before its auto-reply compatibility flag) waits for our half of the closing
+        // handshake, and otherwise reports the request as hung; elsewhere this is a no-op.
+        if (socket.readyState !== CLOSED) closeSafely(echoableCode(event.code), '');
         // closed() completes every subscription (graphql-js calls return() on their sources).
         closed(event.code, event.reason)
           .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
