@@ -5,6 +5,7 @@ import type { SkiffdConfig } from './config.ts';
 import type { ImageSubsystem } from './images/index.ts';
 import type { Logger } from './logger.ts';
 import type { PodSandboxes } from './pods/manager.ts';
+import type { ContainerManager } from './containers/manager.ts';
 
 /** Pods and containers (issue 5 "skiffd: real pods and containers") fill this in. */
 export interface RuntimeSubsystem {
@@ -23,4 +24,6 @@ export interface DaemonContext {
   runtime: RuntimeSubsystem | undefined;
   /** Pod sandboxes (node/skiffd/pods/), opened by `openPods` after images; read-only for other subsystems. */
   pods?: PodSandboxes;
+  /** Containers (node/skiffd/containers/), opened by `openContainers` after pods. */
+  containers?: ContainerManager;
 }

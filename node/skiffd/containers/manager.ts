@@ -42,6 +42,8 @@ export interface ResolvedImage {
 
 export interface ImageResolver {
   resolve(image: string): Promise<ResolvedImage | undefined> | ResolvedImage | undefined;
+  /** Keeps the image's layers from garbage collection while a container uses them; returns the release. */
+  retain?(imageId: string): () => void;
 }
 
 export interface PodLookup {
@@ -96,6 +98,7 @@ export class ContainerManager {
   readonly events = new EventEmitter();
   private readonly records = new Map<string, ContainerRecord>();
   private readonly names = new Map<string, string>();
+  private readonly imageLeases = new Map<string, () => void>();
   private readonly lock = new IdLock();
   private readonly exits: ExitWatcher;
   private readonly pods: PodLookup;
@@ -172,6 +175,7 @@ export class ContainerManager {
     }
     this.records.set(id, record);
     this.names.set(record.fullName, id);
+    this.retainImage(id, record.imageId);
     if (record.phase === 'exited') return;
     const exit = await this.exitOf(id);
     if (exit) {
@@ -201,6 +205,15 @@ export class ContainerManager {
     // Keep the rootfs mounted for a live container (a no-op unless something unmounted it).
     const dirs = rootfsDirs(this.dir(id));
     if (!(await isMountPoint(dirs.merged))) await mountRootfs(dirs, record.lowerDirs).catch((err) => this.log.warn('cannot remount rootfs', { id, err: String(err) }));
+  }
+
+  private retainImage(id: string, imageId: string): void {
+    try {
+      const release = this.images.retain?.(imageId);
+      if (release) this.imageLeases.set(id, release);
+    } catch {
+      /* the image is gone; the container keeps its mounted layers until removed */
+    }
   }
 
   private exitOf(id: string): Promise<ExitInfo | undefined> {
@@ -357,6 +370,7 @@ export class ContainerManager {
       runtime: this.runtime.name,
     };
     this.names.set(fullName, id);
+    this.retainImage(id, image.id);
     return this.lock.run(id, async () => {
       try {
         await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -443,6 +457,8 @@ export class ContainerManager {
     await rm(join(this.socketDir, id), { force: true, recursive: true });
     await rm(this.dir(id), { recursive: true, force: true });
     this.records.delete(id);
+    this.imageLeases.get(id)?.();
+    this.imageLeases.delete(id);
     if (record) {
       if (this.names.get(record.fullName) === id) this.names.delete(record.fullName);
     }

@@ -1,6 +1,8 @@
-// CreateContainer: Creates a container in a pod. Not built yet: answers UNIMPLEMENTED.
+// CreateContainer: overlay rootfs, OCI spec, and the container created under its conmon monitor.
 import type { CreateContainerRequest, CreateContainerResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { containersOf } from '../../containers/rpc-context.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const createContainer: UnaryRpc<CreateContainerRequest, CreateContainerResponse> = async () => unimplemented('CreateContainer', 'containers are', 'pods');
+export const createContainer: UnaryRpc<CreateContainerRequest, CreateContainerResponse> = async (ctx, request) => ({
+  containerId: await containersOf(ctx).create(request),
+});

@@ -1,6 +1,9 @@
-// RemoveContainer: Removes a container. Not built yet: answers UNIMPLEMENTED.
+// RemoveContainer: kills it if needed, deletes runtime state, the rootfs mount and its directories. Idempotent.
 import type { RemoveContainerRequest, RemoveContainerResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { containersOf } from '../../containers/rpc-context.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const removeContainer: UnaryRpc<RemoveContainerRequest, RemoveContainerResponse> = async () => unimplemented('RemoveContainer', 'containers are', 'pods');
+export const removeContainer: UnaryRpc<RemoveContainerRequest, RemoveContainerResponse> = async (ctx, request) => {
+  await containersOf(ctx).remove(request.containerId);
+  return {};
+};

@@ -1,6 +1,9 @@
-// ReopenContainerLog: Reopens a container's log after rotation. Not built yet: answers UNIMPLEMENTED.
+// ReopenContainerLog: tells conmon (through its ctl FIFO) to reopen the log after rotation.
 import type { ReopenContainerLogRequest, ReopenContainerLogResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { containersOf } from '../../containers/rpc-context.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const reopenContainerLog: UnaryRpc<ReopenContainerLogRequest, ReopenContainerLogResponse> = async () => unimplemented('ReopenContainerLog', 'container logs are', 'pods');
+export const reopenContainerLog: UnaryRpc<ReopenContainerLogRequest, ReopenContainerLogResponse> = async (ctx, request) => {
+  await containersOf(ctx).reopenLog(request.containerId);
+  return {};
+};

@@ -1,6 +1,9 @@
-// StartContainer: Starts a created container. Not built yet: answers UNIMPLEMENTED.
+// StartContainer: `runc start` on a created container.
 import type { StartContainerRequest, StartContainerResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { containersOf } from '../../containers/rpc-context.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const startContainer: UnaryRpc<StartContainerRequest, StartContainerResponse> = async () => unimplemented('StartContainer', 'containers are', 'pods');
+export const startContainer: UnaryRpc<StartContainerRequest, StartContainerResponse> = async (ctx, request) => {
+  await containersOf(ctx).start(request.containerId);
+  return {};
+};

@@ -1,6 +1,10 @@
-// StopContainer: Stops a container with a grace period. Not built yet: answers UNIMPLEMENTED.
+// StopContainer: the stop signal, SIGKILL after the timeout. Idempotent.
 import type { StopContainerRequest, StopContainerResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { containersOf } from '../../containers/rpc-context.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const stopContainer: UnaryRpc<StopContainerRequest, StopContainerResponse> = async () => unimplemented('StopContainer', 'containers are', 'pods');
+export const stopContainer: UnaryRpc<StopContainerRequest, StopContainerResponse> = async (ctx, request) => {
+  const timeout = Number(request.timeout);
+  await containersOf(ctx).stop(request.containerId, timeout > 0 ? timeout : 0);
+  return {};
+};

@@ -1,6 +1,9 @@
-// UpdateContainerResources: Changes a container's cgroup limits. Not built yet: answers UNIMPLEMENTED.
+// UpdateContainerResources: `runc update`, and the new limits kept in the container record.
 import type { UpdateContainerResourcesRequest, UpdateContainerResourcesResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { containersOf } from '../../containers/rpc-context.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const updateContainerResources: UnaryRpc<UpdateContainerResourcesRequest, UpdateContainerResourcesResponse> = async () => unimplemented('UpdateContainerResources', 'container resource updates are', 'pods');
+export const updateContainerResources: UnaryRpc<UpdateContainerResourcesRequest, UpdateContainerResourcesResponse> = async (ctx, request) => {
+  await containersOf(ctx).updateResources(request.containerId, request.linux);
+  return {};
+};

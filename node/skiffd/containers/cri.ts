@@ -1,0 +1,135 @@
+// Container records -> CRI messages.
+import {
+  ContainerState,
+  type Container,
+  type ContainerFilter,
+  type ContainerStats,
+  type ContainerStatsFilter,
+  type ContainerStatus,
+  type DeepPartial,
+} from '../../../proto/gen/runtime/v1/api.ts';
+import { readCpu, readMemory } from '../cgroups/stats.ts';
+import type { ContainerManager, ContainerView } from './manager.ts';
+import { mountFromJson, resourcesFromJson, type ContainerRecord } from './record.ts';
+
+const ns = (s: string | undefined): bigint => (s ? BigInt(s) : 0n);
+
+function imageSpec(r: ContainerRecord) {
+  return { image: r.image.image, annotations: r.image.annotations, userSpecifiedImage: r.image.userSpecifiedImage, runtimeHandler: r.image.runtimeHandler, imageRef: '' };
+}
+
+export function toContainer(v: ContainerView): DeepPartial<Container> {
+  const r = v.record;
+  return {
+    id: r.id,
+    podSandboxId: r.podSandboxId,
+    metadata: r.metadata,
+    image: imageSpec(r),
+    imageRef: r.imageRef,
+    imageId: r.imageId,
+    state: v.state,
+    createdAt: ns(r.createdAt),
+    labels: r.labels,
+    annotations: r.annotations,
+  };
+}
+
+export function toContainerStatus(v: ContainerView): DeepPartial<ContainerStatus> {
+  const r = v.record;
+  const exited = v.state === ContainerState.CONTAINER_EXITED;
+  return {
+    id: r.id,
+    metadata: r.metadata,
+    state: v.state,
+    createdAt: ns(r.createdAt),
+    startedAt: ns(r.startedAt),
+    finishedAt: exited ? ns(r.finishedAt) : 0n,
+    exitCode: exited ? (r.exitCode ?? 0) : 0,
+    image: imageSpec(r),
+    imageRef: r.imageRef,
+    imageId: r.imageId,
+    reason: exited ? (r.reason ?? '') : '',
+    message: r.message ?? '',
+    labels: r.labels,
+    annotations: r.annotations,
+    mounts: r.mounts.map(mountFromJson),
+    logPath: r.logPath,
+    resources: { linux: resourcesFromJson(r.resources) },
+    user: { linux: { uid: BigInt(r.user.uid), gid: BigInt(r.user.gid), supplementalGroups: r.user.additionalGids.map(BigInt) } },
+    stopSignal: r.criStopSignal,
+  };
+}
+
+/** The verbose `info` map: one "info" key holding JSON, as containerd does. */
+export async function verboseInfo(manager: ContainerManager, v: ContainerView): Promise<Record<string, string>> {
+  const r = v.record;
+  const paths = manager.paths(r.id);
+  const info = {
+    sandboxID: r.podSandboxId,
+    pid: v.state === ContainerState.CONTAINER_RUNNING ? r.pid : 0,
+    conmonPid: r.conmonPid,
+    runtime: r.runtime,
+    bundle: paths.bundle,
+    rootfs: paths.merged,
+    cgroupsPath: r.cgroupsPath,
+    stopSignal: r.stopSignalName,
+    logPath: r.conmonLogPath,
+    runtimeSpec: await manager.runtimeSpec(r.id),
+  };
+  return { info: JSON.stringify(info) };
+}
+
+export function matchesFilter(v: ContainerView, filter: ContainerFilter | ContainerStatsFilter | undefined): boolean {
+  if (!filter) return true;
+  const r = v.record;
+  if (filter.id && !r.id.startsWith(filter.id)) return false;
+  if (filter.podSandboxId && !r.podSandboxId.startsWith(filter.podSandboxId)) return false;
+  if ('state' in filter && filter.state && filter.state.state !== v.state) return false;
+  for (const [k, val] of Object.entries(filter.labelSelector ?? {})) if (r.labels[k] !== val) return false;
+  return true;
+}
+
+// Previous CPU samples, for usage_nano_cores (a rate needs two readings).
+const lastCpu = new Map<string, { at: bigint; usage: bigint }>();
+
+export async function containerStats(manager: ContainerManager, v: ContainerView): Promise<DeepPartial<ContainerStats>> {
+  const r = v.record;
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const running = v.state === ContainerState.CONTAINER_RUNNING || v.state === ContainerState.CONTAINER_CREATED;
+  const [cpu, memory, layer] = await Promise.all([
+    running && r.cgroupsPath ? readCpu(r.cgroupsPath).catch(() => undefined) : undefined,
+    running && r.cgroupsPath ? readMemory(r.cgroupsPath).catch(() => undefined) : undefined,
+    manager.writableLayerUsage(r.id),
+  ]);
+  let nanoCores: bigint | undefined;
+  if (cpu) {
+    const prev = lastCpu.get(r.id);
+    if (prev && now > prev.at && cpu.usageNs >= prev.usage) nanoCores = ((cpu.usageNs - prev.usage) * 1_000_000_000n) / (now - prev.at);
+    lastCpu.set(r.id, { at: now, usage: cpu.usageNs });
+  } else {
+    lastCpu.delete(r.id);
+  }
+  return {
+    attributes: { id: r.id, metadata: r.metadata, labels: r.labels, annotations: r.annotations },
+    cpu: { timestamp: now, usageCoreNanoSeconds: { value: cpu?.usageNs ?? 0n }, usageNanoCores: nanoCores === undefined ? undefined : { value: nanoCores } },
+    memory: {
+      timestamp: now,
+      workingSetBytes: { value: memory?.workingSetBytes ?? 0n },
+      usageBytes: { value: memory?.usageBytes ?? 0n },
+      rssBytes: { value: memory?.rssBytes ?? 0n },
+      pageFaults: { value: memory?.pageFaults ?? 0n },
+      majorPageFaults: { value: memory?.majorPageFaults ?? 0n },
+      availableBytes: memory?.limitBytes !== undefined ? { value: memory.limitBytes > memory.workingSetBytes ? memory.limitBytes - memory.workingSetBytes : 0n } : undefined,
+    },
+    writableLayer: {
+      timestamp: now,
+      fsId: { mountpoint: manager.paths(r.id).upper },
+      usedBytes: { value: layer.bytes },
+      inodesUsed: { value: layer.inodes },
+    },
+  };
+}
+
+export function forgetStats(id: string): void {
+  lastCpu.delete(id);
+}
