@@ -8,6 +8,7 @@ import type { SkiffdConfig } from './config.ts';
 import type { DaemonContext } from './context.ts';
 import { openImages } from './images/index.ts';
 import { openPods } from './pods/index.ts';
+import { openContainers } from './containers/index.ts';
 import type { Logger } from './logger.ts';
 import { createGrpcServer, listenUnix, prepareSocketPath } from './server.ts';
 import { imageService } from './services/image/index.ts';
@@ -41,6 +42,7 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
 
   ctx.images = await openImages(ctx);
   ctx.pods = await openPods(ctx);
+  ctx.containers = await openContainers(ctx);
 
   const server = createGrpcServer(log);
   server.add(RuntimeServiceDefinition, runtimeService(ctx));
@@ -71,6 +73,7 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
       if (current?.ino === socketIno) await rm(socket, { force: true });
       await closeQuietly(log, 'images', ctx.images);
       await closeQuietly(log, 'runtime', ctx.runtime);
+      await closeQuietly(log, 'containers', ctx.containers);
       log.info('stopped');
     })());
 
