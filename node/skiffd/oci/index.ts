@@ -17,11 +17,11 @@ export interface OciRuntimeConfig {
 
 export function makeOciRuntime(config: OciRuntimeConfig): OciRuntime {
   // conmon execs the runtime by path, so resolve names on PATH here.
+  // A missing binary is not fatal at startup: the daemon still serves images and pods, and the
+  // first container operation reports the missing program by name.
   const given = config.runtimePath || 'runc';
-  const path = which(given);
-  if (!path) throw new Error(`OCI runtime "${given}" not found (set [runtime] runtime_path)`);
-  const conmon = which(config.conmonPath || 'conmon');
-  if (!conmon) throw new Error(`conmon "${config.conmonPath || 'conmon'}" not found (set [runtime] conmon_path)`);
+  const path = which(given) ?? given;
+  const conmon = which(config.conmonPath || 'conmon') ?? (config.conmonPath || 'conmon');
   const name = basename(path).includes('crun') ? 'crun' : 'runc';
   return new CliOciRuntime({ name, path, root: config.root, conmonPath: conmon });
 }
