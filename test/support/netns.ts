@@ -1,0 +1,146 @@
+// Helpers for pod/network tests: a private CNI network per test file (own conf dir, bridge name, subnet
+// and host-local data dir, so nothing touches /etc/cni or /var/lib/cni), commands run inside a pod's
+// namespaces, and probes for the leftovers a pod must not leave (mounts, veths, iptables rules).
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes, randomInt } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { defaultNetworkConfig } from '../../node/skiffd/network/default-network.ts';
+
+const run = promisify(execFile);
+
+export interface TestNetwork {
+  confDir: string;
+  ipamDir: string;
+  name: string;
+  bridge: string;
+  /** e.g. 10.213.57.0/24 */
+  subnet: string;
+  /** Removes the bridge the network created (the CNI bridge plugin never deletes it). */
+  cleanup(): Promise<void>;
+}
+
+/** Writes a network like skiffd's default one, with names and a subnet private to this test. */
+export function createTestNetwork(dir: string): TestNetwork {
+  const tag = randomBytes(3).toString('hex');
+  const name = `skifftest-${tag}`;
+  const bridge = `skt${tag}`;
+  const subnet = `10.${randomInt(200, 250)}.${randomInt(0, 256)}.0/24`;
+  const confDir = join(dir, 'net.d');
+  const ipamDir = join(dir, 'ipam');
+  mkdirSync(confDir, { recursive: true });
+  writeFileSync(join(confDir, '10-test.conflist'), JSON.stringify(defaultNetworkConfig({ name, bridge, subnet, ipamDataDir: ipamDir }), null, 2));
+  return {
+    confDir,
+    ipamDir,
+    name,
+    bridge,
+    subnet,
+    cleanup: async () => {
+      await run('ip', ['link', 'del', bridge], { timeout: 10_000 }).catch(() => {});
+    },
+  };
+}
+
+export function skiffdNetworkConfig(net: TestNetwork): string {
+  return `[cni]\nconf_dir = ${JSON.stringify(net.confDir)}\nbin_dir = "/usr/lib/cni"\n`;
+}
+
+/** Runs a command in the given namespaces (nsenter), bounded; returns stdout. */
+export async function inNamespaces(ns: { net?: string; uts?: string; ipc?: string; pid?: string }, argv: string[]): Promise<string> {
+  const enter = Object.entries(ns)
+    .filter(([, path]) => path)
+    .map(([kind, path]) => `--${kind}=${path}`);
+  const { stdout } = await run('nsenter', [...enter, '--', ...argv], { timeout: 10_000 });
+  return stdout;
+}
+
+/** Mount points of namespace bind mounts under `dir`. */
+export function nsfsMountsUnder(dir: string): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((line) => line.includes(' - nsfs '))
+    .map((line) => line.split(' ')[4])
+    .filter((mountPoint) => mountPoint.startsWith(dir));
+}
+
+export async function linkExists(name: string): Promise<boolean> {
+  return run('ip', ['link', 'show', 'dev', name], { timeout: 10_000 }).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** NAT rules that mention `text` (CNI plugins tag theirs with the container id). */
+export async function natRulesMentioning(text: string): Promise<string[]> {
+  const { stdout } = await run('iptables-save', ['-t', 'nat'], { timeout: 10_000 });
+  return stdout.split('\n').filter((line) => line.includes(text));
+}
+
+/**
+ * Starts busybox `nc -l` inside a network namespace, answering one connection with `reply`.
+ * Returns a stopper; the listener is also bounded by `timeout` so it can never outlive the test long.
+ */
+export function serveOnceInNetns(netns: string, port: number, reply: string): { stop(): void; ready: Promise<void> } {
+  const child = spawn('timeout', ['20', 'nsenter', `--net=${netns}`, '--', 'busybox', 'nc', '-l', '-p', String(port), '-e', 'echo', reply], {
+    stdio: 'ignore',
+    detached: true,
+  });
+  const ready = (async () => {
+    const deadline = Date.now() + 5_000;
+    while (Date.now() < deadline) {
+      const { stdout } = await run('nsenter', [`--net=${netns}`, '--', 'busybox', 'netstat', '-ltn'], { timeout: 5_000 });
+      if (stdout.includes(`:${port} `)) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`nc did not listen on port ${port} in ${netns} within 5 s`);
+  })();
+  return {
+    ready,
+    stop: () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    },
+  };
+}
+
+/** Connects to host:port and returns what the server sent before closing (bounded). */
+export function readFromPort(host: string, port: number, timeoutMs = 5_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    import('node:net').then(({ connect }) => {
+      const socket = connect(port, host);
+      let data = '';
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`no reply from ${host}:${port} within ${timeoutMs} ms (got ${JSON.stringify(data)})`));
+      }, timeoutMs);
+      socket.setEncoding('utf8');
+      socket.on('data', (d: string) => (data += d));
+      socket.on('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+      socket.on('close', () => {
+        clearTimeout(timer);
+        resolve(data);
+      });
+    }, reject);
+  });
+}
+
+/** A free TCP port on the host right now (for a host port mapping). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
