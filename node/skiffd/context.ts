@@ -7,11 +7,6 @@ import type { Logger } from './logger.ts';
 import type { PodSandboxes } from './pods/manager.ts';
 import type { ContainerManager } from './containers/manager.ts';
 
-/** Pods and containers (issue 5 "skiffd: real pods and containers") fill this in. */
-export interface RuntimeSubsystem {
-  close(): Promise<void>;
-}
-
 export interface DaemonContext {
   readonly config: SkiffdConfig;
   readonly log: Logger;
@@ -20,8 +15,6 @@ export interface DaemonContext {
   readonly network: { podCidr: string };
   /** Image store and puller, opened by `openImages` (node/skiffd/images/index.ts) before the server listens. */
   images: ImageSubsystem | undefined;
-  /** Pod and container runtime (issue 5); undefined until that work lands. */
-  runtime: RuntimeSubsystem | undefined;
   /** Pod sandboxes (node/skiffd/pods/), opened by `openPods` after images; read-only for other subsystems. */
   pods?: PodSandboxes;
   /** Containers (node/skiffd/containers/), opened by `openContainers` after pods. */

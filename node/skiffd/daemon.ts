@@ -1,5 +1,5 @@
-// Wires the daemon together: directories, the context, subsystems (images now; pods and containers
-// with issue 5), both CRI services on the gRPC server, and an orderly stop. Subsystems open before
+// Wires the daemon together: directories, the context, subsystems (images, pods, containers),
+// both CRI services on the gRPC server, and an orderly stop. Subsystems open before
 // the socket exists, so a client never reaches a half-started daemon, and close after the server drains.
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -27,6 +27,10 @@ export interface Daemon {
 }
 
 export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Daemon> {
+  // First make sure no other daemon serves this socket: a second instance must not touch the
+  // state (recovery, CNI, ...) of a live one.
+  const socket = config.socketPath;
+  await prepareSocketPath(socket, log);
   await mkdir(config.root, { recursive: true, mode: 0o711 });
   await mkdir(config.state, { recursive: true, mode: 0o711 });
 
@@ -37,7 +41,6 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
     startedAt: new Date(),
     network: { podCidr: saved?.podCidr ?? '' },
     images: undefined,
-    runtime: undefined,
   };
 
   ctx.images = await openImages(ctx);
@@ -48,8 +51,6 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   server.add(RuntimeServiceDefinition, runtimeService(ctx));
   server.add(ImageServiceDefinition, imageService(ctx));
 
-  const socket = config.socketPath;
-  await prepareSocketPath(socket, log);
   await listenUnix(server, socket);
   const socketIno = (await stat(socket)).ino;
   log.info('serving', { socket, version: RUNTIME_VERSION, pid: process.pid, root: config.root, state: config.state, config: config.configFile ?? '(defaults)' });
@@ -71,8 +72,9 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
       // Remove the socket only if it is still ours (not one a newer daemon bound meanwhile).
       const current = await stat(socket).catch(() => undefined);
       if (current?.ino === socketIno) await rm(socket, { force: true });
+      // Reverse order of opening. Containers keep running (conmon holds them); only watchers stop.
+      await closeQuietly(log, 'containers', ctx.containers);
       await closeQuietly(log, 'images', ctx.images);
-      await closeQuietly(log, 'runtime', ctx.runtime);
       await closeQuietly(log, 'containers', ctx.containers);
       log.info('stopped');
     })());

@@ -112,7 +112,7 @@ test('skiffd answers the runtime RPCs that exist today', async (t) => {
       try {
         if (method.responseStream) {
           // Bounded: an implemented event stream would otherwise never end.
-          const signal = AbortSignal.timeout(2000);
+          const signal = AbortSignal.timeout(1000);
           for await (const _ of fn({}, { signal }) as AsyncIterable<unknown>) break;
         } else {
           await fn({});
@@ -152,10 +152,12 @@ test('skiffd answers the runtime RPCs that exist today', async (t) => {
 
   const exit = await d.stop();
   assert.deepEqual(exit, { code: 0, signal: null });
+  assert.doesNotMatch(d.logs(), /level=debug/, 'the default level is info');
+  assert.match(d.logs(), /^time=\S+ level=info msg=serving socket=/m);
 
   await t.test('a restarted daemon keeps the pod CIDR and honours cgroup_driver and runtime_path', async () => {
     writeFileSync(join(d.state, 'runtime-config.json'), JSON.stringify({ podCidr: '10.66.0.0/16' }));
-    const again = await startSkiffd({ dir, config: '[runtime]\ncgroup_driver = "systemd"\nruntime_path = "/nonexistent/bin/runc"\n' });
+    const again = await startSkiffd({ dir, config: '[runtime]\ncgroup_driver = "systemd"\nruntime_path = "/nonexistent/bin/runc"\n', args: ['--log-level', 'debug'] });
     t.after(() => again.cleanup());
     assert.equal((await again.runtime.runtimeConfig({})).linux?.cgroupDriver, CgroupDriver.SYSTEMD);
     assert.equal(JSON.parse((await again.runtime.status({ verbose: true })).info.network).podCidr, '10.66.0.0/16');
@@ -164,5 +166,6 @@ test('skiffd answers the runtime RPCs that exist today', async (t) => {
     assert.equal(c.RuntimeReady.reason, 'RuntimeBinaryNotFound');
     assert.match(c.RuntimeReady.message, /"\/nonexistent\/bin\/runc"/);
     assert.ok(existsSync(again.socket));
+    assert.match(again.logs(), /level=debug msg=rpc method=\/runtime\.v1\.RuntimeService\/RuntimeConfig ms=/);
   });
 });

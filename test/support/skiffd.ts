@@ -22,7 +22,10 @@ export type RuntimeClient = Client<typeof RuntimeServiceDefinition>;
 export type ImageClient = Client<typeof ImageServiceDefinition>;
 
 export interface SkiffdOptions {
-  /** TOML for --config (written to <dir>/config.toml). Default: an empty file, so the host's /etc/skiffd is never read. */
+  /**
+   * TOML for --config (written to <dir>/config.toml, so the host's /etc/skiffd is never read). Unless it
+   * has a [cni] table, `[cni] conf_dir = "<dir>/cni"` is added: tests never touch /etc/cni/net.d.
+   */
   config?: string;
   /** Extra command-line arguments, after the harness's own (so they win). */
   args?: string[];
@@ -110,6 +113,15 @@ function timeout<T>(ms: number, value: T): { promise: Promise<T>; cancel(): void
   return { promise, cancel: () => clearTimeout(timer) };
 }
 
+/**
+ * The caller's TOML plus a private CNI config dir (unless it sets [cni] itself), so a test daemon
+ * never reads or writes the host's /etc/cni/net.d.
+ */
+export function hermeticConfig(toml: string, dir: string): string {
+  if (/^\s*\[cni\]/m.test(toml) || /^\s*cni\./m.test(toml)) return toml;
+  return `${toml}\n[cni]\nconf_dir = ${JSON.stringify(join(dir, 'cni'))}\n`;
+}
+
 /** Runs skiffd to completion (for --help, --version, bad config...), bounded. */
 export async function runSkiffd(
   argv: string[],
@@ -135,7 +147,7 @@ export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHa
   const root = join(dir, 'root');
   const state = join(dir, 'state');
   const configFile = join(dir, 'config.toml');
-  writeFileSync(configFile, options.config ?? '');
+  writeFileSync(configFile, hermeticConfig(options.config ?? '', dir));
   const argv = ['--config', configFile, '--listen', `unix://${socket}`, '--root', root, '--state', state, ...(options.args ?? [])];
   const run = spawnSkiffd(argv, options);
 

@@ -1,0 +1,165 @@
+// skiffd's config file and flags: typed defaults, flag precedence, registry settings, and every
+// kind of mistake answered with a message that names the key or flag to fix (exit code 2).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, DEFAULT_CONFIG_FILE, KEYS, loadConfig, parseConfig } from '../../node/skiffd/config.ts';
+import { parseCli } from '../../node/skiffd/cli.ts';
+import { runSkiffd } from '../support/skiffd.ts';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+
+function configError(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected a ConfigError, got ${err}`);
+    return err.message;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+test('defaults match the documented ones', () => {
+  const c = parseConfig('');
+  assert.equal(c.listen, 'unix:///run/skiffd/skiffd.sock');
+  assert.equal(c.socketPath, '/run/skiffd/skiffd.sock');
+  assert.equal(c.root, '/var/lib/skiffd');
+  assert.equal(c.state, '/run/skiffd');
+  assert.equal(c.logLevel, 'info');
+  assert.deepEqual(c.runtime, { runtimePath: 'runc', runtimeRoot: '/run/skiffd/runc', conmonPath: 'conmon', cgroupDriver: 'cgroupfs' });
+  assert.deepEqual(c.cni, { confDir: '/etc/cni/net.d', binDirs: ['/usr/lib/cni'] });
+  assert.deepEqual(c.streaming, { address: '127.0.0.1', port: 0 });
+  assert.deepEqual(c.registry, { mirrors: {}, configs: {} });
+});
+
+test('a full file parses into the typed config; flags override it', () => {
+  const toml = `
+listen = "unix:///tmp/x/skiffd.sock"
+root = "/data/skiffd"
+state = "/run/other"
+log_level = "warn"
+[runtime]
+runtime_path = "/usr/sbin/runc"
+conmon_path = "/usr/bin/conmon"
+cgroup_driver = "systemd"
+[cni]
+conf_dir = "/opt/cni/conf"
+bin_dir = ["/opt/cni/bin", "/usr/lib/cni"]
+[streaming]
+address = "::1"
+port = 10010
+[registry.mirrors."registry.k8s.io"]
+endpoints = ["http://127.0.0.1:5000", "https://mirror.example"]
+[registry.mirrors."docker.io"]
+endpoints = ["http://127.0.0.1:5001"]
+[registry.configs."127.0.0.1:5000"]
+insecure = true
+[registry.configs."private.example"]
+username = "me"
+password = "secret"
+[registry.configs."tokens.example"]
+identity_token = "refresh"
+auth = "bWU6c2VjcmV0"
+`;
+  const c = parseConfig(toml);
+  assert.equal(c.socketPath, '/tmp/x/skiffd.sock');
+  assert.equal(c.root, '/data/skiffd');
+  assert.equal(c.logLevel, 'warn');
+  assert.deepEqual(c.runtime, { runtimePath: '/usr/sbin/runc', runtimeRoot: '/run/other/runc', conmonPath: '/usr/bin/conmon', cgroupDriver: 'systemd' });
+  assert.deepEqual(c.cni, { confDir: '/opt/cni/conf', binDirs: ['/opt/cni/bin', '/usr/lib/cni'] });
+  assert.deepEqual(c.streaming, { address: '::1', port: 10010 });
+  assert.deepEqual(c.registry, {
+    mirrors: { 'registry.k8s.io': { endpoints: ['http://127.0.0.1:5000', 'https://mirror.example'] }, 'docker.io': { endpoints: ['http://127.0.0.1:5001'] } },
+    configs: {
+      '127.0.0.1:5000': { insecure: true },
+      'private.example': { username: 'me', password: 'secret' },
+      'tokens.example': { identityToken: 'refresh', auth: 'bWU6c2VjcmV0' },
+    },
+  });
+
+  const o = parseConfig(toml, { overrides: { listen: 'rel/s.sock', root: './data', state: '/st', log_level: 'debug' }, cwd: '/home/op' });
+  assert.equal(o.socketPath, '/home/op/rel/s.sock');
+  assert.equal(o.root, '/home/op/data');
+  assert.equal(o.state, '/st');
+  assert.equal(o.runtime.runtimeRoot, '/st/runc', 'runtime_root follows the overridden state dir');
+  assert.equal(o.logLevel, 'debug');
+  assert.equal(parseConfig('[cni]\nbin_dir = "/one"').cni.binDirs[0], '/one', 'bin_dir also takes a single string');
+});
+
+test('mistakes in the file name the key and what it accepts', () => {
+  const cases: [string, RegExp][] = [
+    ['lsiten = "x"', /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, \[runtime\], \[cni\], \[streaming\], \[registry\]\)/],
+    ['[runtime]\nruntime = "runc"', /unknown key "runtime\.runtime" \(known keys in \[runtime\]: runtime_path, runtime_root, conmon_path, cgroup_driver\)/],
+    ['[runtime]\ncgroup_driver = "cgroupv2"', /runtime\.cgroup_driver: expected one of cgroupfs, systemd, got "cgroupv2"/],
+    ['log_level = "verbose"', /log_level: expected one of debug, info, warn, error, got "verbose"/],
+    ['root = "relative/dir"', /root: expected an absolute path, got "relative\/dir"/],
+    ['root = 5', /root: expected a string, got 5/],
+    ['listen = "tcp://127.0.0.1:1234"', /listen: expected a unix socket: unix:\/\/\/absolute\/path/],
+    ['[streaming]\nport = 70000', /streaming\.port: expected an integer port from 0 to 65535, got 70000/],
+    ['[cni]\nbin_dir = []', /cni\.bin_dir: expected at least one directory/],
+    ['runtime = "runc"', /"runtime" must be a table/],
+    ['listen = ', /invalid TOML/],
+    ['[registry.mirrors."docker.io"]\nendpoint = ["http://x"]', /registry\.mirrors\."docker\.io": unknown key "endpoint" \(known: endpoints\)/],
+    ['[registry.mirrors."docker.io"]\nendpoints = ["ftp://x"]', /"ftp:\/\/x" must use http:\/\/ or https:\/\//],
+    ['[registry.mirrors."docker.io"]\nendpoints = ["not a url"]', /"not a url" is not a URL/],
+    ['[registry.configs."h.example"]\ninsecure = "yes"', /registry\.configs\."h\.example"\.insecure: expected true or false, got "yes"/],
+    ['[registry.configs."h.example"]\ntls = true', /unknown key "tls" \(known: insecure, username, password, auth, identity_token\)/],
+    ['[registry.configs."h.example"]\npassword = "p"', /password is set without username/],
+    ['[registry.configs."bad host!"]\ninsecure = true', /"bad host!" is not a registry host/],
+    ['[registry.auths."x"]\ny = 1', /unknown key "registry\.auths"/],
+  ];
+  for (const [toml, expected] of cases) {
+    const message = configError(() => parseConfig(toml, { configFile: '/etc/x.toml' }));
+    assert.match(message, /^config file \/etc\/x\.toml: /, message);
+    assert.match(message, expected, `for ${JSON.stringify(toml)}`);
+  }
+  assert.match(configError(() => parseConfig('', { overrides: { log_level: 'loud' } })), /^--log-level "loud": expected one of debug, info, warn, error$/);
+});
+
+test('flags: unknown ones and missing values are errors; --flag=value works', () => {
+  assert.deepEqual(parseCli(['--root=/r', '--state', '/s', '--config', 'c.toml']), { help: false, version: false, configFile: 'c.toml', overrides: { root: '/r', state: '/s' } });
+  assert.match(configError(() => parseCli(['--roots', '/r'])), /unknown flag "--roots" \(known flags: --config, --listen, --root, --state, --log-level, --help, --version\)/);
+  assert.match(configError(() => parseCli(['--root'])), /flag --root needs a value/);
+  assert.match(configError(() => parseCli(['serve'])), /unexpected argument "serve"/);
+});
+
+test('a missing explicit --config is an error; a missing default file is fine', (t) => {
+  assert.match(configError(() => loadConfig({ configFile: '/nonexistent/skiffd.toml' })), /cannot read config file \/nonexistent\/skiffd\.toml: no such file/);
+  if (existsSync(DEFAULT_CONFIG_FILE)) {
+    t.skip(`${DEFAULT_CONFIG_FILE} exists on this machine`);
+    return;
+  }
+  assert.equal(loadConfig({}).configFile, undefined);
+});
+
+test('the binary: --help documents every flag and key, --version, bad config exits 2', async (t) => {
+  const help = await runSkiffd(['--help']);
+  assert.equal(help.code, 0);
+  for (const flag of ['--config', '--listen', '--root', '--state', '--log-level', '--help', '--version']) assert.ok(help.stdout.includes(flag), `--help lacks ${flag}`);
+  for (const key of KEYS) assert.ok(help.stdout.includes(key.key), `--help lacks config key ${key.key}`);
+  for (const key of ['registry.mirrors."HOST".endpoints', 'registry.configs."HOST".insecure', 'registry.configs."HOST".username', 'registry.configs."HOST".password']) {
+    assert.ok(help.stdout.includes(key), `--help lacks ${key}`);
+  }
+
+  const version = await runSkiffd(['--version']);
+  assert.equal(version.code, 0);
+  assert.match(version.stdout, new RegExp(`^skiffd ${pkg.version.replace(/\./g, '\\.')} `));
+
+  const dir = mkdtempSync(join(tmpdir(), 'skiffd-cfg-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'bad.toml');
+  writeFileSync(file, '[runtime]\ncgroup_driver = "none"\n');
+  const bad = await runSkiffd(['--config', file]);
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stderr, `skiffd: config file ${file}: runtime.cgroup_driver: expected one of cgroupfs, systemd, got "none"\n`);
+
+  const missing = await runSkiffd(['--config', join(dir, 'nope.toml')]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /cannot read config file .*nope\.toml: no such file/);
+
+  const flag = await runSkiffd(['--log-level', 'chatty']);
+  assert.equal(flag.code, 2);
+  assert.match(flag.stderr, /--log-level "chatty": expected one of debug, info, warn, error/);
+});
