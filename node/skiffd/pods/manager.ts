@@ -180,20 +180,41 @@ export class PodSandboxes implements PodSandboxStore {
     return lost;
   }
 
-  /** Undoes whatever a RunPodSandbox left behind for `id`, using only what is on disk. */
+  /**
+   * Undoes whatever a RunPodSandbox left behind for `id`, using only what is on disk. Every step is
+   * tried; if CNI DEL fails the record dir (with the saved attachment) stays, so a restart retries it.
+   */
   private async rollback(id: string): Promise<void> {
     const dir = this.recordDir(id);
-    const nsDir = this.nsDir(id);
+    const failures: string[] = [];
+    const step = async (what: string, fn: () => Promise<unknown>) => {
+      try {
+        await fn();
+      } catch (err) {
+        failures.push(`${what}: ${(err as Error).message}`);
+      }
+    };
+    await step('stop catatonit', async () => {
+      const init = await findPidInitByMarker(id);
+      if (init) await stopPidInit(init);
+    });
+    let networkReleased = true;
     const attachment = await readJson<NetworkAttachment>(join(dir, NETWORK_FILE)).catch(() => undefined);
-    const init = await findPidInitByMarker(id);
-    if (init) await stopPidInit(init);
     if (attachment) {
-      const mounts = await nsfsMounts();
-      await this.cni.del(attachment, mounts.has(attachment.netns));
+      await step('CNI DEL', async () => {
+        try {
+          const mounts = await nsfsMounts();
+          await this.cni.del(attachment, mounts.has(attachment.netns));
+        } catch (err) {
+          networkReleased = false;
+          throw err;
+        }
+      });
     }
-    await unpinNamespaces(['net', 'ipc', 'uts'].map((k) => join(nsDir, k)));
-    await rm(join(this.stateDir, id), { recursive: true, force: true });
-    await rm(dir, { recursive: true, force: true });
+    await step('unpin namespaces', () => unpinNamespaces(['net', 'ipc', 'uts'].map((k) => join(this.nsDir(id), k))));
+    await step('remove state dir', () => rm(join(this.stateDir, id), { recursive: true, force: true }));
+    if (networkReleased) await step('remove record dir', () => rm(dir, { recursive: true, force: true }));
+    if (failures.length > 0) throw new Error(failures.join('; '));
   }
 
   // ---- RPC operations ----
