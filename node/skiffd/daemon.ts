@@ -47,7 +47,8 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   ctx.pods = await openPods(ctx);
   ctx.containers = await openContainers(ctx);
 
-  const server = createGrpcServer(log);
+  const shuttingDown = new AbortController();
+  const server = createGrpcServer(log, shuttingDown.signal);
   server.add(RuntimeServiceDefinition, runtimeService(ctx));
   server.add(ImageServiceDefinition, imageService(ctx));
 
@@ -59,6 +60,7 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   const stop = (reason: string) =>
     (stopping ??= (async () => {
       log.info('shutting down', { reason });
+      shuttingDown.abort();
       let timer: NodeJS.Timeout | undefined;
       const drained = await Promise.race([
         server.shutdown().then(() => true),

@@ -21,10 +21,16 @@ function isAbortError(err: unknown): boolean {
   return err instanceof Error && err.name === 'AbortError';
 }
 
-export function errorMiddleware(log: Logger) {
+/**
+ * Logs every call (debug), turns stray exceptions into INTERNAL errors, and ends server streams when
+ * the daemon shuts down: their handlers see `call.signal` abort, so a long-lived stream (container
+ * events) finishes instead of holding up the drain; the client reconnects to the next daemon.
+ */
+export function errorMiddleware(log: Logger, shutdown?: AbortSignal) {
   return async function* rpcErrors<Req, Res>(call: ServerMiddlewareCall<Req, Res>, context: CallContext) {
     const method = call.method.path;
     const started = performance.now();
+    if (shutdown && call.method.responseStream) context = { ...context, signal: AbortSignal.any([context.signal, shutdown]) };
     try {
       const result = yield* call.next(call.request, context);
       if (log.enabled('debug')) log.debug('rpc', { method, ms: (performance.now() - started).toFixed(2) });
@@ -42,8 +48,10 @@ export function errorMiddleware(log: Logger) {
   };
 }
 
-export function createGrpcServer(log: Logger) {
-  return createServer({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES }).use(errorMiddleware(log));
+export function createGrpcServer(log: Logger, shutdown?: AbortSignal) {
+  return createServer({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES }).use(
+    errorMiddleware(log, shutdown),
+  );
 }
 
 /** Resolves true when something accepts connections on the socket. */

@@ -86,3 +86,21 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.match(d.logs(), /msg=stopped/);
   });
 }
+
+test('on SIGTERM an open server stream (container events) ends cleanly instead of holding up the drain', async (t) => {
+  const d = await startSkiffd();
+  t.after(() => d.cleanup());
+  const events = d.runtime.getContainerEvents({});
+  const ended = (async () => {
+    for await (const _ of events) {
+      /* no containers, so no events */
+    }
+    return 'ended';
+  })();
+  // A unary call on the same connection makes sure the stream is established before the signal.
+  assert.equal((await d.runtime.version({})).runtimeName, 'skiffd');
+  const exit = await d.stop('SIGTERM');
+  assert.deepEqual(exit, { code: 0, signal: null }, d.logs());
+  assert.equal(await ended, 'ended', 'the stream completes with OK, not an error');
+  assert.doesNotMatch(d.logs(), /drain timeout/);
+});
