@@ -18,7 +18,12 @@ let pubsub: PubSub<ChatTopics> | undefined;
 const redisUrl = process.env.REDIS_URL;
 if (redisUrl) {
   // Fail fast on a wrong URL instead of retrying forever in the background.
-  const connect = () => new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 3 });
+  const connect = () => {
+    const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 3 });
+    // ioredis reconnects on its own; report failures instead of letting them surface as unhandled.
+    client.on('error', (error: Error) => console.error(`Redis (${redisUrl}): ${error.message}`));
+    return client;
+  };
   const publisher = connect();
   const subscriber = connect();
   try {
