@@ -56,14 +56,23 @@ async function buildSea(mainScript, out) {
     const blob = join(work, 'skiffd.blob');
     const seaConfig = join(work, 'sea-config.json');
     await writeFile(seaConfig, JSON.stringify({ main: mainScript, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }));
-    execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio: ['ignore', 'ignore', 'inherit'] });
+    quietly(process.execPath, ['--experimental-sea-config', seaConfig]);
     await rm(out, { force: true });
     await copyFile(process.execPath, out);
-    const { inject } = await import('postject');
-    const { readFile } = await import('node:fs/promises');
-    await inject(out, 'NODE_SEA_BLOB', await readFile(blob), { sentinelFuse: SEA_FUSE });
+    // postject's CLI in a child: its ELF parser prints harmless section warnings we only want on failure.
+    const postject = join(root, 'node_modules', 'postject', 'dist', 'cli.js');
+    quietly(process.execPath, [postject, out, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
     await chmod(out, 0o755);
   } finally {
     await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Runs a build step, showing its output only if it fails. */
+function quietly(cmd, args) {
+  try {
+    execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  } catch (err) {
+    throw new Error(`${[cmd, ...args].join(' ')} failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
   }
 }
