@@ -2,6 +2,7 @@
 // Every key is declared once in KEYS below; that table drives validation, defaults and `--help`,
 // so an unknown key or a bad value is always reported with the key's name and what it accepts.
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
@@ -236,7 +237,7 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
     }
     case 'address': {
       const addr = text();
-      return /^[0-9.]+$/.test(addr) || addr.includes(':') ? addr : fail('an IP address such as 127.0.0.1 or ::1');
+      return isIP(addr) !== 0 ? addr : fail('an IP address such as 127.0.0.1 or ::1');
     }
     case 'port': {
       const port = typeof value === 'string' && cwd !== undefined ? Number(value) : value;

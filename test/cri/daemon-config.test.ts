@@ -97,6 +97,7 @@ test('mistakes in the file name the key and what it accepts', () => {
     ['root = "relative/dir"', /root: expected an absolute path, got "relative\/dir"/],
     ['root = 5', /root: expected a string, got 5/],
     ['listen = "tcp://127.0.0.1:1234"', /listen: expected a unix socket: unix:\/\/\/absolute\/path/],
+    ['[streaming]\naddress = "localhost:10010"', /streaming\.address: expected an IP address such as 127\.0\.0\.1 or ::1, got "localhost:10010"/],
     ['[streaming]\nport = 70000', /streaming\.port: expected an integer port from 0 to 65535, got 70000/],
     ['[cni]\nbin_dir = []', /cni\.bin_dir: expected at least one directory/],
     ['runtime = "runc"', /"runtime" must be a table/],
