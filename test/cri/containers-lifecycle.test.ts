@@ -1,0 +1,399 @@
+// Real containers (runc + conmon) driven through the container subsystem, against a pod record that
+// uses the host's network/IPC/UTS and a busybox rootfs as the only image layer: exit codes and
+// reasons, CRI logs, ExecSync, stats, resource updates, log reopen, stop timeouts, restart recovery
+// after kill -9 of the process holding the subsystem, and error codes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, rmdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ServerError, Status } from 'nice-grpc-common';
+import { ContainerConfig, ContainerEventType, ContainerState, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
+import { needs } from '../support/prereq.ts';
+import { makeBusyboxRootfs } from '../support/rootfs.ts';
+import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
+import { containerStats } from '../../node/skiffd/containers/cri.ts';
+import { makeOciRuntime } from '../../node/skiffd/oci/index.ts';
+import { isMountPoint, rootfsDirs } from '../../node/skiffd/containers/rootfs.ts';
+import { allCgroupDirs, controllerDir } from '../../node/skiffd/cgroups/layout.ts';
+import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
+
+const IMAGE_ID = `sha256:${'b'.repeat(64)}`;
+
+interface Fixture {
+  dir: string;
+  root: string;
+  state: string;
+  logDir: string;
+  cgroupParent: string;
+  pod: PodSandboxRecord;
+  rootfsDir: string;
+  open(): Promise<ContainerManager>;
+  cleanup(): Promise<void>;
+}
+
+function fixture(): Fixture {
+  // Short paths: conmon's attach socket path must fit in sockaddr_un.
+  const dir = mkdtempSync('/tmp/skc-');
+  const rootfs = makeBusyboxRootfs({ parent: dir });
+  const cgroupParent = `/skiff-test-${randomBytes(4).toString('hex')}`;
+  const logDir = join(dir, 'logs');
+  const pod = {
+    id: randomBytes(32).toString('hex'),
+    metadata: { name: 'pod', uid: randomBytes(8).toString('hex'), namespace: 'default', attempt: 0 },
+    state: 'SANDBOX_READY',
+    createdAt: 0n,
+    labels: {},
+    annotations: {},
+    logDirectory: logDir,
+    hostname: 'testpod',
+    namespaces: {},
+    networkMode: 'NODE',
+    ipcMode: 'NODE',
+    pidMode: 'CONTAINER',
+    cgroupParent,
+    runtimeHandler: '',
+    resolvConfPath: '',
+    hostnamePath: '',
+    hostsPath: '',
+    ip: '',
+    additionalIps: [],
+    config: undefined as never,
+  } satisfies PodSandboxRecord;
+  const managers: ContainerManager[] = [];
+  const f: Fixture = {
+    dir,
+    root: join(dir, 'root'),
+    state: join(dir, 'state'),
+    logDir,
+    cgroupParent,
+    pod,
+    rootfsDir: rootfs.dir,
+    async open() {
+      const m = new ContainerManager({
+        root: f.root,
+        state: f.state,
+        runtime: makeOciRuntime({ root: join(f.state, 'runc') }),
+        pods: { get: (id) => (id === pod.id ? pod : undefined) },
+        images: {
+          resolve: (name) => (name === 'busybox' || name === IMAGE_ID ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'], env: ['IMAGE_ENV=1'] } } : undefined),
+        },
+      });
+      await m.init();
+      managers.push(m);
+      return m;
+    },
+    async cleanup() {
+      const m = managers.at(-1) ?? (await f.open());
+      for (const r of await m.list()) await m.remove(r.record.id).catch(() => {});
+      for (const mm of managers) await mm.close();
+      // The parent cgroup is ours (runc removes each container's own); a dying task can hold it briefly.
+      for (const d of allCgroupDirs(cgroupParent)) {
+        for (let i = 0; existsSync(d); i++) {
+          try {
+            rmdirSync(d);
+          } catch (err) {
+            if (i >= 50) throw new Error(`cannot remove test cgroup ${d}: ${(err as Error).message}`);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return f;
+}
+
+function config(name: string, script: string, extra: DeepPartial<ContainerConfig> = {}): ContainerConfig {
+  return ContainerConfig.fromPartial({
+    metadata: { name, attempt: 0 },
+    image: { image: 'busybox' },
+    command: ['sh', '-c', script],
+    logPath: `${name}/0.log`,
+    labels: { app: name, tier: 'test' },
+    annotations: { 'note/x': name },
+    ...extra,
+  });
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const exited = (m: ContainerManager, id: string) =>
+  until(`container ${id.slice(0, 12)} to exit`, async () => {
+    const v = await m.status(id);
+    return v.state === ContainerState.CONTAINER_EXITED ? v : undefined;
+  });
+
+function grpcCode(code: Status, detail?: RegExp) {
+  return (err: unknown) => err instanceof ServerError && err.code === code && (!detail || detail.test(err.details));
+}
+
+interface LogLine {
+  time: string;
+  stream: string;
+  tag: string;
+  text: string;
+}
+
+function parseLog(text: string): LogLine[] {
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const m = /^(\S+) (stdout|stderr) ([FP]) (.*)$/.exec(line);
+      assert.ok(m, `not a CRI log line: ${JSON.stringify(line)}`);
+      return { time: m[1], stream: m[2], tag: m[3], text: m[4] };
+    });
+}
+
+test('containers: exit codes, reasons, CRI logs, status fields, list filters', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const ok = await m.create({ podSandboxId: f.pod.id, config: config('ok', 'echo one; echo two >&2; echo "three $IMAGE_ENV"; exit 0'), sandboxConfig: undefined });
+  const bad = await m.create({ podSandboxId: f.pod.id, config: config('bad', 'exit 3'), sandboxConfig: undefined });
+  assert.equal((await m.status(ok)).state, ContainerState.CONTAINER_CREATED);
+  await m.start(ok);
+  await m.start(bad);
+  const okView = await exited(m, ok);
+  const badView = await exited(m, bad);
+  assert.equal(okView.record.exitCode, 0);
+  assert.equal(okView.record.reason, 'Completed');
+  assert.equal(badView.record.exitCode, 3);
+  assert.equal(badView.record.reason, 'Error');
+  const r = okView.record;
+  assert.ok(BigInt(r.createdAt) <= BigInt(r.startedAt!) && BigInt(r.startedAt!) <= BigInt(r.finishedAt!), 'created <= started <= finished');
+  assert.equal(r.logPath, join(f.logDir, 'ok/0.log'));
+  assert.equal(r.imageId, IMAGE_ID);
+
+  const lines = parseLog(readFileSync(r.logPath, 'utf8'));
+  // stdout and stderr are separate pipes: order holds within a stream, not across them.
+  assert.deepEqual(lines.filter((l) => l.stream === 'stdout').map((l) => [l.tag, l.text]), [['F', 'one'], ['F', 'three 1']]);
+  assert.deepEqual(lines.filter((l) => l.stream === 'stderr').map((l) => [l.tag, l.text]), [['F', 'two']]);
+  for (const l of lines) assert.ok(!Number.isNaN(Date.parse(l.time)), `RFC 3339 time: ${l.time}`);
+
+  // A second start is refused; the state machine does not go backwards.
+  await assert.rejects(m.start(ok), grpcCode(Status.FAILED_PRECONDITION));
+  const all = await m.list();
+  assert.deepEqual(all.map((v) => v.record.id).sort(), [ok, bad].sort());
+  assert.ok(all.every((v) => v.state === ContainerState.CONTAINER_EXITED));
+});
+
+test('containers: ExecSync output and exit code, timeout kills the command, stats, resource update, log reopen', { timeout: 90_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const id = await m.create({
+    podSandboxId: f.pod.id,
+    config: config('svc', 'i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.1; done', { linux: { resources: { memoryLimitInBytes: 64n << 20n } } }),
+    sandboxConfig: undefined,
+  });
+  await m.start(id);
+  assert.equal((await m.status(id)).state, ContainerState.CONTAINER_RUNNING);
+
+  const r1 = await m.execSync(id, ['sh', '-c', 'echo out; echo err >&2; exit 5'], 0);
+  assert.equal(r1.stdout.toString(), 'out\n');
+  assert.equal(r1.stderr.toString(), 'err\n');
+  assert.equal(r1.exitCode, 5);
+
+  await assert.rejects(m.execSync(id, ['sh', '-c', 'sleep 30; echo never'], 1), grpcCode(Status.DEADLINE_EXCEEDED, /timed out/));
+  // The timed-out command and its children are gone, not left running in the container.
+  const ps = await until('timed-out exec to be killed', async () => {
+    const out = (await m.execSync(id, ['ps', '-o', 'args'], 5)).stdout.toString();
+    return out.includes('sleep 30') ? undefined : out;
+  });
+  assert.ok(!ps.includes('sleep 30'));
+
+  // Stats: CPU time and memory from the container's cgroup, bytes in the writable layer.
+  await m.execSync(id, ['sh', '-c', 'dd if=/dev/zero of=/big bs=1024 count=512 2>/dev/null; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'], 30);
+  const stats = await containerStats(m, await m.status(id));
+  const big = (v: string | number | bigint | undefined) => BigInt(v ?? 0);
+  assert.ok(big(stats.cpu?.usageCoreNanoSeconds?.value) > 0n, 'cpu usage');
+  assert.ok(big(stats.memory?.workingSetBytes?.value) > 0n, 'memory working set');
+  assert.ok(big(stats.writableLayer?.usedBytes?.value) >= 512n * 1024n, 'writable layer holds /big');
+  assert.equal(stats.memory?.availableBytes !== undefined, true, 'available bytes under a limit');
+
+  // Resource update: runc update reaches the cgroup and the record.
+  await m.updateResources(id, { cpuPeriod: 100000n, cpuQuota: 50000n, cpuShares: 256n, memoryLimitInBytes: 96n << 20n, oomScoreAdj: 0n, cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: 0n });
+  const rec = (await m.status(id)).record;
+  assert.equal(rec.resources.memoryLimitInBytes, String(96n << 20n));
+  const memDir = controllerDir('memory', rec.cgroupsPath);
+  if (memDir && existsSync(join(memDir, 'memory.limit_in_bytes'))) {
+    assert.equal(readFileSync(join(memDir, 'memory.limit_in_bytes'), 'utf8').trim(), String(96 << 20));
+  } else if (memDir && existsSync(join(memDir, 'memory.max'))) {
+    assert.equal(readFileSync(join(memDir, 'memory.max'), 'utf8').trim(), String(96 << 20));
+  }
+
+  // Log rotation: move the file away, reopen, new lines land in a fresh file.
+  const logPath = rec.logPath;
+  await until('first log lines', async () => existsSync(logPath) && readFileSync(logPath, 'utf8').includes('tick 2'));
+  renameSync(logPath, `${logPath}.1`);
+  await m.reopenLog(id);
+  const fresh = await until('lines in the reopened log', async () => (existsSync(logPath) ? parseLog(readFileSync(logPath, 'utf8')).filter((l) => l.tag === 'F') : []).length >= 2 && readFileSync(logPath, 'utf8'));
+  const before = parseLog(readFileSync(`${logPath}.1`, 'utf8')).map((l) => Number(l.text.split(' ')[1]));
+  const after = parseLog(fresh).map((l) => Number(l.text.split(' ')[1]));
+  assert.equal(after[0], before.at(-1)! + 1, 'no line lost or repeated across the reopen');
+
+  await m.stop(id, 5);
+  await assert.rejects(m.reopenLog(id), grpcCode(Status.FAILED_PRECONDITION));
+  await assert.rejects(m.execSync(id, ['true'], 1), grpcCode(Status.FAILED_PRECONDITION, /not running/));
+});
+
+test('containers: StopContainer honours the stop signal, kills after the timeout, is idempotent; RemoveContainer cleans up', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const polite = await m.create({ podSandboxId: f.pod.id, config: config('polite', 'trap "echo bye; exit 0" TERM; while true; do sleep 0.1; done'), sandboxConfig: undefined });
+  // sleep as PID 1 has no SIGTERM handler: the kernel ignores the signal, only SIGKILL ends it.
+  const stubborn = await m.create({ podSandboxId: f.pod.id, config: config('stubborn', 'exec sleep 1000'), sandboxConfig: undefined });
+  const neverStarted = await m.create({ podSandboxId: f.pod.id, config: config('idle', 'true'), sandboxConfig: undefined });
+  await m.start(polite);
+  await m.start(stubborn);
+  await until('trap installed', async () => (await m.execSync(polite, ['true'], 5)).exitCode === 0);
+  await new Promise((r) => setTimeout(r, 300));
+
+  await m.stop(polite, 10);
+  const p = await m.status(polite);
+  assert.equal(p.state, ContainerState.CONTAINER_EXITED);
+  assert.equal(p.record.exitCode, 0);
+  assert.match(readFileSync(p.record.logPath, 'utf8'), /stdout F bye/);
+
+  await m.stop(stubborn, 1);
+  const s = await m.status(stubborn);
+  assert.equal(s.record.exitCode, 137, 'SIGKILLed after the timeout');
+  await m.stop(stubborn, 1); // again: fine
+
+  await m.stop(neverStarted, 0);
+  assert.equal((await m.status(neverStarted)).state, ContainerState.CONTAINER_EXITED);
+
+  const paths = m.paths(stubborn);
+  assert.ok(await isMountPoint(paths.merged));
+  await m.remove(stubborn);
+  await m.remove(stubborn); // idempotent
+  assert.equal(await isMountPoint(paths.merged), false, 'rootfs unmounted');
+  assert.equal(existsSync(paths.dir), false, 'container dir removed');
+  await assert.rejects(m.status(stubborn), grpcCode(Status.NOT_FOUND, new RegExp(stubborn)));
+  // A removed container's name is free again.
+  const again = await m.create({ podSandboxId: f.pod.id, config: config('stubborn', 'true'), sandboxConfig: undefined });
+  assert.notEqual(again, stubborn);
+
+  // Removing a running container kills it first.
+  await m.start(again);
+  const running = await m.create({ podSandboxId: f.pod.id, config: config('running', 'exec sleep 1000'), sandboxConfig: undefined });
+  await m.start(running);
+  await m.removeAllInPod(f.pod.id);
+  assert.deepEqual(m.listByPod(f.pod.id), []);
+  const runcRoot = join(f.state, 'runc');
+  assert.deepEqual((await readdir(runcRoot)).filter((n) => !n.startsWith('.')), [], 'no runc state left');
+});
+
+test('containers: errors name what is wrong', { timeout: 30_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const missing = 'f'.repeat(64);
+  await assert.rejects(m.status(missing), grpcCode(Status.NOT_FOUND, new RegExp(missing)));
+  await assert.rejects(m.start(missing), grpcCode(Status.NOT_FOUND, new RegExp(missing)));
+  await assert.rejects(m.stop(missing, 0), grpcCode(Status.NOT_FOUND, new RegExp(missing)));
+  await assert.rejects(m.execSync(missing, ['true'], 0), grpcCode(Status.NOT_FOUND, new RegExp(missing)));
+  await m.remove(missing); // idempotent
+  await assert.rejects(m.create({ podSandboxId: 'nopod', config: config('x', 'true'), sandboxConfig: undefined }), grpcCode(Status.NOT_FOUND, /nopod/));
+  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { image: { image: 'nosuch:1' } }), sandboxConfig: undefined }), grpcCode(Status.NOT_FOUND, /nosuch:1/));
+  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { linux: { securityContext: { capabilities: { addCapabilities: ['BOGUS'] } } } }), sandboxConfig: undefined }), grpcCode(Status.INVALID_ARGUMENT, /add_capabilities/));
+  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { mounts: [{ containerPath: '/x', hostPath: '/does/not/exist' }] }), sandboxConfig: undefined }), grpcCode(Status.INVALID_ARGUMENT, /mounts\[0\]\.host_path/));
+  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { linux: { securityContext: { runAsUsername: 'ghost' } } }), sandboxConfig: undefined }), grpcCode(Status.INVALID_ARGUMENT, /run_as_username/));
+  const id = await m.create({ podSandboxId: f.pod.id, config: config('dup', 'true'), sandboxConfig: undefined });
+  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('dup', 'true'), sandboxConfig: undefined }), grpcCode(Status.ALREADY_EXISTS, new RegExp(id)));
+  // Failed creates leave nothing behind.
+  assert.deepEqual((await readdir(join(f.root, 'containers'))).sort(), [id]);
+});
+
+test('containers: kill -9 of the daemon process; a restart finds running and exited containers in their true state', { timeout: 90_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  // The first "daemon" is a separate process that opens the subsystem, starts two containers and
+  // then gets SIGKILLed; conmon keeps both containers and their logs going meanwhile.
+  const spec = JSON.stringify({ root: f.root, state: f.state, pod: { ...f.pod, createdAt: '0' }, rootfs: f.rootfsDir, image: IMAGE_ID });
+  const script = `
+    import { ContainerManager } from ${JSON.stringify(new URL('../../node/skiffd/containers/manager.ts', import.meta.url).href)};
+    import { makeOciRuntime } from ${JSON.stringify(new URL('../../node/skiffd/oci/index.ts', import.meta.url).href)};
+    import { ContainerConfig } from ${JSON.stringify(new URL('../../proto/gen/runtime/v1/api.ts', import.meta.url).href)};
+    const s = JSON.parse(process.env.SPEC);
+    const m = new ContainerManager({ root: s.root, state: s.state, runtime: makeOciRuntime({ root: s.state + '/runc' }),
+      pods: { get: (id) => (id === s.pod.id ? s.pod : undefined) },
+      images: { resolve: () => ({ id: s.image, ref: s.image, layers: [s.rootfs], config: {} }) } });
+    await m.init();
+    const cfg = (name, script) => ContainerConfig.fromPartial({ metadata: { name }, image: { image: 'busybox' }, command: ['sh', '-c', script], logPath: name + '/0.log' });
+    const a = await m.create({ podSandboxId: s.pod.id, config: cfg('keeps', 'i=0; while true; do i=$((i+1)); echo "n $i"; sleep 0.1; done') });
+    const b = await m.create({ podSandboxId: s.pod.id, config: cfg('ends', 'while [ ! -e /tmp/go ]; do sleep 0.1; done; for i in 1 2 3; do echo "late $i"; done; exit 7') });
+    const c = await m.create({ podSandboxId: s.pod.id, config: cfg('halfway', 'true') });
+    await m.start(a);
+    await m.start(b);
+    console.log(JSON.stringify({ a, b, c }));
+    setInterval(() => {}, 1000);
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, SPEC: spec }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  t.after(() => child.kill('SIGKILL'));
+  const ids = await until('the first daemon to start its containers', async () => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]) as { a: string; b: string; c: string }) : child.exitCode !== null ? Promise.reject(new Error(`child died: ${err}`)) : undefined), 30_000);
+  child.kill('SIGKILL');
+  await until('the first daemon to die', async () => child.exitCode !== null || child.signalCode !== null);
+
+  // While no daemon runs: container b finishes (exit 7) and logs its last lines.
+  const bDir = join(f.root, 'containers', ids.b, 'rootfs');
+  writeFileSync(join(bDir, 'tmp/go'), 'go\n');
+  await until('b to exit while the daemon is down', async () => existsSync(join(f.state, 'exits', ids.b)));
+
+  // A half-done create (crash between the record and the runtime) is also on disk.
+  const half = randomBytes(32).toString('hex');
+  const halfDir = join(f.root, 'containers', half);
+  mkdirSync(join(halfDir, 'upper'), { recursive: true });
+  writeFileSync(join(halfDir, 'container.json'), JSON.stringify({ version: 1, id: half, phase: 'creating', fullName: 'half', lowerDirs: [f.rootfsDir] }));
+
+  const m = await f.open();
+  const a = await m.status(ids.a);
+  assert.equal(a.state, ContainerState.CONTAINER_RUNNING, 'a kept running');
+  const b = await m.status(ids.b);
+  assert.equal(b.state, ContainerState.CONTAINER_EXITED);
+  assert.equal(b.record.exitCode, 7);
+  assert.equal(b.record.reason, 'Error');
+  assert.ok(BigInt(b.record.finishedAt!) > BigInt(b.record.startedAt!));
+  assert.deepEqual(parseLog(readFileSync(b.record.logPath, 'utf8')).map((l) => l.text), ['late 1', 'late 2', 'late 3'], 'lines written while the daemon was down');
+  assert.equal((await m.status(ids.c)).state, ContainerState.CONTAINER_CREATED, 'created, never started');
+  assert.equal(existsSync(halfDir), false, 'half-done create cleaned up');
+
+  // a's log has no gap across the crash, and the new daemon still controls it.
+  const aLines = parseLog(readFileSync(a.record.logPath, 'utf8')).map((l) => Number(l.text.split(' ')[1]));
+  assert.deepEqual(aLines, aLines.map((_, i) => i + 1));
+  const exec = await m.execSync(ids.a, ['echo', 'still here'], 5);
+  assert.equal(exec.stdout.toString(), 'still here\n');
+  await m.start(ids.c);
+  await exited(m, ids.c);
+  await m.stop(ids.a, 0);
+  assert.equal((await m.status(ids.a)).record.exitCode, 137);
+  const events: number[] = [];
+  m.events.on('event', (e: { type: number }) => events.push(e.type));
+  await m.remove(ids.a);
+  assert.ok(events.includes(ContainerEventType.CONTAINER_DELETED_EVENT));
+  const rootfs = rootfsDirs(join(f.root, 'containers', ids.b)).merged;
+  await m.remove(ids.b);
+  assert.equal(await isMountPoint(rootfs), false);
+});
