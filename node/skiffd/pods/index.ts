@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import type { DaemonContext } from '../context.ts';
 import { Cni } from '../network/cni.ts';
-import { PodSandboxes, type PodContainerHooks } from './manager.ts';
+import { PodSandboxes } from './manager.ts';
 
 export { PodSandboxes } from './manager.ts';
 
@@ -18,7 +18,7 @@ export async function openPods(ctx: DaemonContext): Promise<PodSandboxes> {
     cni,
     log: ctx.log.child({ subsystem: 'pods' }),
     runtimeHandlers: () => [],
-    containers: () => (ctx as { containers?: PodContainerHooks }).containers,
+    containers: () => ctx.containers,
   });
   await pods.open();
   return pods;

@@ -1,0 +1,129 @@
+// PodSandboxStats CPU, memory and process count, read from the pod's cgroup parent on whatever cgroup
+// layout this host has (v1, v2 or hybrid): a busy process is started inside a test cgroup that the pod
+// names as its cgroup_parent.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, rmdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { cgroupLayout, cgroupfsPath, controllerDir, parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
+import { readCpu, readMemory, readProcessCount } from '../../node/skiffd/cgroups/stats.ts';
+import { needs } from '../support/prereq.ts';
+import { startSkiffd } from '../support/skiffd.ts';
+import { createTestNetwork, skiffdNetworkConfig } from '../support/netns.ts';
+import { podConfig } from '../support/pods.ts';
+
+test('cgroupfsPath expands systemd slice names', () => {
+  assert.equal(cgroupfsPath('kubepods-burstable-pod1234.slice'), '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice');
+  assert.equal(cgroupfsPath('/kubepods/burstable/pod1234'), '/kubepods/burstable/pod1234');
+  assert.equal(cgroupfsPath('kubepods'), '/kubepods');
+});
+
+const MOUNTS = {
+  v2: '30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n',
+  v1:
+    '32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n' +
+    '35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n' +
+    '40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n',
+  hybrid:
+    '35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n' +
+    '41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n',
+};
+
+test('cgroup layout: v1, v2 and hybrid mounts', () => {
+  const v2 = parseCgroupLayout(MOUNTS.v2, () => 'cpu memory pids');
+  assert.equal(v2.mode, 'v2');
+  assert.equal(controllerDir('memory', '/kubepods/pod1', v2), '/sys/fs/cgroup/kubepods/pod1');
+  const v1 = parseCgroupLayout(MOUNTS.v1, () => '');
+  assert.equal(v1.mode, 'v1');
+  assert.equal(controllerDir('cpuacct', '/kubepods/pod1', v1), '/sys/fs/cgroup/cpu,cpuacct/kubepods/pod1');
+  assert.equal(controllerDir('pids', '/kubepods/pod1', v1), undefined);
+  const hybrid = parseCgroupLayout(MOUNTS.hybrid, () => '');
+  assert.equal(hybrid.mode, 'hybrid');
+  assert.equal(controllerDir('memory', '/p', hybrid), '/sys/fs/cgroup/memory/p');
+});
+
+test('cgroup v2 and v1 stat files are read the same way', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-cgfiles-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const v2dir = join(dir, 'v2', 'pod');
+  mkdirSync(v2dir, { recursive: true });
+  writeFileSync(join(v2dir, 'cpu.stat'), 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n');
+  writeFileSync(join(v2dir, 'memory.current'), '10000\n');
+  writeFileSync(join(v2dir, 'memory.stat'), 'anon 4000\nfile 6000\ninactive_file 2500\npgfault 7\npgmajfault 1\n');
+  writeFileSync(join(v2dir, 'memory.max'), 'max\n');
+  writeFileSync(join(v2dir, 'pids.current'), '3\n');
+  const v2 = parseCgroupLayout(`30 23 0:26 / ${join(dir, 'v2')} rw - cgroup2 cgroup2 rw\n`, () => 'cpu memory pids');
+  assert.deepEqual(await readCpu('/pod', v2), { usageNs: 1_500_000n });
+  assert.deepEqual(await readMemory('/pod', v2), { usageBytes: 10000n, workingSetBytes: 7500n, rssBytes: 4000n, pageFaults: 7n, majorPageFaults: 1n, limitBytes: undefined });
+  assert.equal(await readProcessCount('/pod', v2), 3n);
+
+  const v1dir = join(dir, 'v1');
+  mkdirSync(join(v1dir, 'cpuacct', 'pod'), { recursive: true });
+  mkdirSync(join(v1dir, 'memory', 'pod'), { recursive: true });
+  writeFileSync(join(v1dir, 'cpuacct', 'pod', 'cpuacct.usage'), '42000\n');
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.usage_in_bytes'), '9000\n');
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.stat'), 'rss 1\ntotal_rss 3000\ntotal_inactive_file 1000\ntotal_pgfault 5\ntotal_pgmajfault 2\n');
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.limit_in_bytes'), '2000000\n');
+  const v1 = parseCgroupLayout(
+    `32 31 0:29 / ${join(v1dir, 'cpuacct')} rw - cgroup cgroup rw,cpuacct\n35 31 0:32 / ${join(v1dir, 'memory')} rw - cgroup cgroup rw,memory\n`,
+    () => '',
+  );
+  assert.deepEqual(await readCpu('/pod', v1), { usageNs: 42000n });
+  assert.deepEqual(await readMemory('/pod', v1), { usageBytes: 9000n, workingSetBytes: 8000n, rssBytes: 3000n, pageFaults: 5n, majorPageFaults: 2n, limitBytes: 2000000n });
+  assert.equal(await readProcessCount('/pod', v1), undefined, 'no pids hierarchy');
+  assert.equal(await readCpu('/missing', v1), undefined, 'a cgroup that does not exist has no stats');
+});
+
+test('PodSandboxStats reads CPU, memory and processes from the pod cgroup', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['unshare', 'nsenter', 'busybox'] })) return;
+  const layout = cgroupLayout();
+  t.diagnostic(`cgroup layout: ${layout.mode}`);
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-pods-stats-'));
+  const net = createTestNetwork(dir);
+  const cgroup = `/skiff-test-${randomBytes(4).toString('hex')}`;
+  // Only the controllers stats read (cpuset, for one, refuses tasks until it is configured).
+  const dirs = [...new Set(['cpu', 'cpuacct', 'memory', 'pids'].map((c) => controllerDir(c, cgroup, layout)).filter((d): d is string => !!d))];
+  for (const d of dirs) mkdirSync(d, { recursive: true });
+  // The busy loop joins the cgroup before it execs, so its memory is charged there.
+  const join_ = dirs.map((d) => `echo $$ > ${d}/cgroup.procs`).join(' && ');
+  const busy = spawn('sh', ['-c', `${join_} && exec busybox sh -c 'x=; while :; do x=$x.; [ \${#x} -gt 100000 ] && x=; done'`], { stdio: 'ignore' });
+  const d = await startSkiffd({ config: skiffdNetworkConfig(net) });
+  let podSandboxId = '';
+  t.after(async () => {
+    if (podSandboxId) await d.runtime.removePodSandbox({ podSandboxId }).catch(() => {});
+    busy.kill('SIGKILL');
+    await new Promise((r) => (busy.exitCode !== null || busy.signalCode !== null ? r(null) : busy.once('exit', r)));
+    await d.cleanup();
+    await net.cleanup();
+    for (const c of dirs) {
+      try {
+        rmdirSync(c);
+      } catch {
+        /* already gone */
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  ({ podSandboxId } = await d.runtime.runPodSandbox({ config: podConfig('stats-cg', { cgroupParent: cgroup }) }));
+  // Let the loop burn some CPU between two samples.
+  const procs = readFileSync(join(dirs[0], 'cgroup.procs'), 'utf8').trim();
+  assert.equal(procs, String(busy.pid), 'the busy process is in the test cgroup');
+  await new Promise((r) => setTimeout(r, 200));
+  const first = (await d.runtime.podSandboxStats({ podSandboxId })).stats!.linux!;
+  await new Promise((r) => setTimeout(r, 300));
+  const second = (await d.runtime.podSandboxStats({ podSandboxId })).stats!.linux!;
+
+  assert.ok(first.cpu!.usageCoreNanoSeconds!.value > 0n);
+  assert.ok(second.cpu!.usageCoreNanoSeconds!.value > first.cpu!.usageCoreNanoSeconds!.value, 'CPU time grows');
+  const nanoCores = second.cpu!.usageNanoCores!.value;
+  assert.ok(nanoCores > 100_000_000n && nanoCores < 2_000_000_000n, `a busy loop uses about one core: ${nanoCores} nanocores`);
+  assert.ok(second.memory!.usageBytes!.value > 0n, 'memory is charged to the cgroup');
+  assert.ok(second.memory!.workingSetBytes!.value > 0n);
+  assert.ok(second.memory!.workingSetBytes!.value <= second.memory!.usageBytes!.value);
+  if (layout.mode === 'v2' || layout.v1.has('pids')) assert.equal(second.process!.processCount!.value, 1n);
+  assert.equal(second.network!.defaultInterface!.name, 'eth0');
+});
