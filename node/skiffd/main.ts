@@ -58,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // Node would exit on SIGHUP (a closed terminal); a daemon must not. There is no live reload.
+    process.on('SIGHUP', () => log.warn('SIGHUP ignored: config reload is not supported; restart skiffd to apply changes'));
   });
 }
 

@@ -5,7 +5,7 @@ import { ServerError, Status } from 'nice-grpc-common';
 export const ISSUES = {
   pods: 'issue 5 "skiffd: real pods and containers"',
   streaming: 'issue 7 "streaming"',
-  images: 'issue 3 (images)',
+  images: 'issue 3 "skiffd images"',
   none: 'no issue plans it yet',
 } as const;
 
