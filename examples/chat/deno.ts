@@ -1,5 +1,5 @@
-// The chat example on Deno: `deno serve --allow-net examples/chat/deno.ts` (from a bundle, see the
-// README). One isolate: subscribers see mutations served by the same process.
+// The chat example on Deno: `deno serve --allow-net --allow-env=NODE_ENV examples/chat/deno.ts`.
+// One isolate: subscribers see the mutations this process serves (see the README for shared engines).
 import { withGraphQLWebSocket } from '../../edge/websocket-deno.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import { createChatSchema } from './schema.ts';
