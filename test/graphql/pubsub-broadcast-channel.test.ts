@@ -38,6 +38,27 @@ describe('BroadcastChannel pub/sub', () => {
     }
   });
 
+  it('reports and drops messages on the channel that are not its envelopes', async () => {
+    const prefix = `skiff-test-garbage-${process.pid}:`;
+    const errors: string[] = [];
+    const pubsub = createBroadcastChannelPubSub<Topics>({ prefix, onError: (error) => errors.push(String(error)) });
+    const stranger = new BroadcastChannel(`${prefix}news`);
+    try {
+      const news = pubsub.subscribe('news');
+      await pubsub.ready('news');
+      stranger.postMessage('not json');
+      stranger.postMessage('{"p": "no origin"}');
+      stranger.postMessage(JSON.stringify({ o: 'someone-else', p: { at: 'valid' } }));
+      assert.deepEqual((await within(news.next(), 2000, 'the valid message')).value, { at: 'valid' });
+      assert.equal(errors.length, 2, errors.join('\n'));
+      assert.match(errors[0], /undecodable message on topic "news"/);
+      assert.match(errors[1], /without an origin/);
+    } finally {
+      stranger.close();
+      await pubsub.close();
+    }
+  });
+
   it('connects worker threads that share no memory', async () => {
     const worker = new Worker(new URL('../fixtures/ws/broadcast-worker.mjs', import.meta.url));
     const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
