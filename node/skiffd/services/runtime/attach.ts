@@ -1,6 +1,12 @@
-// Attach: Hands out a streaming URL attached to a container's stdio. Not built yet: answers UNIMPLEMENTED.
+// Attach: checks the request and the container, then hands out a single-use URL on the streaming
+// server joined to the container's stdio through conmon (node/skiffd/streaming/).
 import type { AttachRequest, AttachResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { checkStreams, issueUrl, runningContainerId } from '../../streaming/rpc.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const attach: UnaryRpc<AttachRequest, AttachResponse> = async () => unimplemented('Attach', 'the streaming server (attach) is', 'streaming');
+export const attach: UnaryRpc<AttachRequest, AttachResponse> = async (ctx, request) => {
+  checkStreams('Attach', request);
+  const containerId = await runningContainerId(ctx, 'Attach', request.containerId);
+  const url = await issueUrl(ctx, { kind: 'attach', containerId, tty: request.tty, stdin: request.stdin, stdout: request.stdout, stderr: request.stderr });
+  return { url };
+};

@@ -1,0 +1,81 @@
+// Attach: joins the client to the stdio conmon holds for the container. conmon's attach socket is
+// SOCK_SEQPACKET: each packet it sends is one type byte (2 stdout, 3 stderr) and the data; what we
+// send is written to the container's stdin as is. Terminal resizes go to conmon's `ctl` FIFO as
+// `1 HEIGHT WIDTH\n`. For a StdinOnce container, the client's stdin EOF half-closes the socket,
+// which makes conmon close the container's stdin.
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { AttachStreamRequest } from '../requests.ts';
+import type { RemoteCommandIO, TerminalSize } from '../remotecommand.ts';
+import { loadSeqpacket } from './seqpacket.ts';
+import type { ContainerTarget } from './targets.ts';
+
+const STDOUT = 2;
+const STDERR = 3;
+/** conmon reads at most this much per packet. */
+const MAX_PACKET = 8192;
+
+export async function attachToContainer(target: ContainerTarget, request: AttachStreamRequest, io: RemoteCommandIO): Promise<void> {
+  const { SeqpacketSocket } = await loadSeqpacket();
+  const socket = new SeqpacketSocket();
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', (err: Error) => reject(new Error(`cannot connect to the attach socket of container ${target.id.slice(0, 12)}: ${err.message}`)));
+    try {
+      socket.connect(target.attachPath, () => resolve());
+    } catch (err) {
+      reject(new Error(`cannot connect to the attach socket of container ${target.id.slice(0, 12)} (${target.attachPath}): ${(err as Error).message}`));
+    }
+  });
+
+  return new Promise<void>((resolve) => {
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      io.signal.removeEventListener('abort', onAbort);
+      io.stdin?.unpipe();
+      io.stdin?.removeAllListeners('data');
+      socket.destroy();
+      resolve();
+    };
+    const onAbort = () => finish();
+    io.signal.addEventListener('abort', onAbort, { once: true });
+
+    socket.on('error', () => finish());
+    socket.on('end', () => finish());
+    socket.on('close', () => finish());
+    socket.on('data', (packet: Buffer) => {
+      if (packet.length < 1) return;
+      const payload = packet.subarray(1);
+      if (packet[0] === STDOUT) io.stdout?.write(payload);
+      else if (packet[0] === STDERR) (io.stderr ?? (request.tty ? io.stdout : undefined))?.write(payload);
+    });
+
+    if (io.stdin) {
+      if (target.stdin) {
+        io.stdin.on('data', (chunk: Buffer) => {
+          for (let off = 0; off < chunk.length && !done; off += MAX_PACKET) socket.write(chunk.subarray(off, off + MAX_PACKET));
+        });
+        io.stdin.on('end', () => {
+          if (target.stdinOnce && !done) socket.end();
+        });
+      } else {
+        io.stdin.resume(); // the container has no stdin: what the client types goes nowhere
+      }
+    }
+    if (request.tty) io.resize.subscribe((size) => void resizeTerminal(target.ctlPath, size));
+  });
+}
+
+/** Writes a resize to conmon's ctl FIFO; non-blocking, so a vanished conmon cannot hang us. */
+export async function resizeTerminal(ctlPath: string, size: TerminalSize): Promise<void> {
+  let handle;
+  try {
+    handle = await open(ctlPath, constants.O_WRONLY | constants.O_NONBLOCK);
+    await handle.write(`1 ${size.height} ${size.width}\n`);
+  } catch {
+    /* conmon gone (ENXIO) or no terminal: nothing to resize */
+  } finally {
+    await handle?.close();
+  }
+}

@@ -1,0 +1,119 @@
+// Exec: `runc exec` into the running container. Without a TTY the command's stdio are pipes. With a
+// TTY, runc needs a terminal as its own stdin (it copies between that terminal and the pty it makes
+// inside the container, and forwards SIGWINCH); util-linux `script` provides one. A resize sets the
+// size of script's pty with stty, and the kernel's SIGWINCH makes runc pass it into the container.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFile, readlink, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants as osConstants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecStreamRequest } from '../requests.ts';
+import type { RemoteCommandIO, TerminalSize } from '../remotecommand.ts';
+import type { ContainerTarget } from './targets.ts';
+
+function shellQuote(arg: string): string {
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+export async function execInContainer(target: ContainerTarget, request: ExecStreamRequest, io: RemoteCommandIO): Promise<number> {
+  if (request.cmd.length === 0) throw new Error('exec: no command given');
+  const pidFile = join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}.pid`);
+  const runcArgs = [`--root=${target.runtimeRoot}`, 'exec', '--pid-file', pidFile, ...(request.tty ? ['-t'] : []), target.id, ...request.cmd];
+  let child: ChildProcess;
+  if (request.tty) {
+    const line = ['exec', target.runtimePath, ...runcArgs].map((a, i) => (i === 0 ? a : shellQuote(a))).join(' ');
+    child = spawn('script', ['--quiet', '--flush', '--return', '--command', line, '/dev/null'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, SHELL: '/bin/sh' },
+      detached: true,
+    });
+  } else {
+    child = spawn(target.runtimePath, runcArgs, {
+      stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', io.stderr ? 'pipe' : 'ignore'],
+      detached: true,
+    });
+  }
+
+  const onAbort = () => void killExec(child, pidFile);
+  io.signal.addEventListener('abort', onAbort, { once: true });
+
+  if (io.stdin && child.stdin) {
+    child.stdin.on('error', () => {});
+    io.stdin.pipe(child.stdin);
+  } else child.stdin?.end();
+  if (child.stdout) {
+    if (io.stdout) child.stdout.pipe(io.stdout, { end: false });
+    else child.stdout.resume();
+  }
+  if (child.stderr) {
+    // With a TTY, script's own stderr carries only its diagnostics: keep them for the error.
+    if (io.stderr && !request.tty) child.stderr.pipe(io.stderr, { end: false });
+  }
+  let diagnostics = '';
+  if (request.tty) child.stderr?.setEncoding('utf8').on('data', (d: string) => (diagnostics += d));
+
+  if (request.tty) io.resize.subscribe((size) => void resizeScriptPty(child, size));
+
+  try {
+    const code = await new Promise<number>((resolve, reject) => {
+      child.once('error', (err) => reject(new Error(`cannot run ${request.tty ? 'script' : target.runtimePath}: ${err.message}`)));
+      child.once('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)));
+    });
+    if (request.tty && code !== 0 && diagnostics.trim()) throw new Error(diagnostics.trim());
+    return code;
+  } finally {
+    io.signal.removeEventListener('abort', onAbort);
+    await rm(pidFile, { force: true });
+  }
+}
+
+function signalNumber(signal: NodeJS.Signals): number {
+  return osConstants.signals[signal] ?? 0;
+}
+
+/** Kills the exec'd process group (runc setsid()s it) and runc itself. */
+async function killExec(child: ChildProcess, pidFile: string): Promise<void> {
+  const pid = Number.parseInt(await readFile(pidFile, 'utf8').catch(() => ''), 10);
+  if (pid > 0) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+  if (child.pid) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  }
+}
+
+/** The pty script made for runc: the terminal on runc's stdin (runc is script's child). */
+async function scriptPty(script: ChildProcess): Promise<string | undefined> {
+  if (!script.pid) return undefined;
+  const children = await readFile(`/proc/${script.pid}/task/${script.pid}/children`, 'utf8').catch(() => '');
+  for (const pid of children.split(/\s+/).filter(Boolean)) {
+    const tty = await readlink(`/proc/${pid}/fd/0`).catch(() => '');
+    if (tty.startsWith('/dev/pts/')) return tty;
+  }
+  return undefined;
+}
+
+async function resizeScriptPty(script: ChildProcess, size: TerminalSize): Promise<void> {
+  // The first size usually arrives before runc has started: wait for the pty briefly.
+  let pty: string | undefined;
+  for (let i = 0; i < 40 && !pty && script.exitCode === null; i++) {
+    pty = await scriptPty(script);
+    if (!pty) await new Promise((r) => setTimeout(r, 25));
+  }
+  if (!pty) return;
+  await new Promise<void>((resolve) => {
+    execFile('stty', ['-F', pty, 'rows', String(size.height), 'cols', String(size.width)], { timeout: 5_000 }, () => resolve());
+  });
+}

@@ -1,0 +1,70 @@
+// What the streaming backends need to know about containers and pods, read from the container
+// and pod subsystems' records. A structural interface, so tests and the daemon hand in the same
+// ContainerManager / pod store they already have.
+import { join } from 'node:path';
+import { ContainerState } from '../../../../proto/gen/runtime/v1/api.ts';
+import type { PodSandboxRecord } from '../../pods/types.ts';
+
+/** The container subsystem as the streaming code reads it (node/skiffd/containers/manager.ts). */
+export interface ContainerSource {
+  readonly socketDir: string;
+  readonly runtime: { readonly path: string; readonly root: string };
+  status(id: string): Promise<{ record: { id: string; tty: boolean; stdin: boolean; stdinOnce: boolean }; state: ContainerState }>;
+  paths(id: string): { bundle: string };
+}
+
+export interface PodSource {
+  get(podId: string): PodSandboxRecord | undefined;
+}
+
+export interface ContainerTarget {
+  id: string;
+  running: boolean;
+  tty: boolean;
+  stdin: boolean;
+  stdinOnce: boolean;
+  /** conmon's resize FIFO. */
+  ctlPath: string;
+  /** conmon's SOCK_SEQPACKET attach socket. */
+  attachPath: string;
+  runtimePath: string;
+  runtimeRoot: string;
+}
+
+/** Raised for a container or pod that does not exist or cannot take a stream now. */
+export class TargetError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'not-found' | 'not-running',
+  ) {
+    super(message);
+    this.name = 'TargetError';
+  }
+}
+
+export async function containerTarget(containers: ContainerSource, id: string): Promise<ContainerTarget> {
+  let view;
+  try {
+    view = await containers.status(id);
+  } catch (err) {
+    throw new TargetError((err as Error).message || `container "${id}" not found`, 'not-found');
+  }
+  const fullId = view.record.id;
+  return {
+    id: fullId,
+    running: view.state === ContainerState.CONTAINER_RUNNING,
+    tty: view.record.tty,
+    stdin: view.record.stdin,
+    stdinOnce: view.record.stdinOnce,
+    ctlPath: join(containers.paths(fullId).bundle, 'ctl'),
+    attachPath: join(containers.socketDir, fullId, 'attach'),
+    runtimePath: containers.runtime.path,
+    runtimeRoot: containers.runtime.root,
+  };
+}
+
+export async function runningContainer(containers: ContainerSource, id: string): Promise<ContainerTarget> {
+  const target = await containerTarget(containers, id);
+  if (!target.running) throw new TargetError(`container ${target.id.slice(0, 12)} is not running`, 'not-running');
+  return target;
+}
