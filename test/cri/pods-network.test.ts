@@ -16,6 +16,7 @@ import {
   freePort,
   inNamespaces,
   linkExists,
+  mountTypeAt,
   natRulesMentioning,
   nsfsMountsUnder,
   readFromPort,
@@ -86,6 +87,7 @@ test('pod sandboxes on a CNI network', { timeout: 120_000 }, async (t) => {
     assert.ok(pod.namespaces.net && pod.namespaces.ipc && pod.namespaces.uts, JSON.stringify(pod.namespaces));
     assert.equal(pod.namespaces.pid, undefined, 'no shared PID namespace unless asked');
     assert.equal(nsfsMountsUnder(d.state).length, 3, 'net, ipc and uts are pinned as bind mounts');
+    assert.equal(mountTypeAt(pod.files.shm!), 'tmpfs', 'the pod has a shared /dev/shm tmpfs');
 
     const addr = await inNamespaces({ net: pod.namespaces.net }, ['ip', '-4', '-o', 'addr', 'show', 'dev', 'eth0']);
     assert.match(addr, new RegExp(`inet ${ip.replaceAll('.', '\\.')}/`));
@@ -135,6 +137,7 @@ test('pod sandboxes on a CNI network', { timeout: 120_000 }, async (t) => {
     await d.runtime.removePodSandbox({ podSandboxId: id });
     assert.equal((await grpcCode(d.runtime.podSandboxStatus({ podSandboxId: id }))).code, Status.NOT_FOUND);
     for (const kind of ['net', 'ipc', 'uts'] as const) assert.equal(existsSync(pod.namespaces[kind]!), false, `${kind} file removed`);
+    assert.equal(mountTypeAt(pod.files.shm!), undefined, 'shm tmpfs unmounted');
     assert.equal(nsfsMountsUnder(join(d.state, 'pods', id)).length, 0, 'no namespace mount left');
     assert.equal(existsSync(join(d.root, 'pods', id)), false, 'pod record dir removed');
     assert.equal(existsSync(join(d.state, 'pods', id)), false, 'pod state dir removed');

@@ -108,6 +108,7 @@ test('pod modes and restart safety', { timeout: 150_000 }, async (t) => {
     assert.deepEqual(pod.namespaces, {}, 'no namespace of its own');
     assert.equal(pod.network, null, 'no CNI for node-network pods');
     assert.equal(nsfsMountsUnder(join(d.state, 'pods', hostNet)).length, 0);
+    assert.equal(pod.files.shm, null, 'host IPC pods use the host /dev/shm');
     assert.equal(readFileSync(pod.files.hostname, 'utf8'), `${nodeHostname()}\n`);
     assert.equal(readFileSync(pod.files.resolvConf, 'utf8'), readFileSync('/etc/resolv.conf', 'utf8'));
     assert.equal(readFileSync(pod.files.hosts, 'utf8'), readFileSync('/etc/hosts', 'utf8'));

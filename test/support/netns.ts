@@ -65,6 +65,15 @@ export function nsfsMountsUnder(dir: string): string[] {
     .filter((mountPoint) => mountPoint.startsWith(dir));
 }
 
+/** The filesystem type mounted at exactly `path`, or undefined. */
+export function mountTypeAt(path: string): string | undefined {
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const dash = line.indexOf(' - ');
+    if (dash >= 0 && line.slice(0, dash).split(' ')[4] === path) return line.slice(dash + 3).split(' ')[0];
+  }
+  return undefined;
+}
+
 export async function linkExists(name: string): Promise<boolean> {
   return run('ip', ['link', 'show', 'dev', name], { timeout: 10_000 }).then(
     () => true,

@@ -57,6 +57,6 @@ export interface PodInfo {
   namespaces: { net?: string; ipc?: string; uts?: string; pid?: string };
   pid: number;
   cgroupParent: string;
-  files: { resolvConf: string; hostname: string; hosts: string };
+  files: { resolvConf: string; hostname: string; hosts: string; shm: string | null };
   network: null | { name: string; attached: boolean; netns: string; result?: { interfaces?: { name: string; sandbox?: string }[] } };
 }

@@ -129,6 +129,11 @@ export class PodSandboxes implements PodSandboxStore {
     return join(this.stateDir, id, 'ns');
   }
 
+  /** Everything mounted for a pod: the pinned namespaces and the shm tmpfs. */
+  private podMounts(id: string): string[] {
+    return [...['net', 'ipc', 'uts'].map((k) => join(this.nsDir(id), k)), join(this.stateDir, id, 'shm')];
+  }
+
   private async recover(): Promise<void> {
     const mounts = await nsfsMounts();
     const ids = new Set<string>();
@@ -211,7 +216,7 @@ export class PodSandboxes implements PodSandboxStore {
         }
       });
     }
-    await step('unpin namespaces', () => unpinNamespaces(['net', 'ipc', 'uts'].map((k) => join(this.nsDir(id), k))));
+    await step('unpin namespaces', () => unpinNamespaces(this.podMounts(id)));
     await step('remove state dir', () => rm(join(this.stateDir, id), { recursive: true, force: true }));
     if (networkReleased) await step('remove record dir', () => rm(dir, { recursive: true, force: true }));
     if (failures.length > 0) throw new Error(failures.join('; '));
@@ -252,7 +257,8 @@ export class PodSandboxes implements PodSandboxStore {
     await mkdir(dir, { recursive: true });
     try {
       const podNet = plan.networkMode === 'POD';
-      const pins = await pinNamespaces(this.nsDir(id), { net: podNet, ipc: plan.ipcMode === 'POD', uts: podNet, hostname: plan.hostname });
+      const shm = plan.ipcMode === 'POD' ? join(this.stateDir, id, 'shm') : undefined;
+      const pins = await pinNamespaces(this.nsDir(id), { net: podNet, ipc: plan.ipcMode === 'POD', uts: podNet, hostname: plan.hostname, shm });
       let network: PodEntry['internals']['network'];
       let ips = { ip: '', additionalIps: [] as string[] };
       if (podNet) {
@@ -295,6 +301,7 @@ export class PodSandboxes implements PodSandboxStore {
         resolvConfPath: paths.resolvConf,
         hostnamePath: paths.hostname,
         hostsPath: paths.hosts,
+        ...(shm ? { shmPath: shm } : {}),
         ip: ips.ip,
         additionalIps: ips.additionalIps,
         config: plan.config,
@@ -366,7 +373,7 @@ export class PodSandboxes implements PodSandboxStore {
       if (!entry) return;
       await this.teardown(entry);
       await this.options.containers?.()?.removeAllInPod(entry.id);
-      await unpinNamespaces(['net', 'ipc', 'uts'].map((k) => join(this.nsDir(entry.id), k)));
+      await unpinNamespaces(this.podMounts(entry.id));
       await rm(join(this.stateDir, entry.id), { recursive: true, force: true });
       if (entry.internals.ownsCgroup) {
         await removeCgroup(entry.cgroupParent).catch((err) => this.log.warn('cannot remove pod cgroup', { pod: entry.id, err }));
@@ -425,7 +432,7 @@ export class PodSandboxes implements PodSandboxStore {
       namespaceModes: { network: entry.networkMode, ipc: entry.ipcMode, pid: entry.pidMode },
       pid: entry.internals.pidInit?.pid ?? 0,
       cgroupParent: entry.cgroupParent,
-      files: { resolvConf: entry.resolvConfPath, hostname: entry.hostnamePath, hosts: entry.hostsPath },
+      files: { resolvConf: entry.resolvConfPath, hostname: entry.hostnamePath, hosts: entry.hostsPath, shm: entry.shmPath ?? null },
       network: entry.internals.network
         ? {
             name: entry.internals.network.attachment.network.name,

@@ -13,6 +13,8 @@ export interface PinRequest {
   uts: boolean;
   /** Written inside the new uts namespace. */
   hostname: string;
+  /** Where to mount the pod's shared /dev/shm tmpfs (pods with their own IPC namespace). */
+  shm?: string;
 }
 
 const TIMEOUT_MS = 10_000;
@@ -21,23 +23,30 @@ function unescapeMountPath(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
 }
 
-/** Mount points of namespace (nsfs) bind mounts, mapped to the namespace they hold (`net:[4026532179]`). */
-export async function nsfsMounts(): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
+/** Every mount point on the host, with its filesystem type and source root (`net:[4026532179]` for nsfs). */
+export async function mountPoints(): Promise<Map<string, { fstype: string; root: string }>> {
+  const out = new Map<string, { fstype: string; root: string }>();
   const text = await readFile('/proc/self/mountinfo', 'utf8');
   for (const line of text.split('\n')) {
     const dash = line.indexOf(' - ');
-    if (dash < 0 || !line.startsWith('nsfs ', dash + 3)) continue;
+    if (dash < 0) continue;
     const fields = line.slice(0, dash).split(' ');
-    out.set(unescapeMountPath(fields[4]), fields[3]);
+    out.set(unescapeMountPath(fields[4]), { fstype: line.slice(dash + 3).split(' ')[0], root: fields[3] });
   }
+  return out;
+}
+
+/** Mount points of namespace (nsfs) bind mounts, mapped to the namespace they hold. */
+export async function nsfsMounts(): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const [path, m] of await mountPoints()) if (m.fstype === 'nsfs') out.set(path, m.root);
   return out;
 }
 
 /** Creates the requested namespaces pinned at `dir/{net,ipc,uts}`; returns their paths. */
 export async function pinNamespaces(dir: string, request: PinRequest): Promise<Partial<Record<PinnableNamespace, string>>> {
   const kinds = (['net', 'ipc', 'uts'] as const).filter((k) => request[k]);
-  if (kinds.length === 0) return {};
+  if (kinds.length === 0 && !request.shm) return {};
   await mkdir(dir, { recursive: true });
   const paths: Partial<Record<PinnableNamespace, string>> = {};
   for (const kind of kinds) {
@@ -47,28 +56,29 @@ export async function pinNamespaces(dir: string, request: PinRequest): Promise<P
   const steps: string[] = ['set -e'];
   if (request.uts) steps.push(`printf '%s' "$1" > /proc/sys/kernel/hostname`);
   if (request.net) steps.push('ip link set lo up');
+  if (request.shm) steps.push(`mkdir -p "$2" && mount -t tmpfs -o nosuid,nodev,noexec,mode=1777,size=65536k shm "$2"`);
   const args = kinds.map((k) => `--${k}=${paths[k]}`);
-  await execChecked('unshare', [...args, '--', '/bin/sh', '-c', steps.join('\n'), 'skiff-pin', request.hostname], { timeoutMs: TIMEOUT_MS });
+  await execChecked('unshare', [...args, '--', '/bin/sh', '-c', steps.join('\n'), 'skiff-pin', request.hostname, request.shm ?? ''], { timeoutMs: TIMEOUT_MS });
   return paths;
 }
 
 /**
- * Unmounts and deletes pinned namespace files. Safe to repeat and on half-made pins. A namespace stays
- * alive while a process still uses it; the file going away only drops skiffd's reference.
+ * Unmounts and deletes pinned namespace files (and the pod's shm mount). Safe to repeat and on half-made
+ * pins. A namespace stays alive while a process still uses it; this only drops skiffd's reference.
  */
 export async function unpinNamespaces(paths: string[]): Promise<void> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const mounted = await nsfsMounts();
+    const mounted = await mountPoints();
     const busy = paths.filter((p) => mounted.has(p));
     if (busy.length === 0) break;
-    // Several in one umount; -l as a fallback if something holds the mount point open.
+    // Several in one umount; -l as a fallback if something holds a mount point open.
     const result = await execChecked('umount', busy, { timeoutMs: TIMEOUT_MS }).catch((err: Error) => err);
     if (result instanceof Error) await execChecked('umount', ['-l', ...busy], { timeoutMs: TIMEOUT_MS }).catch(() => {});
   }
-  const still = await nsfsMounts();
+  const still = await mountPoints();
   const stuck = paths.filter((p) => still.has(p));
-  if (stuck.length > 0) throw new Error(`cannot unmount pinned namespace(s) ${stuck.join(', ')}`);
-  for (const p of paths) await rm(p, { force: true });
+  if (stuck.length > 0) throw new Error(`cannot unmount ${stuck.join(', ')}`);
+  for (const p of paths) await rm(p, { force: true, recursive: true });
 }
 
 /** Sets sysctls inside the pod's namespaces (after CNI, so per-interface keys such as net.ipv4.conf.eth0.* exist). */

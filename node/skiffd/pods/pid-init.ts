@@ -15,7 +15,7 @@ export interface PidInit {
 
 const START_TIMEOUT_MS = 5_000;
 
-async function procStat(pid: number): Promise<{ state: string; startTime: string; ppid: number } | undefined> {
+async function procStat(pid: number): Promise<{ comm: string; state: string; startTime: string; ppid: number } | undefined> {
   let text: string;
   try {
     text = await readFile(`/proc/${pid}/stat`, 'utf8');
@@ -24,12 +24,12 @@ async function procStat(pid: number): Promise<{ state: string; startTime: string
   }
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   // fields[0] is stat field 3 (state); start time is field 22.
-  return { state: fields[0], ppid: Number(fields[1]), startTime: fields[19] };
+  return { comm: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), state: fields[0], ppid: Number(fields[1]), startTime: fields[19] };
 }
 
 export async function pidInitAlive(init: PidInit): Promise<boolean> {
   const stat = await procStat(init.pid);
-  return !!stat && stat.startTime === init.startTime && stat.state !== 'Z' && stat.state !== 'X';
+  return !!stat && stat.comm === 'catatonit' && stat.startTime === init.startTime && stat.state !== 'Z' && stat.state !== 'X';
 }
 
 export function pidNamespacePath(init: PidInit): string {

@@ -62,6 +62,8 @@ export interface PodSandboxRecord {
   resolvConfPath: string;
   hostnamePath: string;
   hostsPath: string;
+  /** The pod's shared /dev/shm (a tmpfs) when it has its own IPC namespace; absent for host IPC. */
+  shmPath?: string;
   /** Primary pod IP ('' for host-network pods or when the network gave none). */
   ip: string;
   additionalIps: string[];
