@@ -1,0 +1,373 @@
+// The image subsystem: pulls (with in-flight sharing per reference and per blob), the store of
+// records, blobs and unpacked layers, removal with garbage collection, and the queries the CRI
+// ImageService and the container runtime need.
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BlobStore, sha256 } from './blob-store.ts';
+import { ImageError } from './errors.ts';
+import { ImageStore } from './image-store.ts';
+import type { ImageConfigDoc, ImageRecord, ImageRunConfig, LayerRef } from './image-record.ts';
+import { LayerStore } from './layer-store.ts';
+import { parseManifestDoc, type Descriptor, type ManifestDoc } from './manifest.ts';
+import { formatPlatform, hostPlatform, pickPlatform } from './platform.ts';
+import { formatReference, parseReference, pullKey, repositoryName, type ImageReference } from './reference.ts';
+import { RegistryClient } from './registry-client.ts';
+import type { Credentials, RegistrySettings } from './registry-config.ts';
+import { mapLimit, Serial } from './serial.ts';
+import { StoreLayout } from './store-layout.ts';
+import { mountpointOf } from './fs-usage.ts';
+import type { Logger } from '../logger.ts';
+
+export interface ImageManagerOptions {
+  root: string;
+  registry: RegistrySettings;
+  log: Logger;
+  /** Layers downloaded and unpacked at once per pull. */
+  parallelLayers?: number;
+}
+
+export interface FsUsage {
+  mountpoint: string;
+  usedBytes: number;
+  inodesUsed: number;
+  timestampNs: bigint;
+}
+
+export class ImageManager {
+  readonly layout: StoreLayout;
+  private readonly blobs: BlobStore;
+  private readonly layers: LayerStore;
+  private readonly records: ImageStore;
+  private readonly serial = new Serial();
+  private readonly pulls = new Map<string, Promise<ImageRecord>>();
+  /** Blob digests and diff ids an in-progress pull or a running container holds on to. */
+  private readonly leases = new Map<string, number>();
+  private mountpoint: string | undefined;
+  /** How many registry downloads were started (tests and logs use it to see shared work). */
+  blobDownloads = 0;
+
+  private constructor(private readonly opts: ImageManagerOptions) {
+    this.layout = new StoreLayout(opts.root);
+    this.blobs = new BlobStore(this.layout);
+    this.layers = new LayerStore(this.layout);
+    this.records = new ImageStore(this.layout);
+  }
+
+  static async open(opts: ImageManagerOptions): Promise<ImageManager> {
+    const m = new ImageManager(opts);
+    await m.recover();
+    return m;
+  }
+
+  /** Startup: drop leftovers of interrupted pulls, load records, drop records missing a layer, sweep. */
+  private async recover(): Promise<void> {
+    const { log } = this.opts;
+    await rm(this.layout.tmpDir, { recursive: true, force: true });
+    await mkdir(this.layout.tmpDir, { recursive: true });
+    await mkdir(this.layout.blobsDir, { recursive: true });
+    const warn = (msg: string, fields?: Record<string, unknown>) => log.warn(msg, fields);
+    await this.layers.load(warn);
+    await this.records.load(warn);
+    for (const record of this.records.all()) {
+      const missing = record.layers.find((l) => !this.layers.has(l.diffId));
+      if (missing) {
+        log.warn('image record refers to a missing layer: forgetting the image (pull it again)', { image: record.id, layer: missing.diffId });
+        await this.records.delete(record);
+      }
+    }
+    const removed = await this.collectGarbage();
+    log.info('image store ready', { images: this.records.byId.size, layers: this.layers.layers.size, dir: this.layout.dir, swept: removed || undefined });
+  }
+
+  // ---- queries ----
+
+  list(filter?: string): ImageRecord[] {
+    if (filter) {
+      const found = this.records.find(filter);
+      return found ? [found] : [];
+    }
+    return this.records.all().sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** The record for an id, tag, repo digest or unique id prefix; undefined when absent. */
+  resolve(spec: string): ImageRecord | undefined {
+    return this.records.find(spec);
+  }
+
+  /** The record or a NotFound error naming the image. */
+  require(spec: string): ImageRecord {
+    const found = this.records.find(spec);
+    if (!found) throw new ImageError('not-found', `image "${spec}" is not present on this node: pull it first`);
+    return found;
+  }
+
+  /** Unpacked layer directories, lowest layer first. overlayfs wants them top first: see `lowerdir`. */
+  layerDirs(spec: string): string[] {
+    const record = this.require(spec);
+    return record.layers.map((l) => this.layers.fsDir(l.diffId));
+  }
+
+  /** The `lowerdir=` value for an overlay mount of the image (top layer first). */
+  lowerdir(spec: string): string {
+    return this.layerDirs(spec).reverse().join(':');
+  }
+
+  runConfig(spec: string): ImageRunConfig {
+    return this.require(spec).config.config ?? {};
+  }
+
+  /**
+   * Keeps an image's blobs and layers from garbage collection even after RemoveImage (a container
+   * is using them). Returns the release function. Leases live in memory: a restarted runtime
+   * takes them again for its containers.
+   */
+  retain(spec: string): () => void {
+    const record = this.require(spec);
+    const keys = [...record.blobs, ...record.layers.map((l) => l.diffId)];
+    this.lease(keys);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.unlease(keys);
+    };
+  }
+
+  async fsUsage(): Promise<FsUsage> {
+    this.mountpoint ??= await mountpointOf(this.layout.dir);
+    let usedBytes = 0;
+    let inodesUsed = 0;
+    for (const name of await readdir(this.layout.blobsDir).catch(() => [] as string[])) {
+      const st = await stat(join(this.layout.blobsDir, name)).catch(() => undefined);
+      if (!st) continue;
+      usedBytes += st.size;
+      inodesUsed++;
+    }
+    for (const info of this.layers.layers.values()) {
+      usedBytes += info.bytes;
+      inodesUsed += info.inodes;
+    }
+    inodesUsed += this.records.byId.size;
+    return { mountpoint: this.mountpoint, usedBytes, inodesUsed, timestampNs: BigInt(Date.now()) * 1_000_000n };
+  }
+
+  // ---- pull ----
+
+  /** Pulls `reference`; a second pull of the same reference while one runs shares its result. */
+  pull(reference: string, credentials?: Credentials): Promise<ImageRecord> {
+    const ref = parseReference(reference);
+    const key = pullKey(ref);
+    const running = this.pulls.get(key);
+    if (running) {
+      this.opts.log.info('joining a pull already in progress', { image: key });
+      return running;
+    }
+    const job = this.doPull(ref, credentials).finally(() => this.pulls.delete(key));
+    this.pulls.set(key, job);
+    return job;
+  }
+
+  private async doPull(ref: ImageReference, credentials: Credentials | undefined): Promise<ImageRecord> {
+    const started = Date.now();
+    const name = formatReference(ref);
+    const log = this.opts.log.child({ image: name });
+    const client = new RegistryClient(ref.registry, ref.repository, this.opts.registry, credentials);
+    log.info('pulling image', { endpoints: client.endpoints.map((e) => e.host).join(',') });
+
+    const top = await client.getManifest(ref.digest ?? ref.tag!);
+    const topDigest = sha256(top.body);
+    if (ref.digest && topDigest !== ref.digest) {
+      throw new ImageError('data-loss', `${name}: ${top.endpoint.host} served a manifest with digest ${topDigest}: refusing it`);
+    }
+    const where = `${name} (${top.endpoint.host})`;
+    const topDoc = parseManifestDoc(top.body, top.contentType, where);
+    const manifestBlobs: { digest: string; data: Buffer }[] = [{ digest: topDigest, data: top.body }];
+    let manifest: ManifestDoc;
+    let manifestDigest = topDigest;
+    if (topDoc.kind === 'index') {
+      const host = hostPlatform();
+      const picked = pickPlatform(topDoc.manifests, host);
+      if (!picked) {
+        const offered = topDoc.manifests.map((m) => (m.platform ? formatPlatform(m.platform) : 'unknown')).join(', ');
+        throw new ImageError('not-found', `${name} has no image for ${formatPlatform(host)} (it offers: ${offered || 'nothing'})`);
+      }
+      const child = await client.getManifest(picked.digest);
+      const childDigest = sha256(child.body);
+      if (childDigest !== picked.digest || child.body.length !== picked.size) {
+        throw new ImageError('data-loss', `${name}: manifest ${picked.digest} from ${child.endpoint.host} does not match its index entry (digest ${childDigest}, ${child.body.length} bytes): refusing it`);
+      }
+      const doc = parseManifestDoc(child.body, child.contentType || picked.mediaType, `${name} ${formatPlatform(picked.platform!)}`);
+      if (doc.kind !== 'manifest') throw new ImageError('failed-precondition', `${name}: an index entry points to another index`);
+      manifest = doc;
+      manifestDigest = childDigest;
+      manifestBlobs.push({ digest: childDigest, data: child.body });
+      log.info('picked platform manifest', { platform: formatPlatform(picked.platform!), manifest: childDigest });
+    } else {
+      manifest = topDoc;
+    }
+
+    const leased = [...manifestBlobs.map((b) => b.digest), manifest.config.digest, ...manifest.layers.map((l) => l.digest)];
+    this.lease(leased);
+    const leasedDiffIds: string[] = [];
+    try {
+      const fetchBlob = (d: Descriptor, progressLabel?: string) =>
+        this.blobs.ensure(
+          d.digest,
+          d.size,
+          async () => {
+            this.blobDownloads++;
+            return (await client.openBlob(d.digest)).body;
+          },
+          progressLabel ? this.progressLogger(log, progressLabel, d) : undefined,
+        );
+
+      await fetchBlob(manifest.config);
+      let config: ImageConfigDoc;
+      try {
+        config = JSON.parse((await this.blobs.read(manifest.config.digest)).toString('utf8'));
+      } catch {
+        throw new ImageError('failed-precondition', `${name}: image config ${manifest.config.digest} is not valid JSON`);
+      }
+      const diffIds = config.rootfs?.diff_ids ?? [];
+      if (diffIds.length !== manifest.layers.length) {
+        throw new ImageError('failed-precondition', `${name}: the config lists ${diffIds.length} layer diff ids, the manifest ${manifest.layers.length} layers`);
+      }
+      this.lease(diffIds);
+      leasedDiffIds.push(...diffIds);
+
+      let fetchedBytes = 0;
+      const layers: LayerRef[] = await mapLimit(manifest.layers, this.opts.parallelLayers ?? 3, async (layer, i) => {
+        const diffId = diffIds[i];
+        const ref: LayerRef = { digest: layer.digest, mediaType: layer.mediaType, size: layer.size, diffId };
+        if (this.layers.has(diffId)) {
+          log.debug('layer already present', { layer: layer.digest });
+          return ref;
+        }
+        const what = `layer ${i + 1}/${manifest.layers.length} (${layer.digest})`;
+        const t0 = Date.now();
+        const hadBlob = await this.blobs.has(layer.digest);
+        if (!hadBlob) log.info('downloading layer', { layer: layer.digest, index: i + 1, of: manifest.layers.length, bytes: layer.size });
+        await fetchBlob(layer, what);
+        const t1 = Date.now();
+        const info = await this.layers.ensure(diffId, layer.digest, this.blobs.path(layer.digest), `${name} ${what}`);
+        if (!hadBlob) fetchedBytes += layer.size;
+        log.info('layer ready', { layer: layer.digest, index: i + 1, of: manifest.layers.length, bytes: layer.size, unpackedBytes: info.bytes, downloadMs: t1 - t0, unpackMs: Date.now() - t1 });
+        return ref;
+      });
+
+      for (const b of manifestBlobs) await this.blobs.putBytes(b.digest, b.data);
+
+      const id = manifest.config.digest;
+      const repo = repositoryName(ref);
+      const tag = ref.digest ? undefined : `${repo}:${ref.tag}`;
+      const repoDigest = `${repo}@${topDigest}`;
+      const size = manifest.config.size + manifestBlobs[manifestBlobs.length - 1].data.length + manifest.layers.reduce((s, l) => s + l.size, 0);
+      const record = await this.serial.run(async () => {
+        if (tag) {
+          const previous = this.records.idForName(tag);
+          if (previous && previous !== id) {
+            const old = this.records.byId.get(previous);
+            if (old) {
+              await this.records.save({ ...old, repoTags: old.repoTags.filter((t) => t !== tag) });
+              log.info('tag moved to the new image', { tag, from: previous, to: id });
+            }
+          }
+        }
+        const existing = this.records.byId.get(id);
+        const next: ImageRecord = {
+          version: 1,
+          id,
+          repoTags: unique([...(existing?.repoTags ?? []), ...(tag ? [tag] : [])]),
+          repoDigests: unique([...(existing?.repoDigests ?? []), repoDigest]),
+          size,
+          manifestDigest,
+          manifestMediaType: manifest.mediaType,
+          layers,
+          blobs: unique([...(existing?.blobs ?? []), ...manifestBlobs.map((b) => b.digest), manifest.config.digest, ...manifest.layers.map((l) => l.digest)]),
+          config,
+          pulledAt: new Date().toISOString(),
+        };
+        await this.records.save(next);
+        return next;
+      });
+      log.info('pulled image', { id, layers: layers.length, bytes: size, downloadedBytes: fetchedBytes, ms: Date.now() - started });
+      return record;
+    } finally {
+      this.unlease(leased);
+      this.unlease(leasedDiffIds);
+    }
+  }
+
+  private progressLogger(log: Logger, what: string, d: Descriptor): ((bytes: number) => void) | undefined {
+    if (d.size < 16 * 1024 * 1024) return undefined;
+    let last = Date.now();
+    return (bytes) => {
+      const now = Date.now();
+      if (now - last < 5000) return;
+      last = now;
+      log.info('download progress', { layer: d.digest, what, bytes, of: d.size, percent: Math.floor((bytes / d.size) * 100) });
+    };
+  }
+
+  // ---- remove ----
+
+  /** Removes the image with all its tags; false when there was no such image. */
+  async remove(spec: string): Promise<boolean> {
+    return this.serial.run(async () => {
+      const record = this.records.find(spec);
+      if (!record) return false;
+      await this.records.delete(record);
+      const swept = await this.collectGarbageLocked();
+      this.opts.log.info('removed image', { id: record.id, tags: record.repoTags.join(',') || undefined, freedBlobs: swept.blobs, freedLayers: swept.layers });
+      return true;
+    });
+  }
+
+  private async collectGarbage(): Promise<number> {
+    const r = await this.serial.run(() => this.collectGarbageLocked());
+    return r.blobs + r.layers;
+  }
+
+  /** Deletes blobs and layers no record and no lease refers to. Runs inside `serial`. */
+  private async collectGarbageLocked(): Promise<{ blobs: number; layers: number }> {
+    const keep = new Set<string>(this.leases.keys());
+    for (const r of this.records.all()) {
+      for (const b of r.blobs) keep.add(b);
+      for (const l of r.layers) keep.add(l.diffId);
+    }
+    let blobs = 0;
+    let layers = 0;
+    for (const name of await readdir(this.layout.blobsDir).catch(() => [] as string[])) {
+      const digest = `sha256:${name}`;
+      if (keep.has(digest) || !/^[a-f0-9]{64}$/.test(name)) continue;
+      await this.blobs.remove(digest);
+      blobs++;
+    }
+    for (const diffId of [...this.layers.layers.keys()]) {
+      if (keep.has(diffId)) continue;
+      await this.layers.remove(diffId);
+      layers++;
+    }
+    return { blobs, layers };
+  }
+
+  private lease(keys: string[]): void {
+    for (const k of keys) this.leases.set(k, (this.leases.get(k) ?? 0) + 1);
+  }
+
+  private unlease(keys: string[]): void {
+    for (const k of keys) {
+      const n = (this.leases.get(k) ?? 0) - 1;
+      if (n <= 0) this.leases.delete(k);
+      else this.leases.set(k, n);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.pulls.values()]);
+  }
+}
+
+function unique(items: string[]): string[] {
+  return [...new Set(items)];
+}

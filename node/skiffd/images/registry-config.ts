@@ -1,0 +1,101 @@
+// What the daemon's config file says about registries: mirrors per registry host and per-host
+// credentials / TLS settings. Keys are registry hosts as they appear in image references
+// (`docker.io`, `registry.k8s.io`, `127.0.0.1:5000`).
+import { DOCKER_HUB, DOCKER_HUB_API_HOST } from './reference.ts';
+
+export interface RegistryHostConfig {
+  username?: string;
+  password?: string;
+  /** base64 of `username:password` */
+  auth?: string;
+  /** An OAuth2 refresh token, traded at the bearer realm for an access token. */
+  identityToken?: string;
+  /** Skip TLS verification, and fall back to plain HTTP when the host does not speak TLS. */
+  insecure?: boolean;
+}
+
+export interface RegistrySettings {
+  mirrors: Record<string, { endpoints: string[] }>;
+  configs: Record<string, RegistryHostConfig>;
+}
+
+export const emptyRegistrySettings = (): RegistrySettings => ({ mirrors: {}, configs: {} });
+
+export interface Endpoint {
+  /** Base URL up to and including `/v2`, no trailing slash. */
+  base: string;
+  /** `host[:port]` of the endpoint, the key for its settings. */
+  host: string;
+  /** Explicit scheme from the config, or undefined to use https (and http when insecure). */
+  scheme?: 'http' | 'https';
+  insecure: boolean;
+  isMirror: boolean;
+}
+
+/** Mirrors first, in the configured order, then the registry itself. */
+export function endpointsFor(registry: string, settings: RegistrySettings): Endpoint[] {
+  const out: Endpoint[] = [];
+  for (const raw of settings.mirrors[registry]?.endpoints ?? []) out.push(parseEndpoint(raw, settings, true));
+  const own = registry === DOCKER_HUB ? DOCKER_HUB_API_HOST : registry;
+  const ownConfig = settings.configs[registry] ?? settings.configs[own];
+  out.push({ base: `//${own}/v2`, host: own, insecure: ownConfig?.insecure === true, isMirror: false });
+  return out;
+}
+
+function parseEndpoint(raw: string, settings: RegistrySettings, isMirror: boolean): Endpoint {
+  const hasScheme = /^[a-z]+:\/\//i.test(raw);
+  const url = new URL(hasScheme ? raw : `https://${raw}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`registry mirror endpoint "${raw}": scheme must be http or https`);
+  }
+  let path = url.pathname.replace(/\/+$/, '');
+  if (!path.endsWith('/v2')) path += '/v2';
+  const host = url.host;
+  return {
+    base: `//${host}${path}`,
+    host,
+    scheme: hasScheme ? (url.protocol === 'http:' ? 'http' : 'https') : undefined,
+    insecure: settings.configs[host]?.insecure === true,
+    isMirror,
+  };
+}
+
+/** Credentials configured for a host, as username/password (or identity token). */
+export function configuredCredentials(host: string, settings: RegistrySettings): Credentials | undefined {
+  const config = settings.configs[host] ?? (host === DOCKER_HUB_API_HOST ? settings.configs[DOCKER_HUB] : undefined);
+  if (!config) return undefined;
+  return credentialsFrom(config);
+}
+
+export interface Credentials {
+  username?: string;
+  password?: string;
+  identityToken?: string;
+  /** A ready bearer token for the registry itself (CRI AuthConfig.registry_token). */
+  registryToken?: string;
+}
+
+export function credentialsFrom(source: {
+  username?: string;
+  password?: string;
+  auth?: string;
+  identityToken?: string;
+  registryToken?: string;
+}): Credentials | undefined {
+  let { username, password } = source;
+  if (!username && source.auth) {
+    const decoded = Buffer.from(source.auth, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) throw new Error('registry auth must be base64 of "username:password"');
+    username = decoded.slice(0, colon);
+    password = decoded.slice(colon + 1);
+  }
+  const creds: Credentials = {};
+  if (username) {
+    creds.username = username;
+    creds.password = password ?? '';
+  }
+  if (source.identityToken) creds.identityToken = source.identityToken;
+  if (source.registryToken) creds.registryToken = source.registryToken;
+  return Object.keys(creds).length ? creds : undefined;
+}
