@@ -10,7 +10,16 @@ import {
   type ServerOptions,
   type SubscribePayload,
 } from 'graphql-ws';
-import { GraphQLError, parse, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import {
+  GraphQLError,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
 
 export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
 
@@ -41,6 +50,8 @@ export interface GraphQLWebSocketOptions
   schema: GraphQLSchema;
   /** Replaces the default parse+validate step (see graphql-ws `onSubscribe`). */
   onSubscribe?: ServerOptions<ConnectionParams, GraphQLWebSocketExtra>['onSubscribe'];
+  /** Rules run after graphql-js's `specifiedRules` (as on the HTTP handler), e.g. a depth limit. */
+  validationRules?: readonly ValidationRule[];
   /**
    * Interval of protocol `ping` messages, in ms; a socket that sent nothing since the previous ping
    * is closed (1001), so dead peers release their subscriptions. 0 disables. Default 12,000.
@@ -84,12 +95,22 @@ function echoableCode(code: number | undefined): number {
 }
 
 export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): GraphQLWebSocketServer {
-  const { schema, keepAlive = 12_000, maxMessageSize = 1 << 20, maxBufferedBytes = 8 << 20, ...serverOptions } =
-    options;
+  const {
+    schema,
+    keepAlive = 12_000,
+    maxMessageSize = 1 << 20,
+    maxBufferedBytes = 8 << 20,
+    validationRules = [],
+    ...serverOptions
+  } = options;
   if (!schema || typeof schema.getQueryType !== 'function') {
     throw new TypeError('createGraphQLWebSocketServer: `schema` must be a GraphQLSchema');
   }
-  const documents = new DocumentCache(schema);
+  const documents = new DocumentCache(schema, {
+    parse: serverOptions.parse,
+    validate: serverOptions.validate,
+    rules: [...specifiedRules, ...validationRules],
+  });
   const core = makeServer<ConnectionParams, GraphQLWebSocketExtra>({
     ...serverOptions,
     onSubscribe: serverOptions.onSubscribe ?? ((_ctx, _id, payload) => documents.prepare(payload)),
@@ -207,12 +228,24 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
  * closes the socket when parsing throws).
  */
 class DocumentCache {
-  readonly #schema: GraphQLSchema;
-  readonly #valid = new Map<string, DocumentNode>();
   static readonly MAX = 500;
+  readonly #schema: GraphQLSchema;
+  readonly #parse: typeof parse;
+  readonly #validate: typeof validate;
+  readonly #rules: readonly ValidationRule[];
+  /** Custom parse/validate functions may depend on more than the text: then nothing is cached. */
+  readonly #cacheable: boolean;
+  readonly #valid = new Map<string, DocumentNode>();
 
-  constructor(schema: GraphQLSchema) {
+  constructor(
+    schema: GraphQLSchema,
+    options: { parse?: typeof parse; validate?: typeof validate; rules: readonly ValidationRule[] },
+  ) {
     this.#schema = schema;
+    this.#parse = options.parse ?? parse;
+    this.#validate = options.validate ?? validate;
+    this.#rules = options.rules;
+    this.#cacheable = !options.parse && !options.validate;
   }
 
   prepare(payload: SubscribePayload): ExecutionArgs | readonly GraphQLError[] {
@@ -228,15 +261,17 @@ class DocumentCache {
     if (cached) return { ...args, document: cached };
     let document: DocumentNode;
     try {
-      document = parse(payload.query);
+      document = this.#parse(payload.query);
     } catch (error) {
       if (error instanceof GraphQLError) return [error];
       throw error;
     }
-    const errors = validate(this.#schema, document);
+    const errors = this.#validate(this.#schema, document, this.#rules);
     if (errors.length > 0) return errors;
-    if (this.#valid.size >= DocumentCache.MAX) this.#valid.delete(this.#valid.keys().next().value as string);
-    this.#valid.set(payload.query, document);
+    if (this.#cacheable) {
+      if (this.#valid.size >= DocumentCache.MAX) this.#valid.delete(this.#valid.keys().next().value as string);
+      this.#valid.set(payload.query, document);
+    }
     return { ...args, document };
   }
 }
