@@ -31,6 +31,7 @@ export interface HttpResponse {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+const timedSockets = new WeakSet<object>();
 
 /** One request, following up to 5 redirects. Authorization is only sent to the original host. */
 export async function request(req: HttpRequest): Promise<HttpResponse> {
@@ -58,13 +59,15 @@ function once(url: URL, method: string, headers: Record<string, string>, body: s
   const agent = isHttps ? (req.insecure ? agents.httpsInsecure : agents.https) : agents.http;
   const timeout = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
-    const r = lib.request(url, { method, headers, agent, signal: req.signal }, (res) => {
-      // Keep the idle timeout while the caller streams the body.
-      res.socket?.setTimeout(timeout, () => res.destroy(new Error(`${url.host}: no data for ${timeout} ms`)));
-      res.on('end', () => res.socket?.setTimeout(0));
-      resolve(res);
+    const r = lib.request(url, { method, headers, agent, signal: req.signal }, resolve);
+    // One idle-timeout listener per (pooled) socket: it bounds connect, the answer and every read of
+    // the body, and destroys whatever request or response is using the socket then.
+    r.on('socket', (socket) => {
+      if (timedSockets.has(socket)) return;
+      timedSockets.add(socket);
+      socket.setTimeout(timeout);
+      socket.on('timeout', () => socket.destroy(new Error(`${url.host}: no data for ${timeout} ms`)));
     });
-    r.setTimeout(timeout, () => r.destroy(new Error(`${url.host}: no answer within ${timeout} ms`)));
     r.on('error', reject);
     r.end(body);
   });

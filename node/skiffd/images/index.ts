@@ -1,14 +1,17 @@
-// Entry point of the image subsystem (issue 3). STUB written by the daemon work so the wiring exists;
-// the images work owns this file and replaces the body. Contract with node/skiffd/daemon.ts:
-// `openImages(ctx)` runs once at startup (config in ctx.config, registry settings in
-// ctx.config.registry, persistent dir ctx.config.root) and its result becomes `ctx.images`;
-// `close()` runs at shutdown after the gRPC server has drained.
+// Entry point of the image subsystem: `openImages(ctx)` runs once at startup and its result becomes
+// `ctx.images`, the ImageManager the ImageService RPCs and the container runtime use.
 import type { DaemonContext } from '../context.ts';
+import { ImageManager } from './image-manager.ts';
 
-export interface ImageSubsystem {
-  close(): Promise<void>;
-}
+export type ImageSubsystem = ImageManager;
+export { ImageManager } from './image-manager.ts';
+export { ImageError } from './errors.ts';
+export type { ImageRecord, ImageRunConfig } from './image-record.ts';
 
-export async function openImages(_ctx: DaemonContext): Promise<ImageSubsystem | undefined> {
-  return undefined;
+export async function openImages(ctx: DaemonContext): Promise<ImageSubsystem> {
+  return ImageManager.open({
+    root: ctx.config.root,
+    registry: ctx.config.registry,
+    log: ctx.log.child({ subsystem: 'images' }),
+  });
 }

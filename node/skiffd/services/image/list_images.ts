@@ -1,6 +1,9 @@
-// ListImages: Lists stored images. Not built yet: answers UNIMPLEMENTED.
+// ListImages: every stored image, or the one the filter's image spec names.
 import type { ListImagesRequest, ListImagesResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
+import { imagesOf, toCriImage, withImageErrors } from './common.ts';
 
-export const listImages: UnaryRpc<ListImagesRequest, ListImagesResponse> = async () => unimplemented('ListImages', 'image listing is', 'images');
+export const listImages: UnaryRpc<ListImagesRequest, ListImagesResponse> = async (ctx, request) =>
+  withImageErrors('ListImages', async () => ({
+    images: imagesOf(ctx).list(request.filter?.image?.image || undefined).map(toCriImage),
+  }));

@@ -1,6 +1,22 @@
-// PullImage: Pulls an image from its registry. Not built yet: answers UNIMPLEMENTED.
+// PullImage: pulls an image from its registry (or a configured mirror) into the store.
 import type { PullImageRequest, PullImageResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
+import { credentialsFrom } from '../../images/registry-config.ts';
+import { imagesOf, requireImageName, withImageErrors } from './common.ts';
+import { ImageError } from '../../images/errors.ts';
 
-export const pullImage: UnaryRpc<PullImageRequest, PullImageResponse> = async () => unimplemented('PullImage', 'image pulling is', 'images');
+export const pullImage: UnaryRpc<PullImageRequest, PullImageResponse> = async (ctx, request) =>
+  withImageErrors('PullImage', async () => {
+    const name = requireImageName('PullImage', request.image?.image);
+    const a = request.auth;
+    let credentials;
+    try {
+      credentials = a
+        ? credentialsFrom({ username: a.username, password: a.password, auth: a.auth, identityToken: a.identityToken, registryToken: a.registryToken })
+        : undefined;
+    } catch (err) {
+      throw new ImageError('invalid-argument', `auth: ${(err as Error).message}`);
+    }
+    const record = await imagesOf(ctx).pull(name, credentials);
+    return { imageRef: record.id };
+  });

@@ -1,6 +1,10 @@
-// RemoveImage: Removes an image and all its tags. Not built yet: answers UNIMPLEMENTED.
+// RemoveImage: removes the image with all its tags; removing an absent image is not an error.
 import type { RemoveImageRequest, RemoveImageResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
+import { imagesOf, requireImageName, withImageErrors } from './common.ts';
 
-export const removeImage: UnaryRpc<RemoveImageRequest, RemoveImageResponse> = async () => unimplemented('RemoveImage', 'image removal is', 'images');
+export const removeImage: UnaryRpc<RemoveImageRequest, RemoveImageResponse> = async (ctx, request) =>
+  withImageErrors('RemoveImage', async () => {
+    await imagesOf(ctx).remove(requireImageName('RemoveImage', request.image?.image));
+    return {};
+  });
