@@ -3,7 +3,7 @@
 // without operators is no constraint. An operator given as an explicit null is ignored like an
 // absent one (upstream's explicit-null behaviour was an accident of sift, not a contract).
 import { GraphQLError } from 'graphql';
-import { compileSafeRegex, RegexError } from './safe-regex.ts';
+import { compileSafeRegex, RegexError, type SafeRegex } from './safe-regex.ts';
 
 export interface StringQueryOperatorInput {
   eq?: string | null;
@@ -14,6 +14,21 @@ export interface StringQueryOperatorInput {
 }
 
 type Test = (value: string) => boolean;
+
+// Compiled patterns are reused across requests (clients repeat the same filters); the cache is
+// bounded and simply dropped when full. Only successful compilations are kept.
+const REGEX_CACHE_LIMIT = 256;
+const regexCache = new Map<string, SafeRegex>();
+
+function compiledRegex(pattern: string): SafeRegex {
+  let re = regexCache.get(pattern);
+  if (!re) {
+    re = compileSafeRegex(pattern);
+    if (regexCache.size >= REGEX_CACHE_LIMIT) regexCache.clear();
+    regexCache.set(pattern, re);
+  }
+  return re;
+}
 
 function operatorTests(field: string, ops: StringQueryOperatorInput): Test[] {
   const tests: Test[] = [];
@@ -30,7 +45,7 @@ function operatorTests(field: string, ops: StringQueryOperatorInput): Test[] {
   }
   if (regex != null) {
     try {
-      const re = compileSafeRegex(regex);
+      const re = compiledRegex(regex);
       tests.push((v) => re.test(v));
     } catch (e) {
       if (!(e instanceof RegexError)) throw e;

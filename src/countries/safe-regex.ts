@@ -318,6 +318,29 @@ function compileProgram(root: Node): Instr[] {
   return prog;
 }
 
+/**
+ * Fast path for the common filter shapes (`^United`, `land$`, `Republic`): a literal with optional
+ * anchors becomes a string comparison, returning the same answer as the VM would.
+ */
+function asLiteral(root: Node): ((input: string) => boolean) | null {
+  const items = root.kind === 'seq' ? root.items : [root];
+  let text = '';
+  let start = false;
+  let end = false;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item.kind === 'assert' && item.what === 'start' && i === 0) start = true;
+    else if (item.kind === 'assert' && item.what === 'end' && i === items.length - 1) end = true;
+    else if (item.kind === 'char' && !item.set.negate && item.set.ranges.length === 1 && item.set.ranges[0][0] === item.set.ranges[0][1]) {
+      text += String.fromCharCode(item.set.ranges[0][0]);
+    } else return null;
+  }
+  if (start && end) return (input) => input === text;
+  if (start) return (input) => input.startsWith(text);
+  if (end) return (input) => input.endsWith(text);
+  return (input) => input.includes(text);
+}
+
 /** A compiled pattern: `test(s)` answers what `new RegExp(pattern).test(s)` would, in linear time. */
 export interface SafeRegex {
   readonly source: string;
@@ -335,7 +358,10 @@ export function compileSafeRegex(pattern: string): SafeRegex {
   } catch (e) {
     throw new RegexError((e as Error).message);
   }
-  const prog = compileProgram(new Parser(pattern).parse());
+  const root = new Parser(pattern).parse();
+  const literal = asLiteral(root);
+  if (literal) return { source: pattern, test: literal };
+  const prog = compileProgram(root);
   const size = prog.length;
   const mark = new Int32Array(size).fill(-1);
   const stack = new Int32Array(size * 2 + 2);
