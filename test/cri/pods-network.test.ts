@@ -177,7 +177,7 @@ test('pod sandboxes on a CNI network', { timeout: 120_000 }, async (t) => {
     const id = await run(podConfig('stats', { labels: { stats: 'yes' } }));
     const pod = await info(d, id);
     // Some traffic out of eth0 so tx counters move.
-    await inNamespaces({ net: pod.namespaces.net }, ['ping', '-c', '1', '-W', '1', net.subnet.replace(/0\/24$/, '1')]).catch(() => {});
+    await inNamespaces({ net: pod.namespaces.net }, ['busybox', 'ping', '-c', '1', '-W', '1', net.subnet.replace(/0\/24$/, '1')]).catch(() => {});
     const { stats } = await d.runtime.podSandboxStats({ podSandboxId: id });
     assert.equal(stats!.attributes!.id, id);
     assert.equal(stats!.linux!.network!.defaultInterface!.name, 'eth0');

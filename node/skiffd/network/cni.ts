@@ -60,13 +60,6 @@ export class CniNotReadyError extends Error {
   override name = 'CniNotReadyError';
 }
 
-export interface CniStatus {
-  ready: boolean;
-  reason: string;
-  message: string;
-  network?: string;
-}
-
 export interface CniOptions {
   confDir: string;
   binDirs: string[];
@@ -128,29 +121,6 @@ export class Cni {
       }
     }
     return undefined;
-  }
-
-  /** What Status reports as NetworkReady. */
-  async status(): Promise<CniStatus> {
-    let loaded: LoadedNetwork;
-    try {
-      loaded = await this.load();
-    } catch (err) {
-      return { ready: false, reason: 'NetworkPluginNotReady', message: `cannot read CNI config: ${(err as Error).message}` };
-    }
-    if (!loaded.network) {
-      return { ready: false, reason: 'NetworkPluginNotReady', message: `no usable CNI network config: ${loaded.problems.join('; ')}` };
-    }
-    const missing = requiredPluginTypes(loaded.network).filter((t) => !this.findPlugin(t));
-    if (missing.length > 0) {
-      return {
-        ready: false,
-        reason: 'NetworkPluginNotReady',
-        message: `CNI plugin(s) ${missing.join(', ')} needed by ${loaded.network.source} not found in ${this.binDirs.join(':')}`,
-        network: loaded.network.name,
-      };
-    }
-    return { ready: true, reason: '', message: '', network: loaded.network.name };
   }
 
   /** The attachment a pod would get now (the current config), to be stored before ADD runs. */
