@@ -11,6 +11,21 @@ import type { ExecStreamRequest } from '../requests.ts';
 import type { RemoteCommandIO, TerminalSize } from '../remotecommand.ts';
 import type { ContainerTarget } from './targets.ts';
 
+/** How long a TTY exec waits for the client's terminal size before starting with 80x24. */
+const INITIAL_SIZE_WAIT_MS = 1_000;
+const DEFAULT_SIZE: TerminalSize = { width: 80, height: 24 };
+
+function firstSize(io: RemoteCommandIO, waitMs: number): Promise<TerminalSize> {
+  if (io.resize.last) return Promise.resolve(io.resize.last);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(DEFAULT_SIZE), waitMs);
+    io.resize.subscribe((size) => {
+      clearTimeout(timer);
+      resolve(size);
+    });
+  });
+}
+
 function shellQuote(arg: string): string {
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
@@ -21,7 +36,10 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
   const runcArgs = [`--root=${target.runtimeRoot}`, 'exec', '--pid-file', pidFile, ...(request.tty ? ['-t'] : []), target.id, ...request.cmd];
   let child: ChildProcess;
   if (request.tty) {
-    const line = ['exec', target.runtimePath, ...runcArgs].map((a, i) => (i === 0 ? a : shellQuote(a))).join(' ');
+    // runc gives the container's terminal the size of its own at start: set it before runc runs,
+    // from the client's first resize (clients send it right away), so the command never sees 0x0.
+    const size = await firstSize(io, INITIAL_SIZE_WAIT_MS);
+    const line = `stty rows ${size.height} cols ${size.width} 2>/dev/null; ${['exec', target.runtimePath, ...runcArgs].map((a, i) => (i === 0 ? a : shellQuote(a))).join(' ')}`;
     child = spawn('script', ['--quiet', '--flush', '--return', '--command', line, '/dev/null'], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { ...process.env, SHELL: '/bin/sh' },
