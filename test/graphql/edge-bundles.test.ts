@@ -73,9 +73,13 @@ const cases: Case[] = [
   { name: 'another path', path: '/elsewhere' },
 ];
 
-/** Runs every case against `fetchFn` and compares with the in-process handler. */
-async function answersLikeNode(fetchFn: FetchFn) {
+/**
+ * Runs every case against `fetchFn` and compares with the in-process handler. The Vercel entries
+ * answer on any path (Vercel routes by file), so there the other-path case is left out.
+ */
+async function answersLikeNode(fetchFn: FetchFn, options: { anyPath?: boolean } = {}) {
   for (const c of cases) {
+    if (options.anyPath && c.path === '/elsewhere') continue;
     const expected = await countries.fetch(new Request(`http://localhost${c.path}`, c.init));
     const expectedText = await expected.text();
     const actual = await fetchFn(c.path, c.init);
@@ -142,6 +146,8 @@ describe('edge bundles', () => {
   test("Vercel edge-runtime: the script bundle's fetch listener", async (t) => {
     const edge = await startEdgeRuntime(bundle('vercel-edge-runtime.js'));
     t.after(() => edge.stop());
-    await answersLikeNode(edge.fetch);
+    await answersLikeNode(edge.fetch, { anyPath: true });
+    const res = await edge.fetch(`/api/graphql?query=${encodeURIComponent('{ country(code: "DE") { capital } }')}`);
+    assert.deepEqual(await res.json(), { data: { country: { capital: 'Berlin' } } });
   });
 });

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { within } from './graphql-fixtures.ts';
 
@@ -58,7 +58,8 @@ export async function startDeno(serveArgs: string[], options: { cwd?: string; st
 /** workerd through Miniflare, loading the bundle as a module worker. */
 export async function startWorkerd(bundle: string, compatibilityDate: string, startupMs = 30_000): Promise<RunningRuntime> {
   const { Miniflare } = await import('miniflare');
-  const mf = new Miniflare({ modules: true, scriptPath: bundle, compatibilityDate });
+  // modulesRoot: workerd refuses module paths outside it, and it defaults to the working directory.
+  const mf = new Miniflare({ modules: true, scriptPath: bundle, modulesRoot: dirname(bundle), compatibilityDate });
   const origin = 'http://localhost';
   try {
     await within(startupMs, 'workerd (Miniflare) did not become ready', mf.ready);
