@@ -1,0 +1,109 @@
+// Command-line flags of `npm run bench:cri` (tsx bench/cri/run.ts).
+import { resolve } from 'node:path';
+import type { PeerName } from './peer.ts';
+import type { SkiffdBuild } from './skiffd-peer.ts';
+
+export interface BenchArgs {
+  help: boolean;
+  samples: number;
+  warmup: number;
+  only?: PeerName;
+  json: boolean;
+  skiffd: SkiffdBuild;
+  memoryContainers: number;
+  rpcTimeoutMs: number;
+  timeoutS: number;
+  keep: boolean;
+}
+
+export const HELP = `Usage: npm run bench:cri -- [flags]      (or: tsx bench/cri/run.ts [flags]; needs root)
+
+Measures CRI call latency of skiffd and, when it is installed, of containerd through the same
+nice-grpc client in the same run, against a private docker-registry on loopback:
+  lifecycle, per sample: RunPodSandbox, CreateContainer (busybox), StartContainer, StopContainer,
+             RemoveContainer, StopPodSandbox, RemovePodSandbox
+  images, per sample:    PullImage (about 1 MB, shares no layer with anything kept), ListImages,
+             RemoveImage (so every pull is a full one)
+Prints p50/p90 in ms per call and runtime, the ratio skiffd/containerd, the targets from the design
+note, and memory: the daemon's idle RSS and what each running container adds (daemon + monitors).
+Everything runs under its own temp dir, sockets, CNI network (bridge + subnet) and runc root, and is
+removed at the end, also on errors and Ctrl-C.
+
+Flags:
+  --samples N            measured samples per call (default 30, at least 1)
+  --warmup N             untimed samples run first (default 2)
+  --only skiffd|containerd
+                         measure one runtime only
+  --json                 print the results as JSON on stdout (progress stays on stderr)
+  --skiffd-bin PATH      run this skiffd build (dist/skiffd.cjs or the executable dist/skiffd)
+                         instead of bundling the working tree (the default)
+  --from-source          run skiffd from the sources through tsx instead of a bundle
+  --memory-containers N  running containers for the per-container memory figure (default 10, 0 skips)
+  --rpc-timeout MS       deadline of every CRI call (default 30000)
+  --timeout S            the whole run stops itself after S seconds (default 1800)
+  --keep                 keep the temp dir (logs, configs) for inspection
+  -h, --help             this text
+
+containerd: the comparison runs when \`containerd\` is on PATH. To install it (Debian 12, 1.6.20):
+  apt-get install containerd
+The benchmark starts its own containerd with a generated config; the system service is not used.
+`;
+
+function int(flag: string, value: string | undefined, min: number): number {
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < min) throw new Error(`${flag} needs an integer >= ${min}, got ${value === undefined ? 'nothing' : JSON.stringify(value)}`);
+  return n;
+}
+
+export function parseArgs(argv: string[]): BenchArgs {
+  const a: BenchArgs = { help: false, samples: 30, warmup: 2, json: false, skiffd: { kind: 'bundle' }, memoryContainers: 10, rpcTimeoutMs: 30_000, timeoutS: 1800, keep: false };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].startsWith('--') && argv[i].includes('=') ? [argv[i].slice(0, argv[i].indexOf('=')), argv[i].slice(argv[i].indexOf('=') + 1)] : [argv[i], undefined];
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case '-h':
+      case '--help':
+        a.help = true;
+        break;
+      case '--samples':
+        a.samples = int(flag, value(), 1);
+        break;
+      case '--warmup':
+        a.warmup = int(flag, value(), 0);
+        break;
+      case '--only': {
+        const v = value();
+        if (v !== 'skiffd' && v !== 'containerd') throw new Error(`--only takes skiffd or containerd, got ${JSON.stringify(v)}`);
+        a.only = v;
+        break;
+      }
+      case '--json':
+        a.json = true;
+        break;
+      case '--skiffd-bin': {
+        const v = value();
+        if (!v) throw new Error('--skiffd-bin needs a path');
+        a.skiffd = { kind: 'binary', path: resolve(v) };
+        break;
+      }
+      case '--from-source':
+        a.skiffd = { kind: 'source' };
+        break;
+      case '--memory-containers':
+        a.memoryContainers = int(flag, value(), 0);
+        break;
+      case '--rpc-timeout':
+        a.rpcTimeoutMs = int(flag, value(), 100);
+        break;
+      case '--timeout':
+        a.timeoutS = int(flag, value(), 10);
+        break;
+      case '--keep':
+        a.keep = true;
+        break;
+      default:
+        throw new Error(`unknown argument ${JSON.stringify(argv[i])} (see --help)`);
+    }
+  }
+  return a;
+}

@@ -1,0 +1,25 @@
+// What the benchmark needs from a runtime under test: CRI clients on its socket, its daemon's pid,
+// the helper processes it keeps per pod/container (monitors, shims, sandbox holders) for the memory
+// numbers, and a teardown that leaves the host as it was.
+import type { Client } from 'nice-grpc';
+import type { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
+
+export type RuntimeClient = Client<typeof RuntimeServiceDefinition>;
+export type ImageClient = Client<typeof ImageServiceDefinition>;
+
+export type PeerName = 'skiffd' | 'containerd';
+
+export interface Peer {
+  name: PeerName;
+  /** e.g. "skiffd 0.1.0 (bundle)" / "containerd 1.6.20~ds1". */
+  description: string;
+  runtime: RuntimeClient;
+  images: ImageClient;
+  daemonPid: number;
+  /** Non-workload processes the runtime keeps for its pods and containers right now. */
+  helperPids(): number[];
+  /** The daemon's log so far (for error reports). */
+  logs(): string;
+  /** Removes every pod it still has, stops the daemon, unmounts, deletes its network and temp dir. */
+  teardown(): Promise<void>;
+}

@@ -1,0 +1,133 @@
+// Results: the per-call table with ratios and targets, memory, and the JSON shape of --json.
+import type { Memory } from './host.ts';
+import { mb } from './host.ts';
+import type { PerContainer } from './memory.ts';
+import type { PeerName } from './peer.ts';
+import { ms, ratio, table, type Summary } from './stats.ts';
+import { IMAGE_OPS, LIFECYCLE_OPS, type Op } from './workload.ts';
+
+/** containerd 1.6.20 on this machine kind (critest benchmark, 50 samples), from the design note. */
+export const CONTAINERD_ANCHOR: Partial<Record<Op, { p50: number; p90: number }>> = {
+  CreateContainer: { p50: 11.4, p90: 30.4 },
+  StartContainer: { p50: 72.1, p90: 108.9 },
+  StopContainer: { p50: 60.0, p90: 90.5 },
+  RemoveContainer: { p50: 3.4, p90: 11.8 },
+  RunPodSandbox: { p50: 169, p90: 222 },
+  StopPodSandbox: { p50: 168, p90: 224 },
+  RemovePodSandbox: { p50: 27, p90: 38 },
+  PullImage: { p50: 108, p90: 164 },
+  ListImages: { p50: 0.24, p90: 0.36 },
+};
+
+/** skiffd/containerd ratio each call must stay at or below (RemoveImage is measured, not targeted). */
+export const TARGET_RATIO: Partial<Record<Op, number>> = {
+  RunPodSandbox: 0.5,
+  CreateContainer: 1,
+  StartContainer: 1,
+  StopContainer: 1,
+  RemoveContainer: 1,
+  StopPodSandbox: 1,
+  RemovePodSandbox: 1,
+  PullImage: 1,
+  ListImages: 1,
+};
+
+export const ALL_OPS: Op[] = [...LIFECYCLE_OPS, ...IMAGE_OPS];
+
+export interface PeerResult {
+  description: string;
+  ops: Partial<Record<Op, Summary>>;
+  errors: string[];
+  memory?: { idle: Memory; afterRun?: Memory; perContainer?: PerContainer };
+}
+
+export interface BenchResult {
+  date: string;
+  command: string;
+  machine: { cpus: number; model: string; kernel: string; node: string; note: string };
+  samples: number;
+  warmup: number;
+  pullImageBytes?: number;
+  peers: Partial<Record<PeerName, PeerResult>>;
+  /** skiffd/containerd per call, from this run. */
+  ratios: Partial<Record<Op, { p50: number; p90: number; target?: number; met?: boolean }>>;
+  containerdNote?: string;
+}
+
+export function computeRatios(result: BenchResult): void {
+  const s = result.peers.skiffd?.ops;
+  const c = result.peers.containerd?.ops;
+  if (!s || !c) return;
+  for (const op of ALL_OPS) {
+    const a = s[op];
+    const b = c[op];
+    if (!a || !b || a.n === 0 || b.n === 0) continue;
+    const target = TARGET_RATIO[op];
+    const r = { p50: a.p50 / b.p50, p90: a.p90 / b.p90 };
+    result.ratios[op] = { ...r, target, met: target === undefined ? undefined : r.p50 <= target && r.p90 <= target };
+  }
+}
+
+const cell = (s: Summary | undefined, k: 'p50' | 'p90') => (s && s.n > 0 ? ms(s[k]) : '-');
+
+export function formatText(result: BenchResult): string {
+  const s = result.peers.skiffd;
+  const c = result.peers.containerd;
+  const out: string[] = [];
+  out.push(`CRI benchmark ${result.date}, ${result.samples} samples per call (+${result.warmup} warm-up), latency in ms`);
+  out.push(`machine: ${result.machine.cpus} cpus (${result.machine.model}), kernel ${result.machine.kernel}, node ${result.machine.node}; ${result.machine.note}`);
+  for (const [name, p] of Object.entries(result.peers)) out.push(`${name}: ${p!.description}`);
+  if (result.containerdNote) out.push(result.containerdNote);
+  out.push('');
+  const header = ['call'];
+  if (s) header.push('skiffd p50', 'p90');
+  if (c) header.push('containerd p50', 'p90');
+  if (s && c) header.push('ratio p50', 'p90');
+  header.push('target', 'met', 'anchor p50', 'p90');
+  const rows = ALL_OPS.map((op) => {
+    const row: string[] = [op];
+    if (s) row.push(cell(s.ops[op], 'p50'), cell(s.ops[op], 'p90'));
+    if (c) row.push(cell(c.ops[op], 'p50'), cell(c.ops[op], 'p90'));
+    if (s && c) {
+      const r = result.ratios[op];
+      row.push(r ? ratio(r.p50, 1) : '-', r ? ratio(r.p90, 1) : '-');
+    }
+    const target = TARGET_RATIO[op];
+    const anchor = CONTAINERD_ANCHOR[op];
+    row.push(target === undefined ? '-' : `<= ${target}x`, s ? metCell(result, op) : '-', anchor ? ms(anchor.p50) : '-', anchor ? ms(anchor.p90) : '-');
+    return row;
+  });
+  out.push(table(header, rows));
+  out.push('');
+  out.push('target: skiffd/containerd ratio. met: skiffd p50 and p90 both at or below target x containerd in this run;');
+  out.push('  "*" where containerd has no number in this run, so the containerd anchor (1.6.20, critest, design note) stands in.');
+
+  for (const [name, p] of Object.entries(result.peers)) {
+    const m = p!.memory;
+    if (!m) continue;
+    out.push('');
+    out.push(`${name} memory: idle daemon RSS ${mb(m.idle.rss)} (PSS ${mb(m.idle.pss)}, private ${mb(m.idle.priv)})` + (m.afterRun ? `; after the run ${mb(m.afterRun.rss)} RSS` : ''));
+    const pc = m.perContainer;
+    if (pc) {
+      out.push(
+        `  per running container (${pc.containers} pods x 1 container, daemon + ${name === 'skiffd' ? 'conmon' : 'shim + pause'}, ${pc.helpersBefore} -> ${pc.helpersAfter} helper processes): ` +
+          `RSS ${mb(pc.perContainer.rss)}, PSS ${mb(pc.perContainer.pss)}, private ${mb(pc.perContainer.priv)}; daemon's own share RSS ${mb(pc.daemonPerContainer.rss)}`,
+      );
+    }
+  }
+  for (const [name, p] of Object.entries(result.peers)) for (const e of p!.errors) out.push(`${name} error: ${e}`);
+  return out.join('\n');
+}
+
+function metCell(result: BenchResult, op: Op): string {
+  const target = TARGET_RATIO[op];
+  if (target === undefined) return '-';
+  const r = result.ratios[op];
+  if (r) return r.met ? 'yes' : r.p50 <= target ? 'p50 only' : 'no';
+  const s = result.peers.skiffd?.ops[op];
+  const anchor = CONTAINERD_ANCHOR[op];
+  if (!s || s.n === 0 || !anchor) return '-';
+  const p50 = s.p50 <= target * anchor.p50;
+  const p90 = s.p90 <= target * anchor.p90;
+  return p50 && p90 ? 'yes*' : p50 ? 'p50 only*' : 'no*';
+}

@@ -1,0 +1,200 @@
+// `npm run bench:cri`: CRI latency of skiffd against containerd, plus skiffd's memory. See --help.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, release, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HELP, parseArgs, type BenchArgs } from './args.ts';
+import { CONTAINERD_INSTALL_HINT, containerdBinary, startContainerdPeer } from './containerd-peer.ts';
+import { memoryOf, mountsUnder } from './host.ts';
+import { startImageRegistry, type BenchImages } from './images.ts';
+import { idleMemory, perContainerMemory } from './memory.ts';
+import type { Peer, PeerName } from './peer.ts';
+import { computeRatios, formatText, type BenchResult, type PeerResult } from './report.ts';
+import { startSkiffdPeer } from './skiffd-peer.ts';
+import { summarize } from './stats.ts';
+import { runImages, runLifecycle, type RunOptions, type Samples } from './workload.ts';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+/** Everything that must be undone, newest first; run once, on success, error, signal or timeout. */
+const undo: { what: string; fn: () => Promise<void> }[] = [];
+let cleaning: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    while (undo.length > 0) {
+      const step = undo.pop()!;
+      await Promise.race([
+        step.fn().catch((err) => say(`cleanup: ${step.what}: ${(err as Error).message}`)),
+        new Promise<void>((r) => setTimeout(() => (say(`cleanup: ${step.what} took over 60 s; moving on`), r()), 60_000).unref()),
+      ]);
+    }
+  })();
+  return cleaning;
+}
+
+function addSamples(into: PeerResult, samples: Samples): void {
+  for (const [op, values] of Object.entries(samples)) if (values && values.length > 0) into.ops[op as keyof Samples] = summarize(values);
+}
+
+async function benchPeer(peer: Peer, result: PeerResult, images: BenchImages, args: BenchArgs, logDir: string, phase: 'images' | 'lifecycle' | 'memory'): Promise<void> {
+  const options: RunOptions = {
+    samples: args.samples,
+    warmup: args.warmup,
+    rpcTimeoutMs: args.rpcTimeoutMs,
+    logDir,
+    progress: (what, done, total) => {
+      if (done === total || done % 10 === 0) say(`  ${peer.name} ${what}: ${done}/${total}`);
+    },
+  };
+  try {
+    if (phase === 'images') {
+      addSamples(result, await runImages(peer.images, images.pull, options));
+    } else if (phase === 'lifecycle') {
+      // The workload image is pulled once, untimed; containerd also needs its sandbox image.
+      const signal = () => ({ signal: AbortSignal.timeout(args.rpcTimeoutMs) });
+      await peer.images.pullImage({ image: { image: images.workload } }, signal());
+      if (peer.name === 'containerd') await peer.images.pullImage({ image: { image: images.pause } }, signal());
+      const lifecycle = await runLifecycle(peer.runtime, images.workload, options);
+      addSamples(result, lifecycle.samples);
+      if (lifecycle.containerError) result.errors.push(`container calls stopped at: ${lifecycle.containerError}`);
+    } else if (args.memoryContainers > 0) {
+      result.memory!.afterRun = memoryOf(peer.daemonPid);
+      result.memory!.perContainer = await perContainerMemory(peer, images.workload, args.memoryContainers, logDir, args.rpcTimeoutMs);
+    }
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    result.errors.push(`${phase}: ${message}`);
+    say(`  ${peer.name} ${phase} failed: ${message}`);
+  }
+}
+
+async function main(): Promise<number> {
+  let args: BenchArgs;
+  try {
+    args = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    say(`bench:cri: ${(err as Error).message}`);
+    return 2;
+  }
+  if (args.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (process.getuid?.() !== 0) {
+    say('bench:cri: needs root (it runs runc, mounts overlays and creates network namespaces)');
+    return 2;
+  }
+
+  const wanted: PeerName[] = args.only ? [args.only] : ['skiffd', 'containerd'];
+  const result: BenchResult = {
+    date: new Date().toISOString(),
+    command: `npm run bench:cri -- ${process.argv.slice(2).join(' ')}`.trim(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model ?? '?', kernel: release(), node: process.version, note: '' },
+    samples: args.samples,
+    warmup: args.warmup,
+    peers: {},
+    ratios: {},
+  };
+  if (wanted.includes('containerd') && !containerdBinary()) {
+    wanted.splice(wanted.indexOf('containerd'), 1);
+    result.containerdNote = `containerd is not installed, so there is no comparison in this run; to get one: ${CONTAINERD_INSTALL_HINT}`;
+    say(result.containerdNote);
+  }
+  if (wanted.length === 0) {
+    say('bench:cri: nothing to measure (--only containerd, but containerd is not installed)');
+    return 2;
+  }
+
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-cribench-'));
+  undo.push({
+    what: `removing ${dir}`,
+    fn: async () => {
+      const left = mountsUnder(dir);
+      if (left.length > 0) say(`cleanup: still mounted, leaving ${dir} in place: ${left.join(', ')}`);
+      else if (args.keep) say(`kept ${dir}`);
+      else rmSync(dir, { recursive: true, force: true });
+    },
+  });
+
+  say(`starting a registry with the benchmark images`);
+  const images = await startImageRegistry();
+  undo.push({ what: 'stopping the registry', fn: () => images.registry.stop() });
+  result.pullImageBytes = images.pullBytes;
+
+  const peers: Peer[] = [];
+  for (const name of wanted) {
+    const peerDir = join(dir, name);
+    mkdirSync(join(peerDir, 'logs'), { recursive: true });
+    say(`starting ${name}`);
+    try {
+      const peer = name === 'skiffd' ? await startSkiffdPeer(peerDir, images.registry.host, args.skiffd) : await startContainerdPeer(peerDir, images.registry.host, images.pause);
+      undo.push({ what: `tearing down ${name}`, fn: () => peer.teardown() });
+      peers.push(peer);
+      result.peers[name] = { description: peer.description, ops: {}, errors: [], memory: { idle: await idleMemory(peer) } };
+      say(`  ${peer.description}, pid ${peer.daemonPid}`);
+    } catch (err) {
+      say(`  ${name} did not start: ${(err as Error).message}`);
+      result.peers[name] = { description: 'did not start', ops: {}, errors: [`start: ${(err as Error).message}`] };
+    }
+  }
+
+  // Phase by phase, runtime after runtime, so both see the same background load at about the same time.
+  for (const phase of ['images', 'lifecycle', 'memory'] as const) {
+    for (const peer of peers) {
+      say(`${phase}: ${peer.name}`);
+      await benchPeer(peer, result.peers[peer.name]!, images, args, join(dir, peer.name, 'logs'), phase);
+    }
+  }
+
+  computeRatios(result);
+  result.machine.note = machineNote();
+  const text = args.json ? JSON.stringify(result, null, 2) + '\n' : formatText(result) + '\n';
+  // Wait for the write: stdout may be a pipe, and process.exit would cut it short.
+  await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
+  const failed = Object.values(result.peers).some((p) => p!.errors.length > 0);
+  if (failed) {
+    for (const peer of peers) {
+      if ((result.peers[peer.name]?.errors.length ?? 0) > 0) say(`--- last lines of ${peer.name}'s log ---\n${peer.logs().split('\n').slice(-25).join('\n')}`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+function machineNote(): string {
+  let load = '';
+  try {
+    load = `, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at the end`;
+  } catch {
+    /* not Linux */
+  }
+  return `shared VM, other work running at the same time: expect noise${load}`;
+}
+
+let exitCode = 1;
+const stopOn = (why: string, code: number) => {
+  say(`bench:cri: ${why}; cleaning up`);
+  cleanup().finally(() => process.exit(code));
+};
+process.once('SIGINT', () => stopOn('interrupted', 130));
+process.once('SIGTERM', () => stopOn('terminated', 143));
+
+const args0 = (() => {
+  try {
+    return parseArgs(process.argv.slice(2));
+  } catch {
+    return undefined;
+  }
+})();
+const watchdog = setTimeout(() => stopOn(`still running after --timeout ${args0?.timeoutS ?? 1800} s`, 124), (args0?.timeoutS ?? 1800) * 1000);
+watchdog.unref();
+
+main()
+  .then((code) => (exitCode = code))
+  .catch((err) => {
+    say(`bench:cri failed: ${(err as Error).stack ?? err}`);
+    exitCode = 1;
+  })
+  .finally(async () => {
+    await cleanup();
+    clearTimeout(watchdog);
+    process.exit(exitCode);
+  });

@@ -1,0 +1,83 @@
+// skiffd under test: by default bundled fresh from the current sources (the release recipe in
+// scripts/build-skiffd.mjs, without the single-executable step) into the run's temp dir and run with
+// node, so the numbers are for what ships and not for tsx's on-the-fly compilation.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { repoRoot, skiffdCommand, startSkiffd, type SkiffdHandle } from '../../test/support/skiffd.ts';
+import { listProcesses, run, unmountAllUnder } from './host.ts';
+import { createNetwork } from './network.ts';
+import type { Peer } from './peer.ts';
+import { removeAllPods } from './workload.ts';
+
+export type SkiffdBuild = { kind: 'bundle' } | { kind: 'source' } | { kind: 'binary'; path: string };
+
+async function commandFor(build: SkiffdBuild, dir: string): Promise<{ command: string[]; label: string }> {
+  if (build.kind === 'source') return { command: skiffdCommand(), label: 'sources via tsx' };
+  if (build.kind === 'binary') {
+    const path = build.path;
+    return { command: path.endsWith('.cjs') || path.endsWith('.js') ? [process.execPath, path] : [path], label: path };
+  }
+  // A variable specifier: the build recipe is plain JS without type declarations.
+  const recipe = pathToFileURL(join(repoRoot, 'scripts', 'build-skiffd.mjs')).href;
+  const { build: bundle } = (await import(recipe)) as { build(o: { outdir: string; sea: boolean; quiet: boolean }): Promise<{ cjs: string }> };
+  const { cjs } = await bundle({ outdir: join(dir, 'bin'), sea: false, quiet: true });
+  return { command: [process.execPath, cjs], label: `bundle of the working tree, node ${process.version}` };
+}
+
+export async function startSkiffdPeer(dir: string, registryHost: string, build: SkiffdBuild): Promise<Peer> {
+  mkdirSync(dir, { recursive: true });
+  const net = createNetwork(join(dir, 'cni'), 'skb', 'skiffd');
+  const { command, label } = await commandFor(build, dir);
+  const config = [
+    '[cni]',
+    `conf_dir = ${JSON.stringify(net.confDir)}`,
+    'bin_dir = "/usr/lib/cni"',
+    `[registry.configs."${registryHost}"]`,
+    'insecure = true',
+    '',
+  ].join('\n');
+  let d: SkiffdHandle;
+  try {
+    d = await startSkiffd({ config, command, dir, startTimeoutMs: 60_000 });
+  } catch (err) {
+    await net.cleanup();
+    throw err;
+  }
+  const runcRoot = join(d.state, 'runc');
+  const version = await d.runtime.version({}, { signal: AbortSignal.timeout(10_000) });
+
+  const helperPids = () => listProcesses().filter((p) => p.pid !== d.child.pid && p.argv.some((a) => a.includes(dir)) && /(^|\/)(conmon|catatonit)$/.test(p.argv[0] ?? '')).map((p) => p.pid);
+
+  let tornDown = false;
+  const teardown = async () => {
+    if (tornDown) return;
+    tornDown = true;
+    if (d.child.exitCode === null && d.child.signalCode === null) await removeAllPods(d.runtime).catch(() => {});
+    d.channel.close();
+    await d.stop('SIGTERM', 20_000).catch(() => {});
+    // Whatever a failed run left: containers in our runc root, monitors, mounts, the bridge.
+    const left = await run('runc', ['--root', runcRoot, 'list', '-q'], 10_000).catch(() => '');
+    for (const id of left.split('\n').filter(Boolean)) await run('runc', ['--root', runcRoot, 'delete', '-f', id], 10_000).catch(() => {});
+    for (const pid of helperPids()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    await unmountAllUnder(dir);
+    await net.cleanup();
+  };
+
+  return {
+    name: 'skiffd',
+    description: `skiffd ${version.runtimeVersion} (${label})`,
+    runtime: d.runtime,
+    images: d.images,
+    daemonPid: d.child.pid!,
+    helperPids,
+    logs: d.logs,
+    teardown,
+  };
+}
