@@ -3,7 +3,7 @@
 // finished (CNI DEL, namespaces, catatonit), and a fresh machine gets a default network.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname as nodeHostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -144,6 +144,23 @@ test('pod modes and restart safety', { timeout: 150_000 }, async (t) => {
     await d.runtime.stopPodSandbox({ podSandboxId: shared });
     await waitUntil('catatonit to exit after StopPodSandbox', () => !alive(sharedInit));
     assert.equal(await state(d, shared), PodSandboxState.SANDBOX_NOTREADY);
+  });
+
+  await t.test('a StopPodSandbox cut short by a crash is finished by the next stop', async () => {
+    const id = await run(podConfig('half-stopped'));
+    const ip = (await d.runtime.podSandboxStatus({ podSandboxId: id })).status!.network!.ip;
+    await d.stop('SIGKILL');
+    // Exactly what a daemon dying right after Stop's first step (recording NOTREADY) leaves on disk.
+    const recordFile = join(d.root, 'pods', id, 'pod.json');
+    const record = JSON.parse(readFileSync(recordFile, 'utf8'));
+    record.record.state = 'SANDBOX_NOTREADY';
+    writeFileSync(recordFile, JSON.stringify(record));
+    d = await startSkiffd({ config, dir: first.dir });
+    assert.equal(await state(d, id), PodSandboxState.SANDBOX_NOTREADY);
+    assert.ok(existsSync(join(net.ipamDir, net.name, ip)), 'the address is still held');
+    await d.runtime.stopPodSandbox({ podSandboxId: id });
+    assert.equal(existsSync(join(net.ipamDir, net.name, ip)), false, 'the next stop released it');
+    assert.deepEqual(await natRulesMentioning(id), []);
   });
 
   await t.test('a RunPodSandbox cut short by a crash is undone at restart (CNI DEL, namespaces, catatonit)', async () => {
