@@ -262,6 +262,8 @@ test('containers: StopContainer honours the stop signal, kills after the timeout
   const neverStarted = await m.create({ podSandboxId: f.pod.id, config: config('idle', 'true'), sandboxConfig: undefined });
   await m.start(polite);
   await m.start(stubborn);
+  const paths = m.paths(stubborn);
+  assert.ok(await isMountPoint(paths.merged), 'rootfs mounted while it runs');
   await until('trap installed', async () => (await m.execSync(polite, ['true'], 5)).exitCode === 0);
   await new Promise((r) => setTimeout(r, 300));
 
@@ -276,11 +278,14 @@ test('containers: StopContainer honours the stop signal, kills after the timeout
   assert.equal(s.record.exitCode, 137, 'SIGKILLed after the timeout');
   await m.stop(stubborn, 1); // again: fine
 
-  await m.stop(neverStarted, 0);
-  assert.equal((await m.status(neverStarted)).state, ContainerState.CONTAINER_EXITED);
+  // Once exited, the runtime state and the rootfs mount are released; the record stays.
+  assert.equal(await isMountPoint(paths.merged), false, 'rootfs unmounted after exit');
+  assert.ok(existsSync(paths.upper), 'writable layer kept until removal');
 
-  const paths = m.paths(stubborn);
-  assert.ok(await isMountPoint(paths.merged));
+  // Stopping a container that never started leaves it CREATED (nothing runs yet), as containerd does.
+  await m.stop(neverStarted, 0);
+  assert.equal((await m.status(neverStarted)).state, ContainerState.CONTAINER_CREATED);
+
   await m.remove(stubborn);
   await m.remove(stubborn); // idempotent
   assert.equal(await isMountPoint(paths.merged), false, 'rootfs unmounted');

@@ -99,6 +99,8 @@ export class ContainerManager {
   private readonly records = new Map<string, ContainerRecord>();
   private readonly names = new Map<string, string>();
   private readonly imageLeases = new Map<string, () => void>();
+  /** Containers the runtime already holds in "created" state (adopted after a crash mid-start). */
+  private readonly runtimeCreated = new Set<string>();
   private readonly lock = new IdLock();
   private readonly exits: ExitWatcher;
   private readonly pods: PodLookup;
@@ -176,13 +178,31 @@ export class ContainerManager {
     this.records.set(id, record);
     this.names.set(record.fullName, id);
     this.retainImage(id, record.imageId);
-    if (record.phase === 'exited') return;
+    if (record.phase === 'exited') {
+      // The exit was recorded, but the crash may have come before the runtime state and mount went.
+      if (!record.released) await this.applyExit(record, { exitCode: record.exitCode ?? 0, finishedAt: record.finishedAt ?? nowNs(), oomKilled: false });
+      return;
+    }
     const exit = await this.exitOf(id);
     if (exit) {
       await this.applyExit(record, exit);
       return;
     }
     const state = await this.runtime.state(id).catch(() => undefined);
+    if (record.phase === 'created') {
+      // A StartContainer that crashed after conmon created the container: adopt it, start skips the create.
+      if (state?.status === 'created') this.runtimeCreated.add(id);
+      else if (state) await this.runtime.delete(id, true);
+      await this.ensureMounted(record);
+      return;
+    }
+    if (state?.status === 'created') {
+      // Crashed between recording the start and `runc start`: it never ran, start it again later.
+      this.runtimeCreated.add(id);
+      await this.save({ ...record, phase: 'created', startedAt: undefined });
+      await this.ensureMounted(record);
+      return;
+    }
     if (!state || state.status === 'stopped') {
       if (state && (await this.exits.waitFor(id, 2000))) {
         // conmon was about to write the exit file.
@@ -196,15 +216,13 @@ export class ContainerManager {
       await this.applyExit(record, { exitCode: 255, finishedAt: nowNs(), oomKilled: false }, 'the container ended while its monitor was not watching; its exit code is unknown');
       return;
     }
-    if (record.phase === 'starting' && state.status === 'running') {
-      // The crash came after `runc start` but before the record said so.
-      await this.save({ ...record, phase: 'running' });
-    } else if (record.phase === 'starting' && state.status === 'created') {
-      await this.save({ ...record, phase: 'created', startedAt: undefined });
-    }
-    // Keep the rootfs mounted for a live container (a no-op unless something unmounted it).
-    const dirs = rootfsDirs(this.dir(id));
-    if (!(await isMountPoint(dirs.merged))) await mountRootfs(dirs, record.lowerDirs).catch((err) => this.log.warn('cannot remount rootfs', { id, err: String(err) }));
+    await this.ensureMounted(record);
+  }
+
+  /** Keeps the rootfs mounted for a live container (a no-op unless something unmounted it). */
+  private async ensureMounted(record: ContainerRecord): Promise<void> {
+    const dirs = rootfsDirs(this.dir(record.id));
+    if (!(await isMountPoint(dirs.merged))) await mountRootfs(dirs, record.lowerDirs).catch((err) => this.log.warn('cannot remount rootfs', { id: record.id, err: String(err) }));
   }
 
   private retainImage(id: string, imageId: string): void {
@@ -220,12 +238,22 @@ export class ContainerManager {
     return readExit(this.exitDir, this.persistDir(id), id);
   }
 
+  /**
+   * Records how a container ended and lets go of what only a live container needs (runtime state,
+   * rootfs mount), in one atomic record write. Idempotent: a crash half-way is finished on recovery.
+   */
   private async applyExit(record: ContainerRecord, exit: ExitInfo, message?: string): Promise<ContainerRecord> {
-    if (record.phase === 'exited') return record;
+    if (record.phase === 'exited' && record.released) return record;
+    await this.runtime.delete(record.id, true).catch((err) => this.log.warn('runtime delete failed', { id: record.id, err: String(err) }));
+    this.runtimeCreated.delete(record.id);
+    await unmountRootfs(rootfsDirs(this.dir(record.id)));
+    const already = record.phase === 'exited';
     const reason = exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error';
-    const next: ContainerRecord = { ...record, phase: 'exited', exitCode: exit.exitCode, finishedAt: exit.finishedAt, reason, message: message ?? record.message };
+    const next: ContainerRecord = already
+      ? { ...record, released: true }
+      : { ...record, phase: 'exited', exitCode: exit.exitCode, finishedAt: exit.finishedAt, reason, message: message ?? record.message, released: true };
     await this.save(next);
-    this.emit(next, ContainerEventType.CONTAINER_STOPPED_EVENT);
+    if (!already) this.emit(next, ContainerEventType.CONTAINER_STOPPED_EVENT);
     return next;
   }
 
@@ -236,7 +264,7 @@ export class ContainerManager {
       if (!record || record.phase === 'exited' || record.phase === 'creating') return;
       const exit = await this.exitOf(id);
       if (exit) await this.applyExit(record, exit);
-    });
+    }).catch((err) => this.log.warn('recording a container exit failed', { id, err: String(err) }));
   }
 
   // ---------------------------------------------------------------- queries
@@ -373,10 +401,11 @@ export class ContainerManager {
     this.retainImage(id, image.id);
     return this.lock.run(id, async () => {
       try {
+        // No record until the end: a directory without one is a create that never finished, and
+        // recovery removes it (unmounting first).
         await mkdir(dir, { recursive: true, mode: 0o700 });
-        await this.save(record);
         const dirs = rootfsDirs(dir);
-        await mountRootfs(dirs, image.layers);
+        await mountRootfs(dirs, image.layers, true);
         const [passwd, group] = await Promise.all([readImageFile(dirs.merged, 'etc/passwd'), readImageFile(dirs.merged, 'etc/group')]);
         const built = buildSpec({
           id,
@@ -397,23 +426,10 @@ export class ContainerManager {
         await mkdir(this.persistDir(id), { recursive: true });
         await writeJsonAtomic(join(this.bundle(id), 'config.json'), built.spec);
         await mkdir(dirname(record.conmonLogPath), { recursive: true });
-        const created = await this.runtime.create({
-          id,
-          bundle: this.bundle(id),
-          logPath: record.conmonLogPath,
-          exitDir: this.exitDir,
-          persistDir: this.persistDir(id),
-          socketDir: this.socketDir,
-          tty: config.tty,
-          stdin: config.stdin,
-          stdinOnce: config.stdinOnce,
-        });
         const pidNs = built.spec.linux.namespaces.find((n) => n.type === 'pid');
         const done: ContainerRecord = {
           ...record,
           phase: 'created',
-          pid: created.pid,
-          conmonPid: created.conmonPid,
           user: { uid: built.user.uid, gid: built.user.gid, additionalGids: built.user.additionalGids },
           stopSignal: built.stopSignal,
           stopSignalName: built.stopSignalName,
@@ -450,9 +466,13 @@ export class ContainerManager {
 
   /** Removes everything a container left: runtime state, monitor, mount, directories. */
   private async destroy(id: string, record: ContainerRecord | undefined): Promise<void> {
-    await this.runtime.delete(id, true).catch((err) => this.log.warn('runtime delete failed', { id, err: String(err) }));
-    if (record?.conmonPid) killIfConmon(record.conmonPid);
-    await unmountRootfs(rootfsDirs(this.dir(id)));
+    if (!record?.released) {
+      const runtimeKnowsIt = !record || record.phase !== 'created' || this.runtimeCreated.has(id);
+      if (runtimeKnowsIt) await this.runtime.delete(id, true).catch((err) => this.log.warn('runtime delete failed', { id, err: String(err) }));
+      if (record?.conmonPid) killIfConmon(record.conmonPid);
+      await unmountRootfs(rootfsDirs(this.dir(id)));
+    }
+    this.runtimeCreated.delete(id);
     await rm(join(this.exitDir, id), { force: true });
     await rm(join(this.socketDir, id), { force: true, recursive: true });
     await rm(this.dir(id), { recursive: true, force: true });
@@ -474,28 +494,54 @@ export class ContainerManager {
       if (view.state !== ContainerState.CONTAINER_CREATED) {
         throw failedPrecondition(`container ${record.id} is ${ContainerState[view.state]}, not CONTAINER_CREATED`);
       }
-      const starting: ContainerRecord = { ...record, phase: 'starting', startedAt: nowNs() };
-      await this.save(starting);
+      let running: ContainerRecord = record;
       try {
+        await this.ensureMounted(record);
+        if (!this.runtimeCreated.has(record.id)) {
+          // A stale exit file would make the new run look finished.
+          await rm(join(this.exitDir, record.id), { force: true });
+          const created = await this.runtime.create({
+            id: record.id,
+            bundle: this.bundle(record.id),
+            logPath: record.conmonLogPath,
+            exitDir: this.exitDir,
+            persistDir: this.persistDir(record.id),
+            socketDir: this.socketDir,
+            tty: record.tty,
+            stdin: record.stdin,
+            stdinOnce: record.stdinOnce,
+          });
+          running = { ...record, pid: created.pid, conmonPid: created.conmonPid };
+          this.runtimeCreated.add(record.id);
+        } else {
+          const state = await this.runtime.state(record.id);
+          running = { ...record, pid: state?.pid || record.pid };
+        }
+        // Recorded before `runc start`: after a crash, `runc state` tells whether the start happened.
+        running = { ...running, phase: 'running', startedAt: nowNs() };
+        await this.save(running);
         await this.runtime.start(record.id);
+        this.runtimeCreated.delete(record.id);
       } catch (err) {
-        // The process may be gone; report it as exited with the runtime's message.
-        await this.runtime.kill(record.id, 9, true).catch(() => {});
-        const exit = (await this.exits.waitFor(record.id, 2000)) ? await this.exitOf(record.id) : undefined;
+        // Report it as exited with the runtime's message; the kubelet removes it and tries anew.
+        await this.runtime.delete(record.id, true).catch(() => {});
+        this.runtimeCreated.delete(record.id);
+        const exit = (await this.exits.waitFor(record.id, running.conmonPid ? 2000 : 0)) ? await this.exitOf(record.id) : undefined;
         const failed: ContainerRecord = {
-          ...starting,
+          ...running,
           phase: 'exited',
           exitCode: exit?.exitCode ?? 128,
+          startedAt: running.startedAt ?? nowNs(),
           finishedAt: exit?.finishedAt ?? nowNs(),
           reason: 'StartError',
           message: (err as Error).message,
         };
         await this.save(failed);
         this.emit(failed, ContainerEventType.CONTAINER_STOPPED_EVENT);
+        await this.applyExit(failed, { exitCode: failed.exitCode!, finishedAt: failed.finishedAt!, oomKilled: false });
         throw internal(`starting container ${record.id}: ${(err as Error).message}`);
       }
-      await this.save({ ...starting, phase: 'running' });
-      this.emit(starting, ContainerEventType.CONTAINER_STARTED_EVENT);
+      this.emit(running, ContainerEventType.CONTAINER_STARTED_EVENT);
     });
   }
 
@@ -507,18 +553,18 @@ export class ContainerManager {
 
   private async stopLocked(id: string, timeoutSeconds: number): Promise<void> {
     const record = this.records.get(id);
-    if (!record || record.phase === 'exited' || record.phase === 'creating') return;
+    // Never started: nothing runs (the runtime does not know it yet); it stays CREATED, as in containerd.
+    if (!record || record.phase === 'exited' || record.phase === 'creating' || record.phase === 'created') return;
     const view = await this.view(record);
     if (view.exit) {
       await this.applyExit(record, view.exit);
       return;
     }
-    const killAll = record.killAll ?? false;
-    if (timeoutSeconds > 0 && record.phase !== 'created') {
+    if (timeoutSeconds > 0) {
       await this.runtime.kill(id, record.stopSignal, false);
       if (await this.exits.waitFor(id, timeoutSeconds * 1000)) return this.finishStop(record);
     }
-    await this.runtime.kill(id, 9, killAll);
+    await this.runtime.kill(id, 9, record.killAll ?? false);
     if (await this.exits.waitFor(id, KILL_WAIT_MS)) return this.finishStop(record);
     // The runtime may have lost it (state says stopped) without conmon telling us.
     const state = await this.runtime.state(id).catch(() => undefined);

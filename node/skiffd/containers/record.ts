@@ -4,12 +4,13 @@ import type { LinuxContainerResources, Mount } from '../../../proto/gen/runtime/
 
 /**
  * creating: CreateContainer began but did not finish (a crash here leaves debris to clean up).
- * created:  the runtime holds the container, waiting for StartContainer.
- * starting: StartContainer began; `runc start` may or may not have happened.
- * running:  started; whether it still runs is told by the exit file.
+ * created:  rootfs mounted and config.json written; the runtime does not know it yet (StartContainer
+ *           creates it under conmon and starts it, as containerd does).
+ * running:  written just before `runc start`; whether it still runs is told by the exit file
+ *           (and, after a crash, by `runc state`).
  * exited:   the exit code and time are recorded here.
  */
-export type ContainerPhase = 'creating' | 'created' | 'starting' | 'running' | 'exited';
+export type ContainerPhase = 'creating' | 'created' | 'running' | 'exited';
 
 export interface ResourcesJson {
   cpuPeriod: string;
@@ -68,6 +69,8 @@ export interface ContainerRecord {
   criStopSignal: number;
   lowerDirs: string[];
   cgroupsPath: string;
+  /** After exit: runtime state deleted and rootfs unmounted. */
+  released?: boolean;
   /** No private PID namespace: SIGKILL must reach every process of the cgroup, not just init. */
   killAll?: boolean;
   tty: boolean;

@@ -18,10 +18,10 @@ export function rootfsDirs(containerDir: string): RootfsDirs {
 const MAX_MOUNT_DATA = 4000;
 
 /** lowerDirs are base layer first, as images list them; overlayfs wants the top layer first. */
-export async function mountRootfs(dirs: RootfsDirs, lowerDirs: string[]): Promise<void> {
+export async function mountRootfs(dirs: RootfsDirs, lowerDirs: string[], fresh = false): Promise<void> {
   if (lowerDirs.length === 0) throw new Error('an image with no layers cannot be a root filesystem');
   await Promise.all([mkdir(dirs.upper, { recursive: true }), mkdir(dirs.work, { recursive: true }), mkdir(dirs.merged, { recursive: true })]);
-  if (await isMountPoint(dirs.merged)) return;
+  if (!fresh && (await isMountPoint(dirs.merged))) return;
   const data = `lowerdir=${[...lowerDirs].reverse().join(':')},upperdir=${dirs.upper},workdir=${dirs.work}`;
   if (data.length > MAX_MOUNT_DATA) throw new Error(`overlay mount options too long (${data.length} bytes, ${lowerDirs.length} layers)`);
   for (const d of lowerDirs) if (d.includes(',') || d.includes(':')) throw new Error(`layer path ${d} contains ',' or ':'`);
