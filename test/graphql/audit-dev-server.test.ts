@@ -5,7 +5,7 @@ import countries from '../../src/index.ts';
 import { startServer } from '../../node/graphql/app.ts';
 import { describeFailures, runServerAudits } from '../support/graphql-fixtures.ts';
 
-test('every graphql-http server audit passes against the dev server', async (t) => {
+test('every graphql-http server audit passes against the dev server', { timeout: 120_000 }, async (t) => {
   const server = await startServer({ handler: countries.fetch, port: 0, hostname: '127.0.0.1' });
   t.after(() => server.close());
   const results = await runServerAudits(server.url, fetch);

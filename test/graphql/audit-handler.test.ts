@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import { createTestSchema, describeFailures, runServerAudits } from '../support/graphql-fixtures.ts';
 
-test('every graphql-http server audit passes in-process', async () => {
+test('every graphql-http server audit passes in-process', { timeout: 120_000 }, async () => {
   const handler = createGraphQLHandler({ schema: createTestSchema().schema });
   const results = await runServerAudits('http://localhost/graphql', (input, init) => handler(new Request(input, init)));
   const failures = describeFailures(results);

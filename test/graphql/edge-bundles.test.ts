@@ -91,7 +91,7 @@ async function answersLikeNode(fetchFn: FetchFn, options: { anyPath?: boolean } 
   }
 }
 
-describe('edge bundles', () => {
+describe('edge bundles', { timeout: 180_000 }, () => {
   let outdir = '';
   let sizes: BundleSize[] = [];
   const bundle = (name: string) => join(outdir, name);
@@ -99,10 +99,10 @@ describe('edge bundles', () => {
   before(async () => {
     outdir = await mkdtemp(join(tmpdir(), 'skiff-edge-'));
     sizes = await build({ outdir, quiet: true });
-  });
+  }, { timeout: 60_000 });
   after(() => rm(outdir, { recursive: true, force: true }));
 
-  test('the build writes a self-contained minified bundle per target', async () => {
+  test('the build writes a self-contained minified bundle per target', { timeout: 120_000 }, async () => {
     assert.deepEqual(sizes.map((s) => s.name).sort(), ['deno.js', 'graphql.js', 'vercel-edge-runtime.js', 'vercel.js', 'workerd.js']);
     for (const s of sizes) {
       const code = await readFile(s.file, 'utf8');
@@ -115,7 +115,7 @@ describe('edge bundles', () => {
     assert.match(vercel, /runtime:\s*"edge"/);
   });
 
-  test('Node: importing the bundle', async () => {
+  test('Node: importing the bundle', { timeout: 120_000 }, async () => {
     const mod = await import(pathToFileURL(bundle('graphql.js')).href);
     assert.equal(typeof mod.createGraphQLHandler, 'function');
     await answersLikeNode((path, init) => mod.default.fetch(new Request(`http://localhost${path}`, init)));
@@ -126,13 +126,13 @@ describe('edge bundles', () => {
     assert.deepEqual(await res.json(), { data: { country: { name: 'France' } } });
   });
 
-  test('Deno: deno serve on the bundle, with no permission beyond the socket', async (t) => {
+  test('Deno: deno serve on the bundle, with no permission beyond the socket', { timeout: 120_000 }, async (t) => {
     const deno = await startDeno([bundle('deno.js')]);
     t.after(() => deno.stop());
     await answersLikeNode(deno.fetch);
   });
 
-  test('workerd (Miniflare): the module worker bundle wrangler.toml deploys', async (t) => {
+  test('workerd (Miniflare): the module worker bundle wrangler.toml deploys', { timeout: 120_000 }, async (t) => {
     const wrangler = parseToml(await readFile(new URL('../../wrangler.toml', import.meta.url), 'utf8')) as {
       main: string;
       compatibility_date: string;
@@ -143,7 +143,7 @@ describe('edge bundles', () => {
     await answersLikeNode(workerd.fetch);
   });
 
-  test("Vercel edge-runtime: the script bundle's fetch listener", async (t) => {
+  test("Vercel edge-runtime: the script bundle's fetch listener", { timeout: 120_000 }, async (t) => {
     const edge = await startEdgeRuntime(bundle('vercel-edge-runtime.js'));
     t.after(() => edge.stop());
     await answersLikeNode(edge.fetch, { anyPath: true });

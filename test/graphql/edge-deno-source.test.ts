@@ -8,7 +8,7 @@ import { startDeno } from '../support/graphql-edge.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-test('deno task serve answers countries queries from the sources', async (t) => {
+test('deno task serve answers countries queries from the sources', { timeout: 120_000 }, async (t) => {
   const config = JSON.parse(await readFile(new URL('deno.json', `file://${repoRoot}/`), 'utf8'));
   const words: string[] = config.tasks.serve.trim().split(/\s+/);
   assert.deepEqual(words.slice(0, 2), ['deno', 'serve'], 'the serve task runs `deno serve`');

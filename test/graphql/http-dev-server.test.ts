@@ -23,7 +23,7 @@ function runServeScript(env: Record<string, string>) {
   return { child, exited, output: () => output };
 }
 
-test('npm start (node/graphql/serve.ts) prints its URL and serves the countries API there', async (t) => {
+test('npm start (node/graphql/serve.ts) prints its URL and serves the countries API there', { timeout: 120_000 }, async (t) => {
   const server = runServeScript({ PORT: '0', HOST: '127.0.0.1' });
   t.after(() => {
     if (server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -63,14 +63,14 @@ test('npm start (node/graphql/serve.ts) prints its URL and serves the countries 
   assert.equal(await within(10_000, 'serve.ts did not exit on SIGTERM', server.exited), 0);
 });
 
-test('serve.ts refuses a malformed PORT with a clear message', async () => {
+test('serve.ts refuses a malformed PORT with a clear message', { timeout: 120_000 }, async () => {
   const server = runServeScript({ PORT: 'eighty' });
   const code = await within(20_000, 'serve.ts did not exit', server.exited);
   assert.equal(code, 2);
   assert.match(server.output(), /PORT must be a number/);
 });
 
-test('the dev server carries the handler behaviour over a real socket', async (t) => {
+test('the dev server carries the handler behaviour over a real socket', { timeout: 120_000 }, async (t) => {
   const { schema, counter } = createTestSchema();
   const server = await startServer({
     handler: createGraphQLHandler({ schema, maxBodyBytes: 1000 }),

@@ -48,7 +48,7 @@ export async function startDeno(serveArgs: string[], options: { cwd?: string; st
   };
   try {
     const origin = await within(startupMs, `deno serve did not start listening; output so far:\n${output}`, listening);
-    return { origin, fetch: (input, init) => fetch(new URL(input, origin), init), stop };
+    return { origin, fetch: bounded('deno', (input, init) => fetch(new URL(input, origin), init)), stop };
   } catch (error) {
     await stop();
     throw error;
@@ -70,11 +70,11 @@ export async function startWorkerd(bundle: string, compatibilityDate: string, st
   return {
     origin,
     // Miniflare's Response is undici's; re-wrap it so callers get this process's Response.
-    fetch: async (input, init) => {
+    fetch: bounded('workerd', async (input, init) => {
       const res = await mf.dispatchFetch(new URL(input, origin).toString(), init as never);
       const body = await res.arrayBuffer();
       return new Response(body, { status: res.status, headers: Object.fromEntries(res.headers.entries()) });
-    },
+    }),
     stop: () => within(15_000, 'Miniflare did not shut down', mf.dispose()),
   };
 }
@@ -86,14 +86,19 @@ export async function startEdgeRuntime(script: string): Promise<RunningRuntime> 
   const origin = 'http://localhost';
   return {
     origin,
-    fetch: async (input, init) => {
+    fetch: bounded('edge-runtime', async (input, init) => {
       const res = await runtime.dispatchFetch(new URL(input, origin).toString(), init as never);
       await res.waitUntil();
       const body = await res.arrayBuffer();
       return new Response(body, { status: res.status, headers: Object.fromEntries(res.headers.entries()) });
-    },
+    }),
     stop: async () => {},
   };
+}
+
+/** Every request gets a deadline, so a runtime that stops answering fails the test instead of hanging it. */
+function bounded(runtime: string, fetchFn: FetchFn, ms = 15_000): FetchFn {
+  return (input, init) => within(ms, `${runtime} did not answer ${init?.method ?? 'GET'} ${input}`, fetchFn(input, init));
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
