@@ -141,17 +141,20 @@ export class PodSandboxes implements PodSandboxStore {
       if (!/^[0-9a-f]{64}$/.test(id)) continue;
       ids.add(id);
       const dir = this.recordDir(id);
-      const file = await readJson<Parameters<typeof fromFile>[0]>(join(dir, POD_FILE)).catch((err: Error) => err);
-      if (file === undefined) {
-        this.log.warn('found an unfinished RunPodSandbox; undoing it', { pod: id });
-        await this.rollback(id).catch((err) => this.log.error('cannot undo unfinished pod; will retry at next start', { pod: id, err }));
+      let entry: PodEntry;
+      try {
+        const file = await readJson<Parameters<typeof fromFile>[0]>(join(dir, POD_FILE));
+        if (file === undefined) {
+          this.log.warn('found an unfinished RunPodSandbox; undoing it', { pod: id });
+          await this.rollback(id).catch((err) => this.log.error('cannot undo unfinished pod; will retry at next start', { pod: id, err }));
+          continue;
+        }
+        entry = fromFile(file, join(dir, POD_FILE));
+      } catch (err) {
+        // Records are written atomically, so this is outside damage: keep it for a human to look at.
+        this.log.error('unreadable pod record; leaving it for inspection', { pod: id, err });
         continue;
       }
-      if (file instanceof Error) {
-        this.log.error('unreadable pod record; leaving it for inspection', { pod: id, err: file });
-        continue;
-      }
-      const entry = fromFile(file, join(dir, POD_FILE));
       this.entries.set(id, entry);
       this.names.set(nameKey(entry.metadata), id);
       if (entry.state === 'SANDBOX_READY') {
