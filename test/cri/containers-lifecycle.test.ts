@@ -402,3 +402,36 @@ test('containers: kill -9 of the daemon process; a restart finds running and exi
   await m.remove(ids.b);
   assert.equal(await isMountPoint(rootfs), false);
 });
+
+test('containers: a crash in the middle of StartContainer is finished or undone on restart', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m1 = await f.open();
+  const a = await m1.create({ podSandboxId: f.pod.id, config: config('mid-a', 'echo started-a; exec sleep 1000'), sandboxConfig: undefined });
+  const b = await m1.create({ podSandboxId: f.pod.id, config: config('mid-b', 'echo started-b; exec sleep 1000'), sandboxConfig: undefined });
+  // Crash after conmon created the container but before the record changed (a), and after the
+  // record said "running" but before `runc start` (b): replay those steps by hand.
+  const createOptions = (id: string) => {
+    const p = m1.paths(id);
+    const rec = m1.get(id)!;
+    return { id, bundle: p.bundle, logPath: rec.conmonLogPath, exitDir: m1.exitDir, persistDir: p.persist, socketDir: m1.socketDir };
+  };
+  await m1.runtime.create(createOptions(a));
+  await m1.runtime.create(createOptions(b));
+  const recB = join(f.root, 'containers', b, 'container.json');
+  writeFileSync(recB, JSON.stringify({ ...JSON.parse(readFileSync(recB, 'utf8')), phase: 'running', startedAt: '1' }));
+  await m1.close();
+
+  const m2 = await f.open();
+  for (const id of [a, b]) {
+    assert.equal((await m2.status(id)).state, ContainerState.CONTAINER_CREATED, 'not started yet');
+    await m2.start(id);
+    const v = await m2.status(id);
+    assert.equal(v.state, ContainerState.CONTAINER_RUNNING);
+    await until('its first log line', async () => existsSync(v.record.logPath) && readFileSync(v.record.logPath, 'utf8').includes('started-'));
+    assert.equal(parseLog(readFileSync(v.record.logPath, 'utf8')).length, 1, 'one run, one line');
+    await m2.stop(id, 0);
+    assert.equal((await m2.status(id)).record.exitCode, 137);
+  }
+});
