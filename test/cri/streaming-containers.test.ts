@@ -29,7 +29,7 @@ import { attach } from '../../node/skiffd/services/runtime/attach.ts';
 import { portForward } from '../../node/skiffd/services/runtime/port_forward.ts';
 
 const IMAGE_ID = `sha256:${'c'.repeat(64)}`;
-const COMMANDS = ['runc', 'conmon', 'kubectl', 'nsenter', 'busybox', 'script', 'stty', 'ip'];
+const COMMANDS = ['runc', 'conmon', 'nsenter', 'busybox', 'script', 'stty', 'ip'];
 const call = {} as CallContext;
 
 interface World {
@@ -106,7 +106,7 @@ before(async () => {
     await manager.init();
     const ctx = {
       config: parseConfig('[streaming]\naddress = "127.0.0.1"\nport = 0\n'),
-      log: createLogger('warn'),
+      log: createLogger(process.env.SKIFF_TEST_DEBUG ? 'debug' : 'warn'),
       startedAt: new Date(),
       network: { podCidr: '' },
       images: undefined,
@@ -118,6 +118,7 @@ before(async () => {
     const specs: Record<string, ContainerConfig> = {
       shell: containerConfig('shell', ['sh', '-c', 'mkdir -p /www && echo hello-from-pod > /www/index.html && httpd -p 8080 -h /www && httpd -p 8081 -h /www && exec sleep 3600']),
       echo: containerConfig('echo', ['sh', '-c', 'while read line; do echo "got $line"; echo "err $line" >&2; done; echo "stdin closed"'], { stdin: true, stdinOnce: true }),
+      echo2: containerConfig('echo2', ['sh', '-c', 'while read line; do echo "got $line"; done; echo "stdin closed"'], { stdin: true, stdinOnce: true }),
       term: containerConfig('term', ['sh'], { stdin: true, tty: true }),
     };
     for (const [name, spec] of Object.entries(specs)) {
@@ -127,7 +128,7 @@ before(async () => {
     for (const id of Object.values(ids)) await until(`container ${id.slice(0, 12)} running`, async () => (await manager.status(id)).state === ContainerState.CONTAINER_RUNNING);
 
     const facade = await startKubeFacade(
-      [{ name: 'web', containers: [{ name: 'shell' }, { name: 'echo', stdin: true, stdinOnce: true }, { name: 'term', stdin: true, tty: true }] }],
+      [{ name: 'web', containers: [{ name: 'shell' }, { name: 'echo', stdin: true, stdinOnce: true }, { name: 'echo2', stdin: true, stdinOnce: true }, { name: 'term', stdin: true, tty: true }] }],
       {
         exec: async (o) => (await exec(ctx, ExecRequest.fromPartial({ containerId: ids[o.container], cmd: o.command, tty: o.tty, stdin: o.stdin, stdout: o.stdout, stderr: o.stderr }), call)).url!,
         attach: async (o) => (await attach(ctx, AttachRequest.fromPartial({ containerId: ids[o.container], tty: o.tty, stdin: o.stdin, stdout: o.stdout, stderr: o.stderr }), call)).url!,
@@ -172,8 +173,8 @@ after(async () => {
   rmSync(w.dir, { recursive: true, force: true });
 });
 
-function ready(t: import('node:test').TestContext): World | undefined {
-  if (!needs(t, { root: true, commands: COMMANDS })) return undefined;
+function ready(t: import('node:test').TestContext, extra: string[] = []): World | undefined {
+  if (!needs(t, { root: true, commands: [...COMMANDS, ...extra] })) return undefined;
   if (setupError) throw setupError;
   return world!;
 }
@@ -221,7 +222,7 @@ function kubectlMinor(): number {
 }
 
 test('streaming: kubectl exec over SPDY: output, stderr, non-zero exit code, stdin with EOF', { timeout: 60_000 }, async (t) => {
-  const w = ready(t);
+  const w = ready(t, ['kubectl']);
   if (!w) return;
   const before = w.facade.upgrades.length;
   const r = await kubectl(w, ['exec', 'web', '-c', 'shell', '--', 'sh', '-c', 'echo out-line; echo err-line >&2; exit 3'], { env: SPDY });
@@ -240,7 +241,7 @@ test('streaming: kubectl exec over SPDY: output, stderr, non-zero exit code, std
 });
 
 test('streaming: kubectl exec over WebSocket (v5.channel.k8s.io): exit code and stdin EOF', { timeout: 60_000 }, async (t) => {
-  const w = ready(t);
+  const w = ready(t, ['kubectl']);
   if (!w) return;
   if (kubectlMinor() < 30) {
     t.skip('this kubectl predates WebSocket exec (1.30); the ws-client tests below cover the protocol');
@@ -263,7 +264,7 @@ test('streaming: kubectl exec over WebSocket (v5.channel.k8s.io): exit code and 
 });
 
 test('streaming: kubectl exec -ti gets a real terminal sized like the client', { timeout: 60_000 }, async (t) => {
-  const w = ready(t);
+  const w = ready(t, ['kubectl']);
   if (!w) return;
   // script(1) gives kubectl a terminal of a known size; kubectl sends it on the resize stream.
   for (const env of [SPDY, ...(kubectlMinor() >= 30 ? [WEBSOCKET] : [])]) {
@@ -278,7 +279,7 @@ test('streaming: kubectl exec -ti gets a real terminal sized like the client', {
 });
 
 test('streaming: kubectl attach -i to a container echoing its stdin; stdin EOF closes it (StdinOnce)', { timeout: 60_000 }, async (t) => {
-  const w = ready(t);
+  const w = ready(t, ['kubectl']);
   if (!w) return;
   const r = await kubectl(w, ['attach', '-i', 'web', '-c', 'echo'], { env: SPDY, input: 'one\ntwo\n' });
   assert.equal(r.code, 0, r.stderr);
@@ -290,10 +291,18 @@ test('streaming: kubectl attach -i to a container echoing its stdin; stdin EOF c
     return v.state === ContainerState.CONTAINER_EXITED ? v : undefined;
   });
   assert.equal(view.record.exitCode, 0);
+
+  if (kubectlMinor() >= 30) {
+    const before = w.facade.upgrades.length;
+    const ws = await kubectl(w, ['attach', '-i', 'web', '-c', 'echo2'], { env: WEBSOCKET, input: 'three\n' });
+    assert.equal(ws.code, 0, ws.stderr);
+    assert.match(ws.stdout, /got three\n[^]*stdin closed/);
+    assert.equal(w.facade.upgrades[before]?.upgrade.toLowerCase(), 'websocket');
+  }
 });
 
 test('streaming: kubectl port-forward over SPDY: two ports, concurrent connections, an HTTP server in the pod', { timeout: 60_000 }, async (t) => {
-  const w = ready(t);
+  const w = ready(t, ['kubectl']);
   if (!w) return;
   const child = spawn('kubectl', ['--server', w.facade.url, 'port-forward', 'pod/web', ':8080', ':8081'], { env: { ...process.env, ...SPDY }, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => child.kill('SIGKILL'));
@@ -307,6 +316,26 @@ test('streaming: kubectl port-forward over SPDY: two ports, concurrent connectio
   const bodies = await Promise.all([httpGet(ports['8080']), httpGet(ports['8080']), httpGet(ports['8081']), httpGet(ports['8080'])]);
   for (const b of bodies) assert.equal(b, 'hello-from-pod\n');
   assert.equal(w.facade.upgrades.filter((u) => u.kind === 'portforward').at(-1)?.upgrade.toLowerCase(), 'spdy/3.1');
+});
+
+test('streaming: kubectl port-forward over WebSocket (SPDY tunnelled in WebSocket, kubectl 1.31+)', { timeout: 60_000 }, async (t) => {
+  const w = ready(t, ['kubectl']);
+  if (!w) return;
+  if (kubectlMinor() < 31) {
+    t.skip('this kubectl predates WebSocket port-forward (1.31)');
+    return;
+  }
+  const child = spawn('kubectl', ['--server', w.facade.url, 'port-forward', 'pod/web', ':8081'], { env: { ...process.env, KUBECTL_PORT_FORWARD_WEBSOCKETS: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  t.after(() => child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const port = await until('kubectl port-forward to listen', () => Number(/Forwarding from 127\.0\.0\.1:(\d+) -> 8081/.exec(out)?.[1] ?? 0), 15_000);
+  const bodies = await Promise.all([httpGet(port), httpGet(port)]);
+  for (const b of bodies) assert.equal(b, 'hello-from-pod\n');
+  const used = w.facade.upgrades.filter((u) => u.kind === 'portforward').at(-1);
+  assert.equal(used?.upgrade.toLowerCase(), 'websocket', JSON.stringify(w.facade.upgrades.filter((u) => u.kind === 'portforward')) + out);
+  assert.match(used?.protocols ?? '', /SPDY\/3\.1\+portforward\.k8s\.io/);
 });
 
 function httpGet(port: number): Promise<string> {

@@ -4,7 +4,7 @@
 // WebSocket (the channel protocols newer clients prefer).
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import type { StreamRequest } from './requests.ts';
 import { TokenStore, DEFAULT_TOKEN_TTL_MS } from './tokens.ts';
 import { protocolVersion, type RemoteCommandBackend } from './remotecommand.ts';
@@ -12,7 +12,7 @@ import type { PortForwardBackend } from './portforward.ts';
 import { isSpdyUpgrade, negotiate, offeredProtocols, writeHttpError, writeSpdySwitch } from './spdy/handshake.ts';
 import { SpdySession } from './spdy/session.ts';
 import { serveSpdyRemoteCommand } from './spdy/remotecommand.ts';
-import { PORTFORWARD_PROTOCOL, serveSpdyPortForward } from './spdy/portforward.ts';
+import { PORTFORWARD_PROTOCOL, PORTFORWARD_TUNNEL_PROTOCOL, serveSpdyPortForward } from './spdy/portforward.ts';
 import { ChannelSocket } from './websocket/channels.ts';
 import { WS_REMOTECOMMAND_PROTOCOLS, serveWebSocketRemoteCommand } from './websocket/remotecommand.ts';
 import { WS_PORTFORWARD_PROTOCOLS, queryPorts, serveWebSocketPortForward } from './websocket/portforward.ts';
@@ -153,7 +153,7 @@ export class StreamingServer {
   }
 
   private upgradeWebSocket(req: IncomingMessage, socket: Socket, head: Buffer, url: URL, request: StreamRequest): void {
-    const supported = request.kind === 'portforward' ? WS_PORTFORWARD_PROTOCOLS : WS_REMOTECOMMAND_PROTOCOLS;
+    const supported = request.kind === 'portforward' ? [PORTFORWARD_TUNNEL_PROTOCOL, ...WS_PORTFORWARD_PROTOCOLS] : WS_REMOTECOMMAND_PROTOCOLS;
     const offered = (req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
       .map((p) => p.trim())
@@ -164,7 +164,7 @@ export class StreamingServer {
       return;
     }
     let ports: number[] = [];
-    if (request.kind === 'portforward') {
+    if (request.kind === 'portforward' && protocol !== PORTFORWARD_TUNNEL_PROTOCOL) {
       try {
         ports = queryPorts(url);
       } catch (err) {
@@ -178,9 +178,18 @@ export class StreamingServer {
       }
     }
     this.chosen.set(req, protocol);
+    // ws accepts only RFC 7230 tokens in this header and `SPDY/3.1+portforward.k8s.io` is not one;
+    // the choice is made, so hand ws a placeholder and answer with the real name from handleProtocols.
+    if (protocol) req.headers['sec-websocket-protocol'] = 'chosen';
     this.ws.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-      const channels = new ChannelSocket(ws, protocol.includes('base64'));
       ws.on('error', () => {});
+      if (request.kind === 'portforward' && protocol === PORTFORWARD_TUNNEL_PROTOCOL) {
+        // kubectl 1.31+: the SPDY port-forward session itself, carried in binary WebSocket messages.
+        const session = new SpdySession(createWebSocketStream(ws));
+        serveSpdyPortForward(session, request, this.options.backend);
+        return;
+      }
+      const channels = new ChannelSocket(ws, protocol.includes('base64'));
       const done =
         request.kind === 'portforward'
           ? serveWebSocketPortForward(channels, request, ports, this.options.backend)

@@ -6,6 +6,8 @@ import { STREAM_CREATION_TIMEOUT_MS } from './remotecommand.ts';
 import type { SpdySession, SpdyStream } from './session.ts';
 
 export const PORTFORWARD_PROTOCOL = 'portforward.k8s.io';
+/** The same session tunnelled through WebSocket binary messages (kubectl 1.31 and later). */
+export const PORTFORWARD_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
 
 interface Pair {
   data?: SpdyStream;

@@ -5,7 +5,6 @@
 // back-pressure applies instead.
 import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
-import type { Socket } from 'node:net';
 import {
   FrameReader,
   FrameType,
@@ -120,9 +119,10 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
   private closed = false;
   private goneAway = false;
 
-  constructor(private readonly socket: Socket) {
+  /** `socket`: the upgraded TCP connection, or any byte stream (SPDY tunnelled in WebSocket messages). */
+  constructor(private readonly socket: Duplex & { setNoDelay?(noDelay: boolean): unknown }) {
     super();
-    socket.setNoDelay(true);
+    socket.setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => this.teardown('connection error'));
     socket.on('close', () => this.teardown('connection closed'));
