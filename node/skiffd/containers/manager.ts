@@ -684,7 +684,7 @@ function podView(pod: PodSandboxRecord): PodView {
     resolvConfPath: pod.resolvConfPath || undefined,
     hostnamePath: pod.hostnamePath || undefined,
     hostsPath: pod.hostsPath || undefined,
-    shmPath: (pod as PodSandboxRecord & { shmPath?: string }).shmPath,
+    shmPath: pod.shmPath,
     config: pod.config,
   };
 }
