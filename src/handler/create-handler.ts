@@ -2,6 +2,7 @@ import { assertValidSchema, execute as graphqlExecute } from 'graphql';
 import { createHandler, type OperationContext } from 'graphql-http';
 import { createDocumentCache } from './document-cache.ts';
 import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions } from './options.ts';
+import { acceptableMediaTypes, negotiateMediaType } from './negotiation.ts';
 import { pathnameOf } from './path.ts';
 import { createRequestParamsParser } from './request-params.ts';
 import { errorResponse } from './responses.ts';
@@ -11,8 +12,9 @@ import { errorResponse } from './responses.ts';
  * Response. GET (queries only) and POST with a JSON body; the response media type is negotiated
  * between application/graphql-response+json and application/json, with the spec's status codes.
  *
- * graphql-http supplies the protocol decisions (negotiation, status codes, error shapes); this module
- * adds what sits around them: the path, the body limit, the document cache and the web Response.
+ * graphql-http supplies the protocol decisions (status codes, error shapes); this module adds what
+ * sits around them: the path, content negotiation with q-values, the body limit, the document cache
+ * and the web Response.
  */
 export function createGraphQLHandler<Context extends OperationContext = undefined>(
   options: GraphQLHandlerOptions<Context>,
@@ -52,11 +54,19 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       const requested = pathnameOf(request.url);
       if (requested !== path) return errorResponse(404, `Nothing at ${requested}: the GraphQL endpoint is ${path}`);
     }
+    const mediaType = negotiateMediaType(request.headers.get('accept'));
+    if (mediaType === null) {
+      return new Response(`Not Acceptable: accept ${acceptableMediaTypes}`, {
+        status: 406,
+        headers: { accept: acceptableMediaTypes, 'content-type': 'text/plain; charset=utf-8' },
+      });
+    }
     try {
       const [body, init] = await core({
         method: request.method,
         url: request.url,
-        headers: request.headers,
+        // graphql-http ignores q-values; it is handed the already negotiated type instead.
+        headers: { get: (name: string) => (name === 'accept' ? mediaType : request.headers.get(name)) },
         body: null, // the request parser reads it from `raw`, under the size limit
         raw: request,
         context: undefined,

@@ -147,6 +147,14 @@ test('accept negotiation: graphql-response+json, json, wildcards, and 406', asyn
     ['application/*', 200, 'application/json'],
     [undefined, 200, 'application/json'],
     ['text/html', 406, null],
+    [`${gqlResponse};q=0, application/json`, 200, 'application/json'],
+    [`application/json;q=0.5, ${gqlResponse}`, 200, gqlResponse],
+    [`application/json;q=0.9, ${gqlResponse};q=0.8`, 200, 'application/json'],
+    ['text/html, */*;q=0.1', 200, 'application/json'],
+    [`application/json;q=0, */*`, 200, gqlResponse],
+    [`${gqlResponse}; charset=utf-8`, 200, gqlResponse],
+    ['application/json; charset=latin1', 406, null],
+    ['application/json;q=0', 406, null],
   ];
   for (const [accept, status, type] of cases) {
     const res = await handler(post({ query: '{ a }' }, accept ? { accept } : {}));
