@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import WebSocket from 'ws';
-import type { CallContext } from 'nice-grpc-common';
+import { Status, type CallContext } from 'nice-grpc-common';
 import { ContainerConfig, ContainerState, ExecRequest, AttachRequest, PortForwardRequest, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
 import { needs, which } from '../support/prereq.ts';
 import { makeBusyboxRootfs } from '../support/rootfs.ts';
@@ -492,4 +492,32 @@ test('streaming: a streaming URL works once; a reused token is refused', { timeo
   const second = channelClient(url, 'v4.channel.k8s.io');
   await assert.rejects(withDeadline('second use', second.opened), /HTTP 404/);
   second.ws.terminate();
+});
+
+test('streaming: Exec, Attach and PortForward refuse bad requests with the right gRPC status', { timeout: 30_000 }, async (t) => {
+  const w = ready(t);
+  if (!w) return;
+  const code = async (p: Promise<unknown>) => {
+    try {
+      await p;
+    } catch (err) {
+      return (err as { code?: Status }).code;
+    }
+    return 'ok';
+  };
+  const shell = w.ids.shell;
+  assert.equal(await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: shell, cmd: ['true'] }), call)), Status.INVALID_ARGUMENT, 'no stream asked for');
+  assert.equal(await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: shell, cmd: [], stdout: true }), call)), Status.INVALID_ARGUMENT, 'no command');
+  assert.equal(await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: shell, cmd: ['sh'], tty: true, stdout: true, stderr: true }), call)), Status.INVALID_ARGUMENT, 'tty with stderr');
+  assert.equal(await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: 'f'.repeat(64), cmd: ['true'], stdout: true }), call)), Status.NOT_FOUND);
+  assert.equal(await code(attach(w.ctx, AttachRequest.fromPartial({ containerId: 'f'.repeat(64), stdout: true }), call)), Status.NOT_FOUND);
+  assert.equal(await code(portForward(w.ctx, PortForwardRequest.fromPartial({ podSandboxId: 'f'.repeat(64), port: [80] }), call)), Status.NOT_FOUND);
+  assert.equal(await code(portForward(w.ctx, PortForwardRequest.fromPartial({ podSandboxId: w.pod.id, port: [70000] }), call)), Status.INVALID_ARGUMENT);
+  // A container that has exited takes no exec.
+  const done = await w.manager.create({ podSandboxId: w.pod.id, config: containerConfig('done', ['true']), sandboxConfig: undefined });
+  await w.manager.start(done);
+  await until('container "done" to exit', async () => (await w.manager.status(done)).state === ContainerState.CONTAINER_EXITED);
+  assert.equal(await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: done, cmd: ['true'], stdout: true }), call)), Status.FAILED_PRECONDITION);
+  const ok = await exec(w.ctx, ExecRequest.fromPartial({ containerId: shell.slice(0, 12), cmd: ['true'], stdout: true }), call);
+  assert.match(ok.url!, /^http:\/\/127\.0\.0\.1:\d+\/exec\/[A-Za-z0-9_-]+$/, 'a unique id prefix is accepted');
 });

@@ -33,6 +33,8 @@ export interface StreamingServerOptions {
   port: number;
   backend: StreamingBackend;
   tokenTtlMs?: number;
+  /** Clock for token expiry (tests). */
+  now?: () => number;
   log?: StreamingLogger;
 }
 
@@ -54,7 +56,7 @@ export class StreamingServer {
   private base = '';
 
   constructor(private readonly options: StreamingServerOptions) {
-    this.tokens = new TokenStore(options.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS);
+    this.tokens = new TokenStore(options.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS, options.now);
     this.log = options.log ?? { debug: () => {}, warn: () => {} };
     this.http = createServer((req, res) => {
       // A plain request cannot carry a stream; say what is expected and keep the token.
