@@ -156,22 +156,27 @@ function parseLog(text: string): LogLine[] {
     });
 }
 
-test('containers: exit codes, reasons, CRI logs, status fields, list filters', { timeout: 60_000 }, async (t) => {
+test('containers: exit codes, reasons (Completed, Error, OOMKilled), CRI logs, status fields, list filters', { timeout: 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
   const f = fixture();
   t.after(() => f.cleanup());
   const m = await f.open();
   const ok = await m.create({ podSandboxId: f.pod.id, config: config('ok', 'echo one; echo two >&2; echo "three $IMAGE_ENV"; exit 0'), sandboxConfig: undefined });
   const bad = await m.create({ podSandboxId: f.pod.id, config: config('bad', 'exit 3'), sandboxConfig: undefined });
+  // dd's 64 MiB buffer does not fit in 16 MiB: the cgroup OOM killer ends it (conmon leaves an `oom` file).
+  const oom = await m.create({ podSandboxId: f.pod.id, config: config('oom', 'exec dd if=/dev/zero of=/dev/null bs=64M count=1', { linux: { resources: { memoryLimitInBytes: 16n << 20n } } }), sandboxConfig: undefined });
   assert.equal((await m.status(ok)).state, ContainerState.CONTAINER_CREATED);
   await m.start(ok);
   await m.start(bad);
+  await m.start(oom);
   const okView = await exited(m, ok);
   const badView = await exited(m, bad);
   assert.equal(okView.record.exitCode, 0);
   assert.equal(okView.record.reason, 'Completed');
   assert.equal(badView.record.exitCode, 3);
   assert.equal(badView.record.reason, 'Error');
+  const oomView = await exited(m, oom);
+  assert.deepEqual([oomView.record.exitCode, oomView.record.reason], [137, 'OOMKilled']);
   const r = okView.record;
   assert.ok(BigInt(r.createdAt) <= BigInt(r.startedAt!) && BigInt(r.startedAt!) <= BigInt(r.finishedAt!), 'created <= started <= finished');
   assert.equal(r.logPath, join(f.logDir, 'ok/0.log'));
@@ -186,7 +191,7 @@ test('containers: exit codes, reasons, CRI logs, status fields, list filters', {
   // A second start is refused; the state machine does not go backwards.
   await assert.rejects(m.start(ok), grpcCode(Status.FAILED_PRECONDITION));
   const all = await m.list();
-  assert.deepEqual(all.map((v) => v.record.id).sort(), [ok, bad].sort());
+  assert.deepEqual(all.map((v) => v.record.id).sort(), [ok, bad, oom].sort());
   assert.ok(all.every((v) => v.state === ContainerState.CONTAINER_EXITED));
 });
 
@@ -434,4 +439,23 @@ test('containers: a crash in the middle of StartContainer is finished or undone 
     await m2.stop(id, 0);
     assert.equal((await m2.status(id)).record.exitCode, 137);
   }
+});
+
+test('containers: a container whose conmon died is reported exited once it ends, not running forever', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const id = await m.create({ podSandboxId: f.pod.id, config: config('orphan', 'exec sleep 1000'), sandboxConfig: undefined });
+  await m.start(id);
+  const rec = (await m.status(id)).record;
+  assert.ok(rec.conmonPid && rec.pid);
+  process.kill(rec.conmonPid!, 'SIGKILL');
+  process.kill(rec.pid!, 'SIGKILL');
+  const v = await until('the orphaned container to be seen exited', async () => {
+    const s = await m.status(id);
+    return s.state === ContainerState.CONTAINER_EXITED ? s : undefined;
+  });
+  assert.equal(v.record.exitCode, 255);
+  assert.match(v.record.message ?? '', /monitor/);
 });

@@ -101,6 +101,8 @@ export class ContainerManager {
   private readonly imageLeases = new Map<string, () => void>();
   /** Containers the runtime already holds in "created" state (adopted after a crash mid-start). */
   private readonly runtimeCreated = new Set<string>();
+  private readonly lostChecks = new Set<string>();
+  private readonly warnedUnmonitored = new Set<string>();
   private readonly lock = new IdLock();
   private readonly exits: ExitWatcher;
   private readonly pods: PodLookup;
@@ -296,7 +298,32 @@ export class ContainerManager {
       return { record: { ...record, phase: 'exited', exitCode: exit.exitCode, finishedAt: exit.finishedAt, reason }, state: ContainerState.CONTAINER_EXITED, exit };
     }
     if (record.phase === 'created') return { record, state: ContainerState.CONTAINER_CREATED };
+    if (record.conmonPid && !this.lostChecks.has(record.id) && !(await monitorAlive(record.conmonPid))) {
+      // No monitor means no exit file will ever come: ask the runtime (under the lock, off this call).
+      this.lostChecks.add(record.id);
+      void this.lock
+        .run(record.id, () => this.checkLost(record.id))
+        .catch((err) => this.log.warn('checking a container without monitor failed', { id: record.id, err: String(err) }))
+        .finally(() => this.lostChecks.delete(record.id));
+    }
     return { record, state: ContainerState.CONTAINER_RUNNING };
+  }
+
+  private async checkLost(id: string): Promise<void> {
+    const record = this.records.get(id);
+    if (!record || record.phase !== 'running') return;
+    const exit = await this.exitOf(id);
+    if (exit) {
+      await this.applyExit(record, exit);
+      return;
+    }
+    const state = await this.runtime.state(id).catch(() => undefined);
+    if (!state || state.status === 'stopped') {
+      await this.applyExit(record, { exitCode: 255, finishedAt: nowNs(), oomKilled: false }, 'its monitor (conmon) died, so its exit code is unknown');
+    } else if (!this.warnedUnmonitored.has(id)) {
+      this.warnedUnmonitored.add(id);
+      this.log.warn('container runs without its monitor (conmon died): its exit will not be recorded', { id });
+    }
   }
 
   async status(id: string): Promise<ContainerView> {
@@ -687,6 +714,17 @@ function podView(pod: PodSandboxRecord): PodView {
     shmPath: pod.shmPath,
     config: pod.config,
   };
+}
+
+/** conmon is alive: the pid exists, is not a zombie, and is still conmon (not a reused pid). */
+async function monitorAlive(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const m = /^\d+ \((.*)\) (\S)/.exec(stat);
+    return !!m && m[1] === 'conmon' && m[2] !== 'Z' && m[2] !== 'X';
+  } catch {
+    return false;
+  }
 }
 
 function killIfConmon(pid: number): void {
