@@ -459,3 +459,18 @@ test('containers: a container whose conmon died is reported exited once it ends,
   assert.equal(v.record.exitCode, 255);
   assert.match(v.record.message ?? '', /monitor/);
 });
+
+test('containers: concurrent calls on one container are serialized and end in a consistent state', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const id = await m.create({ podSandboxId: f.pod.id, config: config('busy', 'exec sleep 1000'), sandboxConfig: undefined });
+  const settled = await Promise.allSettled([m.start(id), m.start(id), m.status(id), m.stop(id, 0), m.execSync(id, ['true'], 5), m.stop(id, 1), m.remove(id), m.status(id), m.remove(id)]);
+  // Exactly one start can win; every failure is a gRPC status, never a crash or a hang.
+  for (const s of settled) if (s.status === 'rejected') assert.ok(s.reason instanceof ServerError, String(s.reason));
+  assert.ok(settled.filter((s, i) => i < 2 && s.status === 'fulfilled').length <= 1);
+  await assert.rejects(m.status(id), grpcCode(Status.NOT_FOUND));
+  assert.equal(existsSync(m.paths(id).dir), false);
+  assert.deepEqual((await readdir(join(f.state, 'runc'))).filter((n) => !n.startsWith('.')), []);
+});
