@@ -68,9 +68,11 @@ export function computeRatios(result: BenchResult): void {
   }
 }
 
-const cell = (s: Summary | undefined, k: 'p50' | 'p90') => (s && s.n > 0 ? ms(s[k]) : '-');
+
 
 export function formatText(result: BenchResult): string {
+  // A runtime that failed midway shows how many samples its numbers rest on.
+  const cell = (v: Summary | undefined, k: 'p50' | 'p90') => (v && v.n > 0 ? ms(v[k]) + (k === 'p50' && v.n < result.samples ? ` (n=${v.n})` : '') : '-');
   const s = result.peers.skiffd;
   const c = result.peers.containerd;
   const out: string[] = [];
@@ -109,10 +111,11 @@ export function formatText(result: BenchResult): string {
     out.push(`${name} memory: idle daemon RSS ${mb(m.idle.rss)} (PSS ${mb(m.idle.pss)}, private ${mb(m.idle.priv)})` + (m.afterRun ? `; after the run ${mb(m.afterRun.rss)} RSS` : ''));
     const pc = m.perContainer;
     if (pc) {
-      out.push(
-        `  per running container (${pc.containers} pods x 1 container, daemon + ${name === 'skiffd' ? 'conmon' : 'shim + pause'}, ${pc.helpersBefore} -> ${pc.helpersAfter} helper processes): ` +
-          `RSS ${mb(pc.perContainer.rss)}, PSS ${mb(pc.perContainer.pss)}, private ${mb(pc.perContainer.priv)}; daemon's own share RSS ${mb(pc.daemonPerContainer.rss)}`,
-      );
+      const helper = name === 'skiffd' ? 'conmon' : 'shim + pause';
+      out.push(`  per running container (${pc.containers} pods x 1 container; ${pc.helpersBefore} -> ${pc.helpersAfter} ${helper} processes):`);
+      out.push(`    ${helper}: RSS ${mb(pc.helpers.rss)}, PSS ${mb(pc.helpers.pss)}, private ${mb(pc.helpers.priv)}`);
+      out.push(`    daemon growth: RSS ${mb(pc.daemon.rss)}, PSS ${mb(pc.daemon.pss)}, private ${mb(pc.daemon.priv)} (daemon ${mb(pc.daemonBefore.rss)} -> ${mb(pc.daemonAfter.rss)} RSS)`);
+      out.push(`    total: RSS ${mb(pc.total.rss)}, PSS ${mb(pc.total.pss)}, private ${mb(pc.total.priv)}`);
     }
   }
   for (const [name, p] of Object.entries(result.peers)) for (const e of p!.errors) out.push(`${name} error: ${e}`);

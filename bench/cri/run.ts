@@ -11,7 +11,7 @@ import type { Peer, PeerName } from './peer.ts';
 import { computeRatios, formatText, type BenchResult, type PeerResult } from './report.ts';
 import { startSkiffdPeer } from './skiffd-peer.ts';
 import { summarize } from './stats.ts';
-import { runImages, runLifecycle, type RunOptions, type Samples } from './workload.ts';
+import { imageSample, lifecycleSample, recorder, removeAllPods, type LifecycleState, type Op, type RunOptions, type Samples } from './workload.ts';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -31,39 +31,63 @@ function cleanup(): Promise<void> {
   return cleaning;
 }
 
-function addSamples(into: PeerResult, samples: Samples): void {
-  for (const [op, values] of Object.entries(samples)) if (values && values.length > 0) into.ops[op as keyof Samples] = summarize(values);
+interface Active {
+  peer: Peer;
+  result: PeerResult;
+  samples: Samples;
+  state: LifecycleState;
+  options: RunOptions;
 }
 
-async function benchPeer(peer: Peer, result: PeerResult, images: BenchImages, args: BenchArgs, logDir: string, phase: 'images' | 'lifecycle' | 'memory'): Promise<void> {
-  const options: RunOptions = {
-    samples: args.samples,
-    warmup: args.warmup,
-    rpcTimeoutMs: args.rpcTimeoutMs,
-    logDir,
-    progress: (what, done, total) => {
-      if (done === total || done % 10 === 0) say(`  ${peer.name} ${what}: ${done}/${total}`);
-    },
-  };
-  try {
-    if (phase === 'images') {
-      addSamples(result, await runImages(peer.images, images.pull, options));
-    } else if (phase === 'lifecycle') {
-      // The workload image is pulled once, untimed; containerd also needs its sandbox image.
-      const signal = () => ({ signal: AbortSignal.timeout(args.rpcTimeoutMs) });
-      await peer.images.pullImage({ image: { image: images.workload } }, signal());
-      if (peer.name === 'containerd') await peer.images.pullImage({ image: { image: images.pause } }, signal());
-      const lifecycle = await runLifecycle(peer.runtime, images.workload, options);
-      addSamples(result, lifecycle.samples);
-      if (lifecycle.containerError) result.errors.push(`container calls stopped at: ${lifecycle.containerError}`);
-    } else if (args.memoryContainers > 0) {
-      result.memory!.afterRun = memoryOf(peer.daemonPid);
-      result.memory!.perContainer = await perContainerMemory(peer, images.workload, args.memoryContainers, logDir, args.rpcTimeoutMs);
+function fail(a: Active, phase: string, err: unknown): void {
+  const message = err instanceof Error ? err.message : String(err);
+  a.result.errors.push(`${phase}: ${message}`);
+  say(`  ${a.peer.name} ${phase} failed: ${message}`);
+}
+
+/**
+ * Runs one phase with the runtimes interleaved sample by sample (and the order flipped every
+ * sample), so on a shared, noisy machine both see the same background load.
+ */
+async function interleaved(phase: 'images' | 'lifecycle', peers: Peer[], results: BenchResult['peers'], images: BenchImages, args: BenchArgs, dir: string): Promise<void> {
+  const started: Active[] = [];
+  for (const peer of peers) {
+    const a: Active = { peer, result: results[peer.name]!, samples: {}, state: {}, options: { rpcTimeoutMs: args.rpcTimeoutMs, logDir: join(dir, peer.name, 'logs') } };
+    const signal = () => ({ signal: AbortSignal.timeout(args.rpcTimeoutMs) });
+    try {
+      if (phase === 'images') {
+        await peer.images.removeImage({ image: { image: images.pull } }, signal()).catch(() => {});
+      } else {
+        // Pulled once, untimed: the workload image, and containerd's sandbox image.
+        await peer.images.pullImage({ image: { image: images.workload } }, signal());
+        if (peer.name === 'containerd') await peer.images.pullImage({ image: { image: images.pause } }, signal());
+      }
+      started.push(a);
+    } catch (err) {
+      fail(a, phase, err);
     }
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    result.errors.push(`${phase}: ${message}`);
-    say(`  ${peer.name} ${phase} failed: ${message}`);
+  }
+  let active = started;
+  const total = args.warmup + args.samples;
+  for (let i = 0; i < total; i++) {
+    const order = i % 2 === 0 ? active : [...active].reverse();
+    for (const a of order) {
+      const into = recorder(a.samples, i >= args.warmup);
+      try {
+        if (phase === 'images') await imageSample(a.peer.images, images.pull, i, into, a.options);
+        else await lifecycleSample(a.peer.runtime, images.workload, i, into, a.state, a.options);
+      } catch (err) {
+        fail(a, phase, err);
+        await removeAllPods(a.peer.runtime).catch(() => {});
+        active = active.filter((x) => x !== a);
+      }
+    }
+    if ((i + 1) % 10 === 0 || i + 1 === total) say(`  ${phase}: ${i + 1}/${total}`);
+  }
+  for (const a of started) {
+    if (a.state.containerError) a.result.errors.push(`container calls stopped at: ${a.state.containerError}`);
+    // A runtime that failed midway keeps the samples it completed (visible as a smaller n in --json).
+    for (const [op, values] of Object.entries(a.samples)) if (values && values.length > 0) a.result.ops[op as Op] = summarize(values);
   }
 }
 
@@ -137,11 +161,20 @@ async function main(): Promise<number> {
     }
   }
 
-  // Phase by phase, runtime after runtime, so both see the same background load at about the same time.
-  for (const phase of ['images', 'lifecycle', 'memory'] as const) {
+  for (const phase of ['images', 'lifecycle'] as const) {
+    say(`${phase}: ${peers.map((p) => p.name).join(' and ')}, ${args.warmup} + ${args.samples} samples`);
+    await interleaved(phase, peers, result.peers, images, args, dir);
+  }
+  if (args.memoryContainers > 0) {
     for (const peer of peers) {
-      say(`${phase}: ${peer.name}`);
-      await benchPeer(peer, result.peers[peer.name]!, images, args, join(dir, peer.name, 'logs'), phase);
+      say(`memory: ${peer.name}, ${args.memoryContainers} running containers`);
+      const r = result.peers[peer.name]!;
+      try {
+        r.memory!.afterRun = memoryOf(peer.daemonPid);
+        r.memory!.perContainer = await perContainerMemory(peer, images.workload, args.memoryContainers, join(dir, peer.name, 'logs'), args.rpcTimeoutMs);
+      } catch (err) {
+        fail({ peer, result: r } as Active, 'memory', err);
+      }
     }
   }
 

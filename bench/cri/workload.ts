@@ -17,12 +17,8 @@ export const STOP_TIMEOUT_S = 10;
 export const WORKLOAD_COMMAND = ['/bin/sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"];
 
 export interface RunOptions {
-  samples: number;
-  warmup: number;
   rpcTimeoutMs: number;
   logDir: string;
-  /** Called after each sample, for progress output. */
-  progress?(phase: string, done: number, total: number): void;
 }
 
 export class OpError extends Error {
@@ -69,69 +65,56 @@ export function containerConfig(name: string, image: string, command = WORKLOAD_
   };
 }
 
-export interface LifecycleResult {
-  samples: Samples;
-  /** First failure of a container op; pod ops go on being measured without containers after it. */
+/** Where one sample's timings go; undefined for warm-up samples. */
+export type Recorder = (op: Op) => number[] | undefined;
+
+export function recorder(samples: Samples, keep: boolean): Recorder {
+  return (op) => (keep ? (samples[op] ??= []) : undefined);
+}
+
+export interface LifecycleState {
+  /** First failure of a container call; later samples measure the pod calls alone. */
   containerError?: string;
 }
 
 /**
- * Per sample: RunPodSandbox, CreateContainer, StartContainer, StopContainer, RemoveContainer,
- * StopPodSandbox, RemovePodSandbox. The first `warmup` samples are run but not recorded.
- * A pod-level failure ends the phase (thrown); a container-level one is recorded and the remaining
- * samples measure the pod calls alone.
+ * One lifecycle sample: RunPodSandbox, CreateContainer, StartContainer, StopContainer,
+ * RemoveContainer, StopPodSandbox, RemovePodSandbox. A pod-level failure is thrown; a container-level
+ * one is kept in `state` and the remaining samples measure the pod calls without a container.
  */
-export async function runLifecycle(runtime: RuntimeClient, image: string, o: RunOptions): Promise<LifecycleResult> {
-  const samples: Samples = Object.fromEntries(LIFECYCLE_OPS.map((op) => [op, []]));
-  let containerError: string | undefined;
-  const total = o.warmup + o.samples;
-  for (let i = 0; i < total; i++) {
-    const keep = i >= o.warmup;
-    const into = (op: Op) => (keep ? samples[op] : undefined);
-    const t = o.rpcTimeoutMs;
-    const name = `bench-${i}`;
-    const sandboxConfig = podConfig(name, o.logDir);
-    const { podSandboxId } = await timed(into('RunPodSandbox'), 'RunPodSandbox', i, () => runtime.runPodSandbox({ config: sandboxConfig }, deadline(t)));
-    try {
-      if (containerError === undefined) {
-        try {
-          const { containerId } = await timed(into('CreateContainer'), 'CreateContainer', i, () =>
-            runtime.createContainer({ podSandboxId, config: containerConfig('work', image), sandboxConfig }, deadline(t)),
-          );
-          await timed(into('StartContainer'), 'StartContainer', i, () => runtime.startContainer({ containerId }, deadline(t)));
-          await timed(into('StopContainer'), 'StopContainer', i, () => runtime.stopContainer({ containerId, timeout: BigInt(STOP_TIMEOUT_S) }, deadline(t + STOP_TIMEOUT_S * 1000)));
-          await timed(into('RemoveContainer'), 'RemoveContainer', i, () => runtime.removeContainer({ containerId }, deadline(t)));
-        } catch (err) {
-          containerError = err instanceof Error ? err.message : String(err);
-        }
+export async function lifecycleSample(runtime: RuntimeClient, image: string, i: number, into: Recorder, state: LifecycleState, o: RunOptions): Promise<void> {
+  const t = o.rpcTimeoutMs;
+  const sandboxConfig = podConfig(`bench-${i}`, o.logDir);
+  const { podSandboxId } = await timed(into('RunPodSandbox'), 'RunPodSandbox', i, () => runtime.runPodSandbox({ config: sandboxConfig }, deadline(t)));
+  try {
+    if (state.containerError === undefined) {
+      try {
+        const { containerId } = await timed(into('CreateContainer'), 'CreateContainer', i, () =>
+          runtime.createContainer({ podSandboxId, config: containerConfig('work', image), sandboxConfig }, deadline(t)),
+        );
+        await timed(into('StartContainer'), 'StartContainer', i, () => runtime.startContainer({ containerId }, deadline(t)));
+        await timed(into('StopContainer'), 'StopContainer', i, () => runtime.stopContainer({ containerId, timeout: BigInt(STOP_TIMEOUT_S) }, deadline(t + STOP_TIMEOUT_S * 1000)));
+        await timed(into('RemoveContainer'), 'RemoveContainer', i, () => runtime.removeContainer({ containerId }, deadline(t)));
+      } catch (err) {
+        state.containerError = err instanceof Error ? err.message : String(err);
       }
-    } finally {
-      await timed(into('StopPodSandbox'), 'StopPodSandbox', i, () => runtime.stopPodSandbox({ podSandboxId }, deadline(t)));
-      await timed(into('RemovePodSandbox'), 'RemovePodSandbox', i, () => runtime.removePodSandbox({ podSandboxId }, deadline(t)));
     }
-    o.progress?.('lifecycle', i + 1, total);
+  } finally {
+    await timed(into('StopPodSandbox'), 'StopPodSandbox', i, () => runtime.stopPodSandbox({ podSandboxId }, deadline(t)));
+    await timed(into('RemovePodSandbox'), 'RemovePodSandbox', i, () => runtime.removePodSandbox({ podSandboxId }, deadline(t)));
   }
-  return { samples, containerError };
 }
 
 /**
- * Per sample: PullImage of an image nothing else shares layers with, ListImages, RemoveImage (so
- * the next pull transfers and unpacks everything again).
+ * One image sample: PullImage of an image nothing else shares layers with, ListImages, RemoveImage
+ * (so the next pull transfers and unpacks everything again).
  */
-export async function runImages(images: ImageClient, ref: string, o: RunOptions): Promise<Samples> {
-  const samples: Samples = Object.fromEntries(IMAGE_OPS.map((op) => [op, []]));
+export async function imageSample(images: ImageClient, ref: string, i: number, into: Recorder, o: RunOptions): Promise<void> {
   const t = o.rpcTimeoutMs;
-  await images.removeImage({ image: { image: ref } }, deadline(t)).catch(() => {});
-  const total = o.warmup + o.samples;
-  for (let i = 0; i < total; i++) {
-    const into = (op: Op) => (i >= o.warmup ? samples[op] : undefined);
-    await timed(into('PullImage'), 'PullImage', i, () => images.pullImage({ image: { image: ref } }, deadline(t)));
-    const list = await timed(into('ListImages'), 'ListImages', i, () => images.listImages({}, deadline(t)));
-    if (!list.images.some((img) => img.repoTags.includes(ref))) throw new OpError('ListImages', i, new Error(`${ref} is missing from ListImages right after pulling it`));
-    await timed(into('RemoveImage'), 'RemoveImage', i, () => images.removeImage({ image: { image: ref } }, deadline(t)));
-    o.progress?.('images', i + 1, total);
-  }
-  return samples;
+  await timed(into('PullImage'), 'PullImage', i, () => images.pullImage({ image: { image: ref } }, deadline(t)));
+  const list = await timed(into('ListImages'), 'ListImages', i, () => images.listImages({}, deadline(t)));
+  if (!list.images.some((img) => img.repoTags.includes(ref))) throw new OpError('ListImages', i, new Error(`${ref} is missing from ListImages right after pulling it`));
+  await timed(into('RemoveImage'), 'RemoveImage', i, () => images.removeImage({ image: { image: ref } }, deadline(t)));
 }
 
 /** Stops and removes every pod the runtime has (bounded per call). */
