@@ -2,6 +2,7 @@
 // manifests, multi-platform indexes) and pushes them to a registry through the distribution API.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
 
@@ -122,13 +123,25 @@ export interface ImageOptions {
   variant?: string;
   /** Changes the config (and so the image id) without changing layers. */
   label?: string;
+  /** Layer compression (OCI only for zstd); default gzip. */
+  compression?: 'gzip' | 'zstd';
+}
+
+/** zstd through the zstd command (Debian package "zstd"). */
+export function zstdCompress(data: Buffer): Buffer {
+  return execFileSync('zstd', ['-q', '-c', '-3'], { input: data, maxBuffer: 256 * 1024 * 1024, timeout: 30_000 });
 }
 
 const blob = (mediaType: string, data: Buffer): Blob => ({ mediaType, data, digest: sha256(data), size: data.length });
 
 export function buildImage(o: ImageOptions): BuiltImage {
   const docker = o.format === 'docker';
-  const layers = o.layers.map((t) => blob(docker ? 'application/vnd.docker.image.rootfs.diff.tar.gzip' : 'application/vnd.oci.image.layer.v1.tar+gzip', gzipSync(t)));
+  if (docker && o.compression === 'zstd') throw new Error('Docker schema2 has no zstd layer type');
+  const layers = o.layers.map((t) =>
+    o.compression === 'zstd'
+      ? blob('application/vnd.oci.image.layer.v1.tar+zstd', zstdCompress(t))
+      : blob(docker ? 'application/vnd.docker.image.rootfs.diff.tar.gzip' : 'application/vnd.oci.image.layer.v1.tar+gzip', gzipSync(t)),
+  );
   const diffIds = o.layers.map((t) => sha256(t));
   const platform = { os: 'linux', architecture: o.architecture ?? 'amd64', ...(o.variant ? { variant: o.variant } : {}) };
   const configJson = {

@@ -4,6 +4,8 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import http from 'node:http';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,6 +14,23 @@ export const REGISTRY_BIN = '/usr/bin/docker-registry';
 export interface RegistryAuth {
   htpasswd?: { users: Record<string, string> };
   token?: { realm: string; service: string; issuer: string; rootCertBundle: string };
+}
+
+export interface RegistryTls {
+  certPath: string;
+  keyPath: string;
+}
+
+/** A self-signed certificate for 127.0.0.1 (nobody trusts it: only `insecure = true` gets through). */
+export function selfSignedCert(dir: string): RegistryTls {
+  const certPath = join(dir, 'tls.crt');
+  const keyPath = join(dir, 'tls.key');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
+    { stdio: 'ignore', timeout: 20_000 },
+  );
+  return { certPath, keyPath };
 }
 
 export interface RunningRegistry {
@@ -33,7 +52,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startRegistry(opts: { storageDir?: string; auth?: RegistryAuth } = {}): Promise<RunningRegistry> {
+export async function startRegistry(opts: { storageDir?: string; auth?: RegistryAuth; tls?: RegistryTls } = {}): Promise<RunningRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-registry-'));
   const storageDir = opts.storageDir ?? join(dir, 'storage');
   mkdirSync(storageDir, { recursive: true });
@@ -69,14 +88,14 @@ storage:
 http:
   addr: 127.0.0.1:${port}
   secret: skiff-test-secret
-${authYaml}`,
+${opts.tls ? `  tls:\n    certificate: ${opts.tls.certPath}\n    key: ${opts.tls.keyPath}\n` : ''}${authYaml}`,
   );
   const child: ChildProcess = spawn(REGISTRY_BIN, ['serve', config], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const host = `127.0.0.1:${port}`;
-  const url = `http://${host}`;
+  const url = `${opts.tls ? 'https' : 'http'}://${host}`;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
@@ -92,13 +111,8 @@ ${authYaml}`,
       await stop();
       throw new Error(`docker-registry exited at startup: ${stderr.trim()}`);
     }
-    try {
-      const res = await fetch(`${url}/v2/`, { signal: AbortSignal.timeout(1000) });
-      await res.arrayBuffer();
-      if (res.status === 200 || res.status === 401) break;
-    } catch {
-      /* not listening yet */
-    }
+    const status = await probe(`${url}/v2/`);
+    if (status === 200 || status === 401) break;
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`docker-registry did not answer on ${url} within 15 s: ${stderr.trim()}`);
@@ -106,4 +120,17 @@ ${authYaml}`,
     await new Promise((r) => setTimeout(r, 50));
   }
   return { host, url, storageDir, stop };
+}
+
+/** The HTTP status of GET url (TLS unverified), or 0 when nothing answers within a second. */
+function probe(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const lib = url.startsWith('https:') ? https : http;
+    const req = lib.get(url, { rejectUnauthorized: false, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(0));
+  });
 }

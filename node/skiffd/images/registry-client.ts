@@ -7,6 +7,9 @@ import { configuredCredentials, endpointsFor, type Credentials, type Endpoint, t
 import { MANIFEST_ACCEPT } from './media-types.ts';
 import { DOCKER_HUB, DOCKER_HUB_API_HOST } from './reference.ts';
 
+/** Insecure hosts found to speak plain HTTP, so later pulls skip the TLS attempt. */
+const plainHttpHosts = new Set<string>();
+
 interface EndpointState {
   endpoint: Endpoint;
   creds: Credentials | undefined;
@@ -36,6 +39,7 @@ export class RegistryClient {
       // Credentials from the request belong to the image's registry; mirrors get their own config only.
       const creds = isOwn ? (requestCredentials ?? configuredCredentials(registry, settings) ?? configuredCredentials(endpoint.host, settings)) : configuredCredentials(endpoint.host, settings);
       const state: EndpointState = { endpoint, creds };
+      if (endpoint.insecure && !endpoint.scheme && plainHttpHosts.has(endpoint.host)) state.scheme = 'http';
       if (creds?.registryToken) state.authorization = `Bearer ${creds.registryToken}`;
       return state;
     });
@@ -150,6 +154,7 @@ export class RegistryClient {
       // An insecure host without an explicit scheme may not speak TLS at all: try plain HTTP once.
       if (scheme === 'https' && !endpoint.scheme && endpoint.insecure && !state.scheme) {
         state.scheme = 'http';
+        plainHttpHosts.add(endpoint.host);
         return this.sendOnce(state, path, headers);
       }
       throw new ImageError('unavailable', `cannot reach ${endpoint.host}: ${(err as Error).message}`, { cause: err });
