@@ -474,3 +474,30 @@ test('containers: concurrent calls on one container are serialized and end in a 
   assert.equal(existsSync(m.paths(id).dir), false);
   assert.deepEqual((await readdir(join(f.state, 'runc'))).filter((n) => !n.startsWith('.')), []);
 });
+
+test('containers: user, read-only rootfs, capabilities and a Localhost seccomp profile take effect', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const profile = join(f.dir, 'no-mkdir.json');
+  writeFileSync(profile, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO', errnoRet: 1 }] }));
+  const run = async (name: string, script: string, extra: DeepPartial<ContainerConfig>) => {
+    const id = await m.create({ podSandboxId: f.pod.id, config: config(name, script, extra), sandboxConfig: undefined });
+    await m.start(id);
+    const v = await exited(m, id);
+    return parseLog(readFileSync(v.record.logPath, 'utf8')).map((l) => l.text);
+  };
+  const locked = await run('locked', 'id -u; id -G; touch /x 2>/dev/null && echo rw || echo ro; grep CapEff /proc/self/status', {
+    linux: { securityContext: { runAsUsername: 'nobody', supplementalGroups: [10n], readonlyRootfs: true, capabilities: { dropCapabilities: ['ALL'] } } },
+  });
+  assert.deepEqual(locked, ['65534', '65534 10', 'ro', 'CapEff:\t0000000000000000']);
+  const filtered = await run('filtered', 'mkdir /tmp/d 2>/dev/null && echo made || echo denied; touch /tmp/f && echo touched', {
+    linux: { securityContext: { seccomp: { profileType: 2, localhostRef: profile } } },
+  });
+  assert.deepEqual(filtered, ['denied', 'touched']);
+  await assert.rejects(
+    m.create({ podSandboxId: f.pod.id, config: config('noprofile', 'true', { linux: { securityContext: { seccomp: { profileType: 2, localhostRef: join(f.dir, 'missing.json') } } } }), sandboxConfig: undefined }),
+    grpcCode(Status.INVALID_ARGUMENT, /seccomp\.localhost_ref/),
+  );
+});

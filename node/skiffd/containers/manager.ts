@@ -26,7 +26,7 @@ import { IdLock } from './lock.ts';
 import { mountToJson, msToNs, nowNs, resourcesFromJson, resourcesToJson, type ContainerRecord } from './record.ts';
 import { isMountPoint, mountRootfs, readImageFile, rootfsDirs, unmountRootfs } from './rootfs.ts';
 import { criSignalFromNumber } from './signals.ts';
-import { buildSpec, toOciResources, type HostFacts, type ImageConfigView, type PodView } from './spec-builder.ts';
+import { buildSpec, seccompProfilePath, toOciResources, type HostFacts, type ImageConfigView, type PodView } from './spec-builder.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
 
 /** What containers need to know about an image. */
@@ -388,6 +388,8 @@ export class ContainerManager {
       targetPidNamespace = `/proc/${target.pid}/ns/pid`;
     }
 
+    const seccompProfile = await loadSeccompProfile(config);
+
     const id = randomBytes(32).toString('hex');
     const dir = this.dir(id);
     const logPath = pod.logDirectory && config.logPath ? join(pod.logDirectory, config.logPath) : '';
@@ -447,6 +449,7 @@ export class ContainerManager {
           devices,
           hostDevices: privileged ? hostDevices() : undefined,
           targetPidNamespace,
+          seccompProfile,
           host: this.host,
         });
         await mkdir(this.bundle(id), { recursive: true });
@@ -714,6 +717,24 @@ function podView(pod: PodSandboxRecord): PodView {
     shmPath: pod.shmPath,
     config: pod.config,
   };
+}
+
+/** A Localhost seccomp profile: an OCI seccomp JSON file on the node. */
+async function loadSeccompProfile(config: ContainerConfig): Promise<unknown> {
+  const path = seccompProfilePath(config);
+  if (!path) return undefined;
+  const field = 'linux.security_context.seccomp.localhost_ref';
+  if (!isAbsolute(path)) throw invalidArgument(field, `"${path}" is not an absolute path`);
+  let profile: { defaultAction?: unknown };
+  try {
+    profile = JSON.parse(await readFile(path, 'utf8')) as { defaultAction?: unknown };
+  } catch (err) {
+    throw invalidArgument(field, `cannot read seccomp profile ${path}: ${(err as Error).message}`);
+  }
+  if (typeof profile !== 'object' || profile === null || typeof profile.defaultAction !== 'string') {
+    throw invalidArgument(field, `${path} is not a seccomp profile (no "defaultAction")`);
+  }
+  return profile;
 }
 
 /** conmon is alive: the pid exists, is not a zombie, and is still conmon (not a reused pid). */

@@ -2,8 +2,8 @@
 // Pure: every fact about the host (devices, passwd text, oom_score_adj...) comes in as input.
 import {
   MountPropagation,
-  NamespaceMode,
   SecurityProfile_ProfileType,
+  NamespaceMode,
   SupplementalGroupsPolicy,
   type ContainerConfig,
   type LinuxContainerResources,
@@ -75,6 +75,8 @@ export interface SpecInput {
   hostDevices?: OciDevice[];
   /** /proc/PID/ns/pid of the target container for NamespaceMode.TARGET. */
   targetPidNamespace?: string;
+  /** The parsed Localhost seccomp profile (OCI format), when the config names one. */
+  seccompProfile?: unknown;
   host: HostFacts;
 }
 
@@ -156,10 +158,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
   if (!privileged) {
     spec.linux.maskedPaths = sc?.maskedPaths?.length ? sc.maskedPaths : DEFAULT_MASKED_PATHS;
     spec.linux.readonlyPaths = sc?.readonlyPaths?.length ? sc.readonlyPaths : DEFAULT_READONLY_PATHS;
-    const seccomp = sc?.seccomp;
-    if (seccomp?.profileType === SecurityProfile_ProfileType.Localhost && !seccomp.localhostRef) {
-      throw invalidArgument('linux.security_context.seccomp.localhost_ref', 'a Localhost profile needs a path');
-    }
+    if (input.seccompProfile !== undefined) spec.linux.seccomp = input.seccompProfile;
   }
   // Drop empty optional parts so config.json stays readable.
   if (spec.linux.devices!.length === 0) delete spec.linux.devices;
@@ -417,4 +416,16 @@ function buildMounts(input: SpecInput, privileged: boolean): OciMount[] {
 function cleanPath(p: string): string {
   const parts = p.split('/').filter((x) => x && x !== '.');
   return '/' + parts.join('/');
+}
+
+/** The host path of a Localhost seccomp profile the config asks for, if any. */
+export function seccompProfilePath(config: ContainerConfig): string | undefined {
+  const sc = sec(config);
+  if (!sc || sc.privileged) return undefined;
+  if (sc.seccomp?.profileType === SecurityProfile_ProfileType.Localhost) {
+    if (!sc.seccomp.localhostRef) throw invalidArgument('linux.security_context.seccomp.localhost_ref', 'a Localhost profile needs a path');
+    return sc.seccomp.localhostRef;
+  }
+  if (!sc.seccomp && sc.seccompProfilePath.startsWith('localhost/')) return sc.seccompProfilePath.slice('localhost/'.length);
+  return undefined;
 }
