@@ -118,7 +118,8 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   assert.deepEqual([sbad.exitCode, sbad.reason], [3, 'Error']);
   assert.equal(sok.logPath, join(logDir, 'ok/0.log'));
   assert.ok(sok.finishedAt >= sok.startedAt && sok.startedAt >= sok.createdAt && sok.createdAt > 0n);
-  assert.equal(sok.imageRef, (await status(ok)).imageRef);
+  assert.equal(sok.imageId, pulled.imageRef, 'image_id matches PullImageResponse.image_ref');
+  assert.match(sok.imageRef, /@sha256:[a-f0-9]{64}$/, 'image_ref is a digested reference');
   assert.equal(sok.image?.image, ref);
   assert.deepEqual(sok.labels, { app: 'ok', suite: 'cri' });
   assert.deepEqual(sok.annotations, { 'skiff.test/name': 'ok' });
