@@ -25,11 +25,12 @@ async function commandFor(build: SkiffdBuild, dir: string): Promise<{ command: s
   return { command: [process.execPath, cjs], label: `bundle of the working tree, node ${process.version}` };
 }
 
-export async function startSkiffdPeer(dir: string, registryHost: string, build: SkiffdBuild): Promise<Peer> {
+export async function startSkiffdPeer(dir: string, registryHost: string, build: SkiffdBuild, logLevel = 'info'): Promise<Peer> {
   mkdirSync(dir, { recursive: true });
   const net = createNetwork(join(dir, 'cni'), 'skb', 'skiffd');
   const { command, label } = await commandFor(build, dir);
   const config = [
+    `log_level = ${JSON.stringify(logLevel)}`,
     '[cni]',
     `conf_dir = ${JSON.stringify(net.confDir)}`,
     'bin_dir = "/usr/lib/cni"',
