@@ -17,6 +17,13 @@ export const pullImage: UnaryRpc<PullImageRequest, PullImageResponse> = async (c
     } catch (err) {
       throw new ImageError('invalid-argument', `auth: ${(err as Error).message}`);
     }
-    const record = await imagesOf(ctx).pull(name, credentials);
+    const images = imagesOf(ctx);
+    if (/^sha256:[a-f0-9]{64}$/.test(name)) {
+      // An image id names content we have, not something a registry can serve.
+      const present = images.resolve(name);
+      if (present) return { imageRef: present.id };
+      throw new ImageError('invalid-argument', `"${name}" is an image id, not a reference: pull by name (repo:tag or repo@sha256:...)`);
+    }
+    const record = await images.pull(name, credentials);
     return { imageRef: record.id };
   });
