@@ -521,3 +521,24 @@ test('streaming: Exec, Attach and PortForward refuse bad requests with the right
   const ok = await exec(w.ctx, ExecRequest.fromPartial({ containerId: shell.slice(0, 12), cmd: ['true'], stdout: true }), call);
   assert.match(ok.url!, /^http:\/\/127\.0\.0\.1:\d+\/exec\/[A-Za-z0-9_-]+$/, 'a unique id prefix is accepted');
 });
+
+test('streaming: large output arrives whole over SPDY and WebSocket; a vanished client ends its command', { timeout: 60_000 }, async (t) => {
+  const w = ready(t, ['kubectl']);
+  if (!w) return;
+  const big = ['exec', 'web', '-c', 'shell', '--', 'sh', '-c', 'head -c 3000000 /dev/zero | tr "\\0" x; echo; echo tail-marker'];
+  for (const env of [SPDY, ...(kubectlMinor() >= 30 ? [WEBSOCKET] : [])]) {
+    const r = await kubectl(w, big, { env, timeoutMs: 30_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout.length, 3_000_000 + 1 + 'tail-marker\n'.length, `all output arrived (${JSON.stringify(env)})`);
+    assert.ok(r.stdout.endsWith('x\ntail-marker\n'));
+  }
+
+  // The client goes away in the middle of a long command: the command must not linger.
+  const marker = `sleep ${3000 + (randomBytes(2).readUInt16LE(0) % 1000)}`;
+  const c = channelClient(await execUrl(w, marker.split(' ')), 'v5.channel.k8s.io');
+  await withDeadline('open', c.opened);
+  const running = () => run('runc', ['--root', join(w.dir, 'state', 'runc'), 'exec', w.ids.shell, 'ps', '-o', 'args']).then((r) => r.stdout.includes(marker));
+  await until('the exec to start', running);
+  c.ws.terminate();
+  await until('the exec to be killed after the client left', async () => !(await running()));
+});
