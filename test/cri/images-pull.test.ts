@@ -179,6 +179,23 @@ test('ImageService over a real registry', async (t) => {
     assert.equal(log.match(/msg="pulling image"/g)?.length, 1, log);
   });
 
+  await t.test('two concurrent pulls of different images download a shared layer once', async () => {
+    for (const ref of [`${R}/test/app:docker`, `${R}/test/app:oci`, 'busybox', `${R}/test/multi`, `${R}/test/multi-docker`]) {
+      await d.images.removeImage({ image: { image: ref } });
+    }
+    assert.deepEqual((await d.images.listImages({})).images, [], 'the base layer is no longer stored');
+    const before = d.logs().length;
+    const [a, b] = await Promise.all([pull(d.images, `${R}/test/app:docker`), pull(d.images, `${R}/test/app:oci`)]);
+    assert.equal(a.imageRef, fx.docker.config.digest);
+    assert.equal(b.imageRef, fx.oci.config.digest);
+    const log = d.logs().slice(before);
+    assert.equal(log.match(/msg="pulling image"/g)?.length, 2, log);
+    const baseDigest = fx.docker.layers[0].digest;
+    assert.equal(fx.oci.layers[0].digest, baseDigest);
+    assert.equal(log.split('\n').filter((l) => l.includes('msg="downloading layer"') && l.includes(baseDigest)).length, 1, log);
+    for (const ref of [`${R}/test/app:v2`, 'busybox', `${R}/test/multi`, `${R}/test/multi-docker`]) await pull(d.images, ref);
+  });
+
   await t.test('restart: images survive; leftovers of a crashed pull are cleaned; a half-unpacked layer is never used', async () => {
     const before = await d.images.listImages({});
     assert.equal((await d.stop('SIGKILL')).signal, 'SIGKILL');

@@ -210,16 +210,22 @@ export class ImageManager {
     this.lease(leased);
     const leasedDiffIds: string[] = [];
     try {
-      const fetchBlob = (d: Descriptor, progressLabel?: string) =>
-        this.blobs.ensure(
+      /** Stores the blob; true when this pull downloaded it (false: present, or another pull's download). */
+      const fetchBlob = async (d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> => {
+        let downloaded = false;
+        await this.blobs.ensure(
           d.digest,
           d.size,
           async () => {
+            downloaded = true;
             this.blobDownloads++;
+            if (layer) log.info('downloading layer', { layer: d.digest, index: layer.index, of: layer.of, bytes: d.size });
             return (await client.openBlob(d.digest)).body;
           },
-          progressLabel ? this.progressLogger(log, progressLabel, d) : undefined,
+          layer ? this.progressLogger(log, `layer ${layer.index}/${layer.of}`, d) : undefined,
         );
+        return downloaded;
+      };
 
       await fetchBlob(manifest.config);
       let config: ImageConfigDoc;
@@ -245,13 +251,11 @@ export class ImageManager {
         }
         const what = `layer ${i + 1}/${manifest.layers.length} (${layer.digest})`;
         const t0 = Date.now();
-        const hadBlob = await this.blobs.has(layer.digest);
-        if (!hadBlob) log.info('downloading layer', { layer: layer.digest, index: i + 1, of: manifest.layers.length, bytes: layer.size });
-        await fetchBlob(layer, what);
+        const downloaded = await fetchBlob(layer, { index: i + 1, of: manifest.layers.length });
         const t1 = Date.now();
         const info = await this.layers.ensure(diffId, layer.digest, this.blobs.path(layer.digest), `${name} ${what}`);
-        if (!hadBlob) fetchedBytes += layer.size;
-        log.info('layer ready', { layer: layer.digest, index: i + 1, of: manifest.layers.length, bytes: layer.size, unpackedBytes: info.bytes, downloadMs: t1 - t0, unpackMs: Date.now() - t1 });
+        if (downloaded) fetchedBytes += layer.size;
+        log.info('layer ready', { layer: layer.digest, index: i + 1, of: manifest.layers.length, bytes: layer.size, unpackedBytes: info.bytes, downloaded, downloadMs: t1 - t0, unpackMs: Date.now() - t1 });
         return ref;
       });
 
