@@ -235,8 +235,11 @@ test('streaming: kubectl exec over SPDY: output, stderr, non-zero exit code, std
   const piped = await kubectl(w, ['exec', '-i', 'web', '-c', 'shell', '--', 'sh', '-c', 'tr a-z A-Z; echo done'], { env: SPDY, input: 'hello through stdin\n' });
   assert.equal(piped.code, 0, piped.stderr);
   assert.equal(piped.stdout, 'HELLO THROUGH STDIN\ndone\n');
+  const missing = await kubectl(w, ['exec', 'web', '-c', 'shell', '--', 'no-such-command'], { env: SPDY });
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.stderr, /error: .*executable file not found/, 'a command that cannot start is an error, not an exit code');
   const used = w.facade.upgrades.slice(before);
-  assert.equal(used.length, 3);
+  assert.equal(used.length, 4);
   for (const u of used) assert.equal(u.upgrade.toLowerCase(), 'spdy/3.1');
 });
 

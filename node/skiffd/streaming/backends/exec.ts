@@ -32,8 +32,12 @@ function shellQuote(arg: string): string {
 
 export async function execInContainer(target: ContainerTarget, request: ExecStreamRequest, io: RemoteCommandIO): Promise<number> {
   if (request.cmd.length === 0) throw new Error('exec: no command given');
-  const pidFile = join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}.pid`);
-  const runcArgs = [`--root=${target.runtimeRoot}`, 'exec', '--pid-file', pidFile, ...(request.tty ? ['-t'] : []), target.id, ...request.cmd];
+  const base = join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}`);
+  const pidFile = `${base}.pid`;
+  // runc's own messages go to a log file, so the client's stderr carries only the command's, and a
+  // failure to start the command is told apart from the command's exit code.
+  const logFile = `${base}.log`;
+  const runcArgs = [`--root=${target.runtimeRoot}`, '--log', logFile, '--log-format', 'json', 'exec', '--pid-file', pidFile, ...(request.tty ? ['-t'] : []), target.id, ...request.cmd];
   let child: ChildProcess;
   if (request.tty) {
     // runc gives the container's terminal the size of its own at start: set it before runc runs,
@@ -77,12 +81,32 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
       child.once('error', (err) => reject(new Error(`cannot run ${request.tty ? 'script' : target.runtimePath}: ${err.message}`)));
       child.once('close', (code, signal) => resolve(code ?? 128 + (signal ? signalNumber(signal) : 0)));
     });
+    if (code !== 0) {
+      const failure = await runtimeError(logFile);
+      if (failure) throw new Error(failure);
+    }
     if (request.tty && code !== 0 && diagnostics.trim()) throw new Error(diagnostics.trim());
     return code;
   } finally {
     io.signal.removeEventListener('abort', onAbort);
     await rm(pidFile, { force: true });
+    await rm(logFile, { force: true });
   }
+}
+
+/** The error runc logged, if it failed before or while starting the command. */
+async function runtimeError(logFile: string): Promise<string | undefined> {
+  const text = await readFile(logFile, 'utf8').catch(() => '');
+  const errors: string[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      const entry = JSON.parse(line) as { level?: string; msg?: string };
+      if ((entry.level === 'error' || entry.level === 'fatal') && entry.msg) errors.push(entry.msg);
+    } catch {
+      /* not a JSON line */
+    }
+  }
+  return errors.length > 0 ? errors.join('; ') : undefined;
 }
 
 function signalNumber(signal: NodeJS.Signals): number {
