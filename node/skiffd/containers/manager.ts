@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { constants as fsConstants } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, rm, realpath } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, rename, rm, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import {
   ContainerEventType,
@@ -94,6 +94,7 @@ export class ContainerManager {
   readonly containersDir: string;
   readonly exitDir: string;
   readonly socketDir: string;
+  private readonly trashDir: string;
   readonly runtime: OciRuntime;
   readonly events = new EventEmitter();
   private readonly records = new Map<string, ContainerRecord>();
@@ -102,6 +103,8 @@ export class ContainerManager {
   /** Containers the runtime already holds in "created" state (adopted after a crash mid-start). */
   private readonly runtimeCreated = new Set<string>();
   private readonly lostChecks = new Set<string>();
+  /** Rootfs known to be mounted (by this process, or checked at recovery). */
+  private readonly mounted = new Set<string>();
   private readonly warnedUnmonitored = new Set<string>();
   private readonly lock = new IdLock();
   private readonly exits: ExitWatcher;
@@ -116,6 +119,7 @@ export class ContainerManager {
     this.containersDir = join(options.root, 'containers');
     this.exitDir = join(options.state, 'exits');
     this.socketDir = join(options.state, 'attach');
+    this.trashDir = join(options.root, 'containers-trash');
     this.runtime = options.runtime;
     this.pods = options.pods;
     this.images = options.images;
@@ -136,6 +140,14 @@ export class ContainerManager {
       if (name.startsWith(TEMP_PREFIX)) continue;
       if (!CONTAINER_ID.test(name)) continue;
       await this.lock.run(name, () => this.recover(name)).catch((err) => this.log.warn('container recovery failed', { id: name, err: String(err) }));
+    }
+    // Files of containers removed before a crash: the trash, and exit files and sockets nobody owns.
+    await rm(this.trashDir, { recursive: true, force: true });
+    await mkdir(this.trashDir, { recursive: true, mode: 0o700 });
+    for (const dir of [this.exitDir, this.socketDir]) {
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        if (CONTAINER_ID.test(name) && !this.records.has(name)) await rm(join(dir, name), { recursive: true, force: true });
+      }
     }
   }
 
@@ -195,14 +207,14 @@ export class ContainerManager {
       // A StartContainer that crashed after conmon created the container: adopt it, start skips the create.
       if (state?.status === 'created') this.runtimeCreated.add(id);
       else if (state) await this.runtime.delete(id, true);
-      await this.ensureMounted(record);
+      await this.ensureMounted(record).catch((err) => this.log.warn('cannot remount rootfs', { id, err: String(err) }));
       return;
     }
     if (state?.status === 'created') {
       // Crashed between recording the start and `runc start`: it never ran, start it again later.
       this.runtimeCreated.add(id);
       await this.save({ ...record, phase: 'created', startedAt: undefined });
-      await this.ensureMounted(record);
+      await this.ensureMounted(record).catch((err) => this.log.warn('cannot remount rootfs', { id, err: String(err) }));
       return;
     }
     if (!state || state.status === 'stopped') {
@@ -218,13 +230,15 @@ export class ContainerManager {
       await this.applyExit(record, { exitCode: 255, finishedAt: nowNs(), oomKilled: false }, 'the container ended while its monitor was not watching; its exit code is unknown');
       return;
     }
-    await this.ensureMounted(record);
+    await this.ensureMounted(record).catch((err) => this.log.warn('cannot remount rootfs', { id, err: String(err) }));
   }
 
   /** Keeps the rootfs mounted for a live container (a no-op unless something unmounted it). */
   private async ensureMounted(record: ContainerRecord): Promise<void> {
+    if (this.mounted.has(record.id)) return;
     const dirs = rootfsDirs(this.dir(record.id));
-    if (!(await isMountPoint(dirs.merged))) await mountRootfs(dirs, record.lowerDirs).catch((err) => this.log.warn('cannot remount rootfs', { id: record.id, err: String(err) }));
+    await mountRootfs(dirs, record.lowerDirs);
+    this.mounted.add(record.id);
   }
 
   private retainImage(id: string, imageId: string): void {
@@ -249,6 +263,7 @@ export class ContainerManager {
     await this.runtime.delete(record.id, true).catch((err) => this.log.warn('runtime delete failed', { id: record.id, err: String(err) }));
     this.runtimeCreated.delete(record.id);
     await unmountRootfs(rootfsDirs(this.dir(record.id)));
+    this.mounted.delete(record.id);
     const already = record.phase === 'exited';
     const reason = exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error';
     const next: ContainerRecord = already
@@ -435,6 +450,7 @@ export class ContainerManager {
         await mkdir(dir, { recursive: true, mode: 0o700 });
         const dirs = rootfsDirs(dir);
         await mountRootfs(dirs, image.layers, true);
+        this.mounted.add(id);
         const [passwd, group] = await Promise.all([readImageFile(dirs.merged, 'etc/passwd'), readImageFile(dirs.merged, 'etc/group')]);
         const built = buildSpec({
           id,
@@ -502,10 +518,19 @@ export class ContainerManager {
       if (record?.conmonPid) killIfConmon(record.conmonPid);
       await unmountRootfs(rootfsDirs(this.dir(id)));
     }
+    this.mounted.delete(id);
     this.runtimeCreated.delete(id);
-    await rm(join(this.exitDir, id), { force: true });
-    await rm(join(this.socketDir, id), { force: true, recursive: true });
-    await rm(this.dir(id), { recursive: true, force: true });
+    // One rename takes the container out of the store (recovery never sees it again); deleting
+    // its files, which can be many in the writable layer, happens off the call.
+    const trash = join(this.trashDir, `${id}-${randomBytes(4).toString('hex')}`);
+    await rename(this.dir(id), trash).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+    void Promise.all([
+      rm(trash, { recursive: true, force: true }),
+      rm(join(this.exitDir, id), { force: true }),
+      rm(join(this.socketDir, id), { force: true, recursive: true }),
+    ]).catch((err) => this.log.warn('deleting a removed container\'s files failed', { id, err: String(err) }));
     this.records.delete(id);
     this.imageLeases.get(id)?.();
     this.imageLeases.delete(id);
