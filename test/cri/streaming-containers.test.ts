@@ -545,3 +545,35 @@ test('streaming: large output arrives whole over SPDY and WebSocket; a vanished 
   c.ws.terminate();
   await until('the exec to be killed after the client left', async () => !(await running()));
 });
+
+test('streaming: interactive kubectl exec -ti follows terminal resizes mid-session (SPDY and WebSocket)', { timeout: 90_000 }, async (t) => {
+  const w = ready(t, ['kubectl']);
+  if (!w) return;
+  for (const env of [SPDY, ...(kubectlMinor() >= 30 ? [WEBSOCKET] : [])]) {
+    // kubectl runs on a terminal that script(1) provides; resizing that terminal from outside sends
+    // kubectl SIGWINCH, as a user resizing a window would.
+    const inner = `stty rows 33 cols 101; exec kubectl --server ${w.facade.url} exec -ti web -c shell -- sh`;
+    const child = spawn('script', ['-qfec', inner, '/dev/null'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    t.after(() => child.kill('SIGKILL'));
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const say = async (line: string, expect: RegExp, what: string) => {
+      child.stdin.write(line);
+      await until(`${what} (${JSON.stringify(env)}); output so far: ${JSON.stringify(out)}`, () => expect.test(out), 15_000);
+    };
+    await until(`the shell prompt; output so far: ${JSON.stringify(out)}`, () => out.includes('# '), 15_000);
+    await say('stty size\n', /33 101/, 'the initial size');
+    const kubectlPid = await until('kubectl to run', async () => {
+      const r = await run('pgrep', ['-P', String(child.pid), '-f', 'kubectl']);
+      return Number(r.stdout.trim().split('\n')[0]) || undefined;
+    });
+    const { readlinkSync } = await import('node:fs');
+    const pty = readlinkSync(`/proc/${kubectlPid}/fd/0`);
+    await run('stty', ['-F', pty, 'rows', '41', 'cols', '127']);
+    await say('stty size\n', /41 127/, 'the size after a resize');
+    child.stdin.write('exit 6\n');
+    assert.equal(await withDeadline('kubectl to exit', exited), 6);
+  }
+});
