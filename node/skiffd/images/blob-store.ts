@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { open, rename, rm, stat, readFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { ImageError } from './errors.ts';
 import { fsyncDir } from '../util/atomic-file.ts';
 import type { StoreLayout } from './store-layout.ts';
@@ -59,7 +59,6 @@ export class BlobStore {
     const actual = sha256(data);
     if (actual !== digest) throw new ImageError('data-loss', `content ${digest} has digest ${actual}: refusing to store it`);
     if (await this.has(digest)) return;
-    const { Readable } = await import('node:stream');
     await this.ingest(digest, data.length, Readable.from([data]));
   }
 

@@ -5,7 +5,7 @@
 // never used.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, lchown, link, lstat, lutimes, mkdir, open, rm, symlink, utimes } from 'node:fs/promises';
+import { chmod, lchown, link, lstat, lutimes, mkdir, open, rm, symlink } from 'node:fs/promises';
 import { execFile, spawn } from 'node:child_process';
 import { join, posix } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
@@ -87,7 +87,7 @@ export async function unpackLayer(blobPath: string, target: string, what: string
   }
   // Directory times last: creating their children changed them.
   for (const [abs, meta] of [...state.dirs].reverse()) {
-    await utimes(abs, meta.mtime, meta.mtime).catch(() => {});
+    await lutimes(abs, meta.mtime, meta.mtime).catch(() => {});
   }
   return { diffId: `sha256:${hash.digest('hex')}`, tarSize, contentBytes: state.contentBytes, entries: state.entries };
 }
@@ -194,6 +194,10 @@ async function applyEntry(state: UnpackState, header: Header, body: EntryBody): 
   }
 
   if (rel !== '') await ensureParents(state, rel);
+  if (header.type !== 'directory' && state.knownDirs.has(rel)) {
+    // A directory replaced by something else: its subtree may no longer be trusted as plain dirs.
+    for (const known of [...state.knownDirs]) if (known === rel || known.startsWith(`${rel}/`)) state.knownDirs.delete(known);
+  }
   const mode = (header.mode ?? 0o644) & 0o7777;
   switch (header.type) {
     case 'directory': {
@@ -237,6 +241,7 @@ async function applyEntry(state: UnpackState, header: Header, body: EntryBody): 
       body.resume();
       const target = cleanPath(header.linkname ?? '', state.what);
       if (target === '') throw new ImageError('data-loss', `${state.what}: hard link "${rel}" has no target`);
+      await ensureParents(state, target);
       await removeExisting(abs, false);
       try {
         await link(join(state.root, target), abs);
