@@ -144,6 +144,13 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   const netLink = (await exec(['busybox', 'readlink', '/proc/self/ns/net'])).stdout.toString().trim();
   assert.equal(netLink, `net:[${statSync(podInfo.namespaces.net!).ino}]`);
   assert.equal((await exec(['cat', '/proc/1/comm'])).stdout.toString().trim(), 'catatonit');
+  // The pod's files and its shared /dev/shm are bind-mounted.
+  assert.equal((await exec(['cat', '/etc/hostname'])).stdout.toString(), readFileSync(podInfo.files.hostname, 'utf8'));
+  assert.equal((await exec(['cat', '/etc/resolv.conf'])).stdout.toString(), readFileSync(podInfo.files.resolvConf, 'utf8'));
+  await exec(['sh', '-c', 'echo shared > /dev/shm/marker']);
+  const shm = (podInfo.files as { shm?: string | null }).shm;
+  assert.ok(shm, 'the pod has a shm mount');
+  assert.equal(readFileSync(join(shm, 'marker'), 'utf8'), 'shared\n');
   const r = await exec(['sh', '-c', 'echo out; echo err >&2; exit 4']);
   assert.deepEqual([r.stdout.toString(), r.stderr.toString(), r.exitCode], ['out\n', 'err\n', 4]);
   const timedOut = await grpcCode(exec(['sleep', '30'], 1n));

@@ -475,7 +475,7 @@ test('containers: concurrent calls on one container are serialized and end in a 
   assert.deepEqual((await readdir(join(f.state, 'runc'))).filter((n) => !n.startsWith('.')), []);
 });
 
-test('containers: user, read-only rootfs, capabilities and a Localhost seccomp profile take effect', { timeout: 60_000 }, async (t) => {
+test('containers: user, read-only rootfs, capabilities, mounts, devices and a Localhost seccomp profile take effect', { timeout: 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
   const f = fixture();
   t.after(() => f.cleanup());
@@ -492,6 +492,15 @@ test('containers: user, read-only rootfs, capabilities and a Localhost seccomp p
     linux: { securityContext: { runAsUsername: 'nobody', supplementalGroups: [10n], readonlyRootfs: true, capabilities: { dropCapabilities: ['ALL'] } } },
   });
   assert.deepEqual(locked, ['65534', '65534 10', 'ro', 'CapEff:\t0000000000000000']);
+  const data = join(f.dir, 'data');
+  mkdirSync(data);
+  writeFileSync(join(data, 'in.txt'), 'from the host\n');
+  const mounted = await run('mounted', 'cat /data/in.txt; touch /data/new 2>/dev/null && echo rw || echo ro; test -c /dev/xnull && echo device; echo hi > /dev/xnull && echo writable', {
+    mounts: [{ containerPath: '/data', hostPath: data, readonly: true }],
+    devices: [{ containerPath: '/dev/xnull', hostPath: '/dev/null', permissions: 'rw' }],
+  });
+  assert.deepEqual(mounted, ['from the host', 'ro', 'device', 'writable']);
+  assert.equal(existsSync(join(data, 'new')), false);
   const filtered = await run('filtered', 'mkdir /tmp/d 2>/dev/null && echo made || echo denied; touch /tmp/f && echo touched', {
     linux: { securityContext: { seccomp: { profileType: 2, localhostRef: profile } } },
   });
