@@ -2,7 +2,7 @@
 // a blob, the restarted daemon cleans it up, knows no half-pulled image, and pulls it again cleanly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { needs } from '../support/prereq.ts';
@@ -39,8 +39,15 @@ test('SIGKILL mid-pull: no partial blob, no half image, a clean pull after resta
     () => 'failed',
   );
   await within(20_000, 'the held blob download', proxy.held);
-  const partial = readdirSync(join(store, 'tmp')).filter((n) => n.startsWith('blob-'));
-  assert.equal(partial.length, 1, 'the download is in progress in tmp/');
+  // The daemon writes what it received so far to a temp file; wait (bounded) until it shows up.
+  const partialBlob = async () => {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+      const names = readdirSync(join(store, 'tmp')).filter((n) => n.startsWith('blob-'));
+      if (names.length && statSync(join(store, 'tmp', names[0])).size > 0) return names;
+    }
+    return [];
+  };
+  assert.equal((await partialBlob()).length, 1, 'the download is in progress in tmp/');
   assert.ok(!existsSync(join(store, 'blobs', 'sha256', big.digest.slice(7))), 'nothing is committed before it is complete');
   await d.stop('SIGKILL');
   assert.equal(await within(10_000, 'the interrupted PullImage', pulling), 'failed');
