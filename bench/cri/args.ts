@@ -34,7 +34,8 @@ Flags:
   --warmup N             untimed samples run first (default 2)
   --only skiffd|containerd
                          measure one runtime only
-  --json                 print the results as JSON on stdout (progress stays on stderr)
+  --json                 print the results as JSON on stdout (progress stays on stderr);
+                         with npm use \`npm run -s bench:cri -- --json\` so npm's banner stays out
   --skiffd-bin PATH      run this skiffd build (dist/skiffd.cjs or the executable dist/skiffd)
                          instead of bundling the working tree (the default)
   --from-source          run skiffd from the sources through tsx instead of a bundle

@@ -37,6 +37,8 @@ export const ALL_OPS: Op[] = [...LIFECYCLE_OPS, ...IMAGE_OPS];
 export interface PeerResult {
   description: string;
   ops: Partial<Record<Op, Summary>>;
+  /** Every measured sample in ms, in the order taken (for --json consumers). */
+  raw: Partial<Record<Op, number[]>>;
   errors: string[];
   memory?: { idle: Memory; afterRun?: Memory; perContainer?: PerContainer };
 }

@@ -15,6 +15,9 @@ import { imageSample, lifecycleSample, recorder, removeAllPods, type LifecycleSt
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
+/** Set on Ctrl-C, SIGTERM or --timeout: the run stops at the next sample and prints nothing more. */
+let stopping = false;
+
 /** Everything that must be undone, newest first; run once, on success, error, signal or timeout. */
 const undo: { what: string; fn: () => Promise<void> }[] = [];
 let cleaning: Promise<void> | undefined;
@@ -69,7 +72,7 @@ async function interleaved(phase: 'images' | 'lifecycle', peers: Peer[], results
   }
   let active = started;
   const total = args.warmup + args.samples;
-  for (let i = 0; i < total; i++) {
+  for (let i = 0; i < total && !stopping; i++) {
     const order = i % 2 === 0 ? active : [...active].reverse();
     for (const a of order) {
       const into = recorder(a.samples, i >= args.warmup);
@@ -77,6 +80,7 @@ async function interleaved(phase: 'images' | 'lifecycle', peers: Peer[], results
         if (phase === 'images') await imageSample(a.peer.images, images.pull, i, into, a.options);
         else await lifecycleSample(a.peer.runtime, images.workload, i, into, a.state, a.options);
       } catch (err) {
+        if (stopping) return;
         fail(a, phase, err);
         await removeAllPods(a.peer.runtime).catch(() => {});
         active = active.filter((x) => x !== a);
@@ -87,7 +91,11 @@ async function interleaved(phase: 'images' | 'lifecycle', peers: Peer[], results
   for (const a of started) {
     if (a.state.containerError) a.result.errors.push(`container calls stopped at: ${a.state.containerError}`);
     // A runtime that failed midway keeps the samples it completed (visible as a smaller n in --json).
-    for (const [op, values] of Object.entries(a.samples)) if (values && values.length > 0) a.result.ops[op as Op] = summarize(values);
+    for (const [op, values] of Object.entries(a.samples)) {
+      if (!values || values.length === 0) continue;
+      a.result.ops[op as Op] = summarize(values);
+      a.result.raw[op as Op] = values.map((v) => Math.round(v * 1000) / 1000);
+    }
   }
 }
 
@@ -153,20 +161,22 @@ async function main(): Promise<number> {
       const peer = name === 'skiffd' ? await startSkiffdPeer(peerDir, images.registry.host, args.skiffd) : await startContainerdPeer(peerDir, images.registry.host, images.pause);
       undo.push({ what: `tearing down ${name}`, fn: () => peer.teardown() });
       peers.push(peer);
-      result.peers[name] = { description: peer.description, ops: {}, errors: [], memory: { idle: await idleMemory(peer) } };
+      result.peers[name] = { description: peer.description, ops: {}, raw: {}, errors: [], memory: { idle: await idleMemory(peer) } };
       say(`  ${peer.description}, pid ${peer.daemonPid}`);
     } catch (err) {
       say(`  ${name} did not start: ${(err as Error).message}`);
-      result.peers[name] = { description: 'did not start', ops: {}, errors: [`start: ${(err as Error).message}`] };
+      result.peers[name] = { description: 'did not start', ops: {}, raw: {}, errors: [`start: ${(err as Error).message}`] };
     }
   }
 
   for (const phase of ['images', 'lifecycle'] as const) {
+    if (stopping) break;
     say(`${phase}: ${peers.map((p) => p.name).join(' and ')}, ${args.warmup} + ${args.samples} samples`);
     await interleaved(phase, peers, result.peers, images, args, dir);
   }
-  if (args.memoryContainers > 0) {
+  if (args.memoryContainers > 0 && !stopping) {
     for (const peer of peers) {
+      if (stopping) break;
       say(`memory: ${peer.name}, ${args.memoryContainers} running containers`);
       const r = result.peers[peer.name]!;
       try {
@@ -178,6 +188,7 @@ async function main(): Promise<number> {
     }
   }
 
+  if (stopping) return 1;
   computeRatios(result);
   result.machine.note = machineNote();
   const text = args.json ? JSON.stringify(result, null, 2) + '\n' : formatText(result) + '\n';
@@ -204,6 +215,7 @@ function machineNote(): string {
 
 let exitCode = 1;
 const stopOn = (why: string, code: number) => {
+  stopping = true;
   say(`bench:cri: ${why}; cleaning up`);
   cleanup().finally(() => process.exit(code));
 };
