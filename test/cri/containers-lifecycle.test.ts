@@ -501,6 +501,11 @@ test('containers: user, read-only rootfs, capabilities, mounts, devices and a Lo
   });
   assert.deepEqual(mounted, ['from the host', 'ro', 'device', 'writable']);
   assert.equal(existsSync(join(data, 'new')), false);
+  const privileged = await run('privileged', 'grep CapEff /proc/self/status; test -c /dev/kmsg && echo kmsg; mkdir -p /mnt/t && mount -t tmpfs none /mnt/t && echo mounted', {
+    linux: { securityContext: { privileged: true } },
+  });
+  assert.deepEqual(privileged.slice(1), ['kmsg', 'mounted']);
+  assert.notEqual(privileged[0], 'CapEff:\t0000000000000000');
   const filtered = await run('filtered', 'mkdir /tmp/d 2>/dev/null && echo made || echo denied; touch /tmp/f && echo touched', {
     linux: { securityContext: { seccomp: { profileType: 2, localhostRef: profile } } },
   });

@@ -11,10 +11,10 @@ import {
   type DeepPartial,
 } from '../../proto/gen/runtime/v1/api.ts';
 import { buildSpec, DEFAULT_MASKED_PATHS, type SpecInput, type HostFacts } from '../../node/skiffd/containers/spec-builder.ts';
-import { DEFAULT_CAPABILITIES } from '../../node/skiffd/containers/capabilities.ts';
+import { ALL_CAPABILITIES, DEFAULT_CAPABILITIES, capabilitiesFromMask } from '../../node/skiffd/containers/capabilities.ts';
 import { signalNumber } from '../../node/skiffd/containers/signals.ts';
 
-const host: HostFacts = { daemonOomScoreAdj: 0, capLastCap: 40, cgroupMode: 'hybrid', swapAccounting: true, defaultCgroupParent: '/skiffd' };
+const host: HostFacts = { daemonOomScoreAdj: 0, capabilities: [...ALL_CAPABILITIES], cgroupMode: 'hybrid', swapAccounting: true, defaultCgroupParent: '/skiffd' };
 const passwd = 'root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\nnobody:x:65534:65534::/:/bin/false\n';
 const group = 'root:x:0:\napp:x:1000:\nwheel:x:10:root,app\naudio:x:29:app\n';
 
@@ -79,6 +79,13 @@ test('capabilities: default set, add/drop, ALL, privileged, unknown names reject
   const ambient = caps({ linux: { securityContext: { capabilities: { addAmbientCapabilities: ['CAP_NET_RAW'] } } } });
   assert.deepEqual(ambient.ambient, ['CAP_NET_RAW']);
   invalid(() => caps({ linux: { securityContext: { capabilities: { addCapabilities: ['CAP_FLY'] } } } }), /add_capabilities\[0\]/);
+  // A host without CAP_SYS_RESOURCE (mask 0x1fffeffffff): privileged gets everything else, never more.
+  const restricted = capabilitiesFromMask('000001fffeffffff');
+  assert.equal(restricted.length, 40);
+  assert.ok(!restricted.includes('CAP_SYS_RESOURCE'));
+  const priv = buildSpec(input({ linux: { securityContext: { privileged: true } } }, { host: { ...host, capabilities: restricted } })).spec.process.capabilities!;
+  assert.deepEqual(priv.bounding, restricted);
+  assert.ok(!caps({ linux: { securityContext: { capabilities: { addCapabilities: ['ALL'] } } } }).bounding.includes('CAP_NOPE'));
 });
 
 test('namespaces are joined by path from the pod; pid follows the requested mode', () => {

@@ -18,9 +18,14 @@ export const DEFAULT_CAPABILITIES = [
   'CAP_AUDIT_WRITE',
 ];
 
-/** Capabilities this kernel knows, given /proc/sys/kernel/cap_last_cap. */
-export function hostCapabilities(capLastCap: number): string[] {
-  return ALL_CAPABILITIES.slice(0, Math.min(capLastCap, ALL_CAPABILITIES.length - 1) + 1);
+/**
+ * The capabilities in a /proc/PID/status mask (`CapBnd: 000001fffeffffff`). "All capabilities" for a
+ * privileged container means the daemon's bounding set: a VM may withhold some (CAP_SYS_RESOURCE
+ * here), and asking runc for one it cannot grant fails the start.
+ */
+export function capabilitiesFromMask(hex: string): string[] {
+  const mask = BigInt(`0x${hex.trim() || '0'}`);
+  return ALL_CAPABILITIES.filter((_, bit) => (mask >> BigInt(bit)) & 1n);
 }
 
 /** 'net_admin', 'NET_ADMIN', 'CAP_NET_ADMIN' -> 'CAP_NET_ADMIN'; undefined if unknown. 'ALL' stays 'ALL'. */

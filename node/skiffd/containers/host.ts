@@ -6,6 +6,7 @@ import type { OciDevice } from '../oci/spec.ts';
 import type { HostFacts, ResolvedDevice } from './spec-builder.ts';
 import type { Device } from '../../../proto/gen/runtime/v1/api.ts';
 import { invalidArgument } from './errors.ts';
+import { ALL_CAPABILITIES, capabilitiesFromMask } from './capabilities.ts';
 
 export function readHostFacts(defaultCgroupParent: string): HostFacts {
   const num = (file: string, fallback: number) => {
@@ -20,11 +21,21 @@ export function readHostFacts(defaultCgroupParent: string): HostFacts {
   const memory = layout.v1.get('memory');
   return {
     daemonOomScoreAdj: num('/proc/self/oom_score_adj', 0),
-    capLastCap: num('/proc/sys/kernel/cap_last_cap', 40),
+    capabilities: boundingCapabilities(),
     cgroupMode: layout.mode,
     swapAccounting: layout.mode !== 'v2' && !!memory && existsSync(join(memory.mountPoint, 'memory.memsw.limit_in_bytes')),
     defaultCgroupParent,
   };
+}
+
+function boundingCapabilities(): string[] {
+  try {
+    const m = /^CapBnd:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (m) return capabilitiesFromMask(m[1]);
+  } catch {
+    /* fall through */
+  }
+  return [...ALL_CAPABILITIES];
 }
 
 function deviceOf(path: string): OciDevice | undefined {

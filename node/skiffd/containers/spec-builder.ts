@@ -11,7 +11,7 @@ import {
   type PodSandboxConfig,
 } from '../../../proto/gen/runtime/v1/api.ts';
 import type { OciDevice, OciDeviceRule, OciMount, OciNamespace, OciResources, OciSpec } from '../oci/spec.ts';
-import { DEFAULT_CAPABILITIES, hostCapabilities, normalizeCapability } from './capabilities.ts';
+import { DEFAULT_CAPABILITIES, normalizeCapability } from './capabilities.ts';
 import { invalidArgument } from './errors.ts';
 import { criSignalName, signalNumber } from './signals.ts';
 import { resolveUser, UserError, type ResolvedUser } from './users.ts';
@@ -44,8 +44,8 @@ export type CgroupMode = 'v1' | 'hybrid' | 'v2';
 export interface HostFacts {
   /** skiffd's own /proc/self/oom_score_adj: containers never go below it (no CAP_SYS_RESOURCE here). */
   daemonOomScoreAdj: number;
-  /** /proc/sys/kernel/cap_last_cap */
-  capLastCap: number;
+  /** The daemon's bounding capability set: what "all capabilities" can mean here. */
+  capabilities: string[];
   cgroupMode: CgroupMode;
   /** memory.memsw.* exists (cgroup v1 swap accounting). */
   swapAccounting: boolean;
@@ -109,7 +109,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
   const env = mergeEnv(image.env ?? [], config, user, pod.hostname);
   const stop = stopSignal(config, image);
 
-  const capSet = capabilities(config, privileged, input.host.capLastCap);
+  const capSet = capabilities(config, privileged, input.host.capabilities);
   const ambient = (sc?.capabilities?.addAmbientCapabilities ?? []).map((c, i) => {
     const n = normalizeCapability(c);
     if (!n || n === 'ALL') throw invalidArgument(`linux.security_context.capabilities.add_ambient_capabilities[${i}]`, `unknown capability "${c}"`);
@@ -236,8 +236,7 @@ function stopSignal(config: ContainerConfig, image: ImageConfigView): { number: 
   return { number, name: /^\d+$/.test(name) ? name : name.toUpperCase().startsWith('SIG') ? name.toUpperCase() : `SIG${name.toUpperCase()}` };
 }
 
-function capabilities(config: ContainerConfig, privileged: boolean, capLastCap: number): string[] {
-  const all = hostCapabilities(capLastCap);
+function capabilities(config: ContainerConfig, privileged: boolean, all: string[]): string[] {
   if (privileged) return all;
   const caps = config.linux?.securityContext?.capabilities;
   const norm = (list: string[], field: string) =>
@@ -253,7 +252,7 @@ function capabilities(config: ContainerConfig, privileged: boolean, capLastCap: 
   if (drop.includes('ALL')) set = new Set();
   for (const c of add) if (c !== 'ALL') set.add(c);
   for (const c of drop) if (c !== 'ALL') set.delete(c);
-  return [...set].filter((c) => all.includes(c as (typeof all)[number]));
+  return [...set].filter((c) => all.includes(c));
 }
 
 export function oomScoreAdj(resources: LinuxContainerResources | undefined, daemonAdj: number): number {
