@@ -29,11 +29,11 @@ const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 export async function unpackLayer(blobPath: string, target: string, what: string): Promise<UnpackResult> {
   const compression = await sniffCompression(blobPath);
   await mkdir(target, { recursive: true, mode: 0o755 });
-  const raw = createReadStream(blobPath);
+  const raw = createReadStream(blobPath, { highWaterMark: 256 * 1024 });
   let decompressed: Readable;
   let child: ReturnType<typeof spawn> | undefined;
   if (compression === 'gzip') {
-    decompressed = raw.pipe(createGunzip());
+    decompressed = raw.pipe(createGunzip({ chunkSize: 128 * 1024 }));
     raw.on('error', (err) => decompressed.destroy(err));
   } else if (compression === 'zstd') {
     raw.destroy();
