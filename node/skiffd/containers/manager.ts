@@ -18,7 +18,7 @@ import {
 import type { OciRuntime } from '../oci/runtime.ts';
 import { OciRuntimeError } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
-import { readJson, writeJsonAtomic, TEMP_PREFIX } from '../util/atomic-file.ts';
+import { readJson, writeJsonAtomic } from '../util/atomic-file.ts';
 import { alreadyExists, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServerError } from './errors.ts';
 import { ExitWatcher, readExit, type ExitInfo } from './exits.ts';
 import { hostDevices, readHostFacts, resolveDevices } from './host.ts';
@@ -136,11 +136,15 @@ export class ContainerManager {
     // Watch first, so an exit during recovery is not missed.
     await this.exits.start();
     this.exits.on('exit', (id: string) => void this.observeExit(id));
-    for (const name of await readdir(this.containersDir)) {
-      if (name.startsWith(TEMP_PREFIX)) continue;
-      if (!CONTAINER_ID.test(name)) continue;
-      await this.lock.run(name, () => this.recover(name)).catch((err) => this.log.warn('container recovery failed', { id: name, err: String(err) }));
-    }
+    // A few at a time: each may run `runc state`, `runc delete` or a mount.
+    const ids = (await readdir(this.containersDir)).filter((name) => CONTAINER_ID.test(name));
+    const workers = Array.from({ length: Math.min(8, ids.length) }, async () => {
+      for (let id = ids.shift(); id !== undefined; id = ids.shift()) {
+        const current = id;
+        await this.lock.run(current, () => this.recover(current)).catch((err) => this.log.warn('container recovery failed', { id: current, err: String(err) }));
+      }
+    });
+    await Promise.all(workers);
     // Files of containers removed before a crash: the trash, and exit files and sockets nobody owns.
     await rm(this.trashDir, { recursive: true, force: true });
     await mkdir(this.trashDir, { recursive: true, mode: 0o700 });
