@@ -1,5 +1,6 @@
 // A daemon killed with SIGKILL in the middle of a layer download: the partial download never becomes
 // a blob, the restarted daemon cleans it up, knows no half-pulled image, and pulls it again cleanly.
+// A download cut by the network is retried once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -65,4 +66,21 @@ test('SIGKILL mid-pull: no partial blob, no half image, a clean pull after resta
   const dirs: string[] = JSON.parse((await d.images.imageStatus({ image: { image: ref }, verbose: true })).info.info).layerDirs;
   assert.equal(readFileSync(join(dirs[0], 'bin/busybox')).length, readFileSync('/bin/busybox').length);
   assert.equal(readFileSync(join(dirs[1], 'etc/marker'), 'utf8'), 'crash\n');
+});
+
+test('a download cut mid-way is retried once and the pull succeeds', async (t) => {
+  if (!needs(t, { root: true, commands: ['docker-registry', 'setfattr'] })) return;
+  const registry = await startRegistry();
+  t.after(() => registry.stop());
+  const image = buildImage({ format: 'oci', layers: [await buildTar(busyboxBaseEntries())], label: 'cut' });
+  await new Pusher(registry.url).image('test/cut', image, 'v1');
+  const proxy = await startHoldingProxy(registry.url, image.layers[0].digest, 64 * 1024, 'break-once');
+  t.after(() => proxy.stop());
+  const d = await startSkiffd({ config: `[registry.configs."${proxy.host}"]\ninsecure = true\n` });
+  t.after(() => d.cleanup());
+  const res = await d.images.pullImage({ image: { image: `${proxy.host}/test/cut:v1` } });
+  assert.equal(res.imageRef, image.config.digest);
+  await within(1000, 'the cut', proxy.held);
+  assert.match(d.logs(), /blob download failed, retrying once/);
+  assert.deepEqual(readdirSync(join(d.root, 'images', 'tmp')), []);
 });

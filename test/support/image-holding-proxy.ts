@@ -1,17 +1,22 @@
-// An HTTP proxy in front of a test registry that can stall one blob mid-download: it forwards the
-// first bytes, then holds the rest until released. Tests use it to kill skiffd in the middle of a pull.
+// An HTTP proxy in front of a test registry that can stall or cut one blob mid-download: it forwards
+// the first bytes, then holds the rest until released (or drops the connection once). Tests use it to
+// kill skiffd in the middle of a pull, or to see a broken download retried.
 import http from 'node:http';
 
 export interface HoldingProxy {
   host: string;
-  /** Resolves once a held blob's first bytes went out. */
+  /** Resolves once a held (or cut) blob's first bytes went out. */
   held: Promise<void>;
   /** Lets held and future downloads run freely. */
   release(): void;
   stop(): Promise<void>;
 }
 
-export async function startHoldingProxy(target: string, holdDigest: string, firstBytes = 64 * 1024): Promise<HoldingProxy> {
+/**
+ * mode "hold": stall the blob after `firstBytes` until release(); mode "break-once": cut the first
+ * download of the blob after `firstBytes` (later downloads pass).
+ */
+export async function startHoldingProxy(target: string, holdDigest: string, firstBytes = 64 * 1024, mode: 'hold' | 'break-once' = 'hold'): Promise<HoldingProxy> {
   let holding = true;
   const waiters: (() => void)[] = [];
   let onHeld!: () => void;
@@ -26,6 +31,13 @@ export async function startHoldingProxy(target: string, holdDigest: string, firs
       }
       let sent = 0;
       up.on('data', (chunk: Buffer) => {
+        if (sent >= firstBytes && holding && mode === 'break-once') {
+          holding = false;
+          onHeld();
+          up.destroy();
+          res.destroy();
+          return;
+        }
         if (sent >= firstBytes && holding) {
           up.pause();
           onHeld();

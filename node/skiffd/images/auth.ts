@@ -59,6 +59,7 @@ export async function fetchBearerToken(
   creds: Credentials | undefined,
   registryHost: string,
   insecure: boolean,
+  signal?: AbortSignal,
 ): Promise<string> {
   const realm = challenge.params.realm;
   if (!realm) throw new ImageError('unavailable', `registry ${registryHost} sent a Bearer challenge without a realm`);
@@ -83,6 +84,7 @@ export async function fetchBearerToken(
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: form.toString(),
       insecure,
+      signal,
     }).catch((err) => {
       throw new ImageError('unavailable', `token server ${realmUrl.host} for ${registryHost}: ${(err as Error).message}`, { cause: err });
     });
@@ -92,7 +94,7 @@ export async function fetchBearerToken(
     for (const s of scopes) url.searchParams.append('scope', s);
     const headers: Record<string, string> = {};
     if (creds?.username) headers.Authorization = basicHeader(creds);
-    res = await request({ url: url.toString(), headers, insecure }).catch((err) => {
+    res = await request({ url: url.toString(), headers, insecure, signal }).catch((err) => {
       throw new ImageError('unavailable', `token server ${realmUrl.host} for ${registryHost}: ${(err as Error).message}`, { cause: err });
     });
   }

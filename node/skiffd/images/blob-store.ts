@@ -95,7 +95,8 @@ export class BlobStore {
       if (typeof (source as Readable).destroy === 'function') (source as Readable).destroy();
       await handle.close().catch(() => {});
       await rm(temp, { force: true });
-      throw err;
+      if (err instanceof ImageError) throw err;
+      throw new ImageError('unavailable', `blob ${digest}: download failed after ${written} of ${size} bytes: ${(err as Error).message}`, { cause: err });
     }
   }
 

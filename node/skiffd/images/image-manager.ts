@@ -43,6 +43,7 @@ export class ImageManager {
   /** Blob digests and diff ids an in-progress pull or a running container holds on to. */
   private readonly leases = new Map<string, number>();
   private mountpoint: string | undefined;
+  private readonly stopping = new AbortController();
   /** How many registry downloads were started (tests and logs use it to see shared work). */
   blobDownloads = 0;
 
@@ -171,7 +172,8 @@ export class ImageManager {
     const started = Date.now();
     const name = formatReference(ref);
     const log = this.opts.log.child({ image: name });
-    const client = new RegistryClient(ref.registry, ref.repository, this.opts.registry, credentials);
+    if (this.stopping.signal.aborted) throw new ImageError('unavailable', `cannot pull ${name}: the daemon is stopping`);
+    const client = new RegistryClient(ref.registry, ref.repository, this.opts.registry, credentials, this.stopping.signal);
     log.info('pulling image', { endpoints: client.endpoints.map((e) => e.host).join(',') });
 
     const top = await client.getManifest(ref.digest ?? ref.tag!);
@@ -212,6 +214,18 @@ export class ImageManager {
     try {
       /** Stores the blob; true when this pull downloaded it (false: present, or another pull's download). */
       const fetchBlob = async (d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> => {
+        try {
+          return await fetchBlobOnce(d, layer);
+        } catch (err) {
+          // A connection that broke mid-download gets one more try (on the next endpoint if the first is gone);
+          // wrong content, missing content or refused credentials would only fail again.
+          const final = err instanceof ImageError && err.kind !== 'unavailable';
+          if (final || this.stopping.signal.aborted) throw err;
+          log.warn('blob download failed, retrying once', { blob: d.digest, err });
+          return fetchBlobOnce(d, layer);
+        }
+      };
+      const fetchBlobOnce = async (d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> => {
         let downloaded = false;
         await this.blobs.ensure(
           d.digest,
@@ -367,8 +381,12 @@ export class ImageManager {
     }
   }
 
+  /** Cancels pulls in progress (their temp files are removed, or swept at the next start) and waits for them, bounded. */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.pulls.values()]);
+    this.stopping.abort();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.pulls.values()]), new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
+    clearTimeout(timer);
   }
 }
 

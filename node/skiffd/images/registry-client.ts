@@ -33,6 +33,8 @@ export class RegistryClient {
     readonly repository: string,
     settings: RegistrySettings,
     requestCredentials?: Credentials,
+    /** Aborts every request of this client (daemon shutdown). */
+    private readonly signal?: AbortSignal,
   ) {
     this.states = endpointsFor(registry, settings).map((endpoint) => {
       const isOwn = !endpoint.isMirror;
@@ -124,7 +126,7 @@ export class RegistryClient {
     const bearer = challenges.find((c) => c.scheme === 'bearer');
     const basic = challenges.find((c) => c.scheme === 'basic');
     if (bearer) {
-      const token = await fetchBearerToken(bearer, `repository:${this.repository}:pull`, state.creds, host, state.endpoint.insecure);
+      const token = await fetchBearerToken(bearer, `repository:${this.repository}:pull`, state.creds, host, state.endpoint.insecure, this.signal);
       state.authorization = `Bearer ${token}`;
       return;
     }
@@ -147,10 +149,11 @@ export class RegistryClient {
     const h: Record<string, string> = { 'User-Agent': 'skiffd', ...headers };
     if (state.authorization) h.Authorization = state.authorization;
     try {
-      const res = await request({ url: `${scheme}:${endpoint.base}${path}`, headers: h, insecure: endpoint.insecure });
+      const res = await request({ url: `${scheme}:${endpoint.base}${path}`, headers: h, insecure: endpoint.insecure, signal: this.signal });
       state.scheme = scheme;
       return res;
     } catch (err) {
+      if (this.signal?.aborted) throw new ImageError('unavailable', `pull from ${endpoint.host} cancelled: the daemon is stopping`);
       // An insecure host without an explicit scheme may not speak TLS at all: try plain HTTP once.
       if (scheme === 'https' && !endpoint.scheme && endpoint.insecure && !state.scheme) {
         state.scheme = 'http';
