@@ -10,7 +10,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ServerError, Status } from 'nice-grpc-common';
-import { ContainerConfig, ContainerEventType, ContainerState, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
+import { ContainerConfig, ContainerEventType, ContainerState, NamespaceMode, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
 import { makeBusyboxRootfs } from '../support/rootfs.ts';
 import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
@@ -514,4 +514,20 @@ test('containers: user, read-only rootfs, capabilities, mounts, devices and a Lo
     m.create({ podSandboxId: f.pod.id, config: config('noprofile', 'true', { linux: { securityContext: { seccomp: { profileType: 2, localhostRef: join(f.dir, 'missing.json') } } } }), sandboxConfig: undefined }),
     grpcCode(Status.INVALID_ARGUMENT, /seccomp\.localhost_ref/),
   );
+});
+
+test('containers: TARGET PID mode joins another container\'s PID namespace', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const target = await m.create({ podSandboxId: f.pod.id, config: config('target', 'exec sleep 1000'), sandboxConfig: undefined });
+  const debugCfg = (targetId: string) => config('debug', 'cat /proc/1/cmdline | tr "\\0" " "; echo', { linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.TARGET, targetId } } } });
+  // The target must be running.
+  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: debugCfg(target), sandboxConfig: undefined }), grpcCode(Status.INVALID_ARGUMENT, /target_id/));
+  await m.start(target);
+  const debug = await m.create({ podSandboxId: f.pod.id, config: debugCfg(target), sandboxConfig: undefined });
+  await m.start(debug);
+  const v = await exited(m, debug);
+  assert.deepEqual(parseLog(readFileSync(v.record.logPath, 'utf8')).map((l) => l.text.trim()), ['sleep 1000']);
 });

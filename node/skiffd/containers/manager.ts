@@ -400,11 +400,10 @@ export class ContainerManager {
     const targetId = config.linux?.securityContext?.namespaceOptions?.targetId;
     let targetPidNamespace: string | undefined;
     if (targetId) {
-      const target = this.records.get(targetId);
-      if (!target || target.podSandboxId !== podId || !target.pid) {
-        throw invalidArgument('linux.security_context.namespace_options.target_id', `no running container "${targetId}" in pod ${podId}`);
-      }
-      targetPidNamespace = `/proc/${target.pid}/ns/pid`;
+      const target = this.get(targetId);
+      const running = target && target.podSandboxId === podId && target.pid && (await this.view(target)).state === ContainerState.CONTAINER_RUNNING;
+      if (!running) throw invalidArgument('linux.security_context.namespace_options.target_id', `no running container "${targetId}" in pod ${podId}`);
+      targetPidNamespace = `/proc/${target!.pid}/ns/pid`;
     }
 
     const seccompProfile = await loadSeccompProfile(config);
