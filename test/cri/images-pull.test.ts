@@ -139,10 +139,13 @@ test('ImageService over a real registry', async (t) => {
     assert.equal((await status(d.images, 'busybox:latest')).image?.id, res.imageRef);
   });
 
-  await t.test('ListImages lists every image and filters by spec; ImageStatus of an absent image is empty', async () => {
+  await t.test('ListImages (and StreamImages) list every image and filter by spec; ImageStatus of an absent image is empty', async () => {
     const all = await d.images.listImages({});
     const ids = all.images.map((i) => i.id).sort();
     assert.deepEqual(ids, [fx.docker.config.digest, fx.oci.config.digest, fx.multiHost.config.digest, fx.busybox.config.digest, (await status(d.images, `${R}/test/multi-docker`)).image!.id].sort());
+    const streamed: string[] = [];
+    for await (const chunk of d.images.streamImages({})) streamed.push(...chunk.images.map((i) => i.id));
+    assert.deepEqual(streamed.sort(), ids, 'StreamImages sends the same images');
     const filtered = await d.images.listImages({ filter: { image: { image: `${R}/test/app:oci` } } });
     assert.deepEqual(filtered.images.map((i) => i.id), [fx.oci.config.digest]);
     assert.deepEqual((await d.images.listImages({ filter: { image: { image: `${R}/nothing:here` } } })).images, []);
