@@ -531,3 +531,20 @@ test('containers: TARGET PID mode joins another container\'s PID namespace', { t
   const v = await exited(m, debug);
   assert.deepEqual(parseLog(readFileSync(v.record.logPath, 'utf8')).map((l) => l.text.trim()), ['sleep 1000']);
 });
+
+test('containers: resources updated before the start apply when it starts', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const id = await m.create({ podSandboxId: f.pod.id, config: config('later', 'exec sleep 1000', { linux: { resources: { memoryLimitInBytes: 64n << 20n } } }), sandboxConfig: undefined });
+  await m.updateResources(id, { cpuPeriod: 0n, cpuQuota: 0n, cpuShares: 0n, memoryLimitInBytes: 48n << 20n, oomScoreAdj: 0n, cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: 0n });
+  await m.start(id);
+  const rec = (await m.status(id)).record;
+  assert.equal(rec.resources.memoryLimitInBytes, String(48 << 20));
+  const memDir = controllerDir('memory', rec.cgroupsPath)!;
+  const file = existsSync(join(memDir, 'memory.limit_in_bytes')) ? 'memory.limit_in_bytes' : 'memory.max';
+  assert.equal(readFileSync(join(memDir, file), 'utf8').trim(), String(48 << 20));
+  await m.stop(id, 0);
+  await assert.rejects(m.updateResources(id, { cpuPeriod: 0n, cpuQuota: 0n, cpuShares: 0n, memoryLimitInBytes: 1n << 30n, oomScoreAdj: 0n, cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: 0n }), grpcCode(Status.FAILED_PRECONDITION, /exited/));
+});

@@ -705,9 +705,13 @@ export class ContainerManager {
       const view = await this.view(record);
       if (view.state === ContainerState.CONTAINER_EXITED) throw failedPrecondition(`container ${record.id} has exited`);
       const oci = toOciResources(resources, this.host);
-      await this.runtime.update(record.id, oci).catch((err) => {
-        throw internal(`updating resources of container ${record.id}: ${(err as Error).message}`);
-      });
+      // A container not started yet is not in the runtime: its config.json is all there is to change.
+      const live = view.state === ContainerState.CONTAINER_RUNNING || this.runtimeCreated.has(record.id);
+      if (live) {
+        await this.runtime.update(record.id, oci).catch((err) => {
+          throw internal(`updating resources of container ${record.id}: ${(err as Error).message}`);
+        });
+      }
       // Keep config.json in step, so a later `runc update` or reader sees the same limits.
       const spec = await this.runtimeSpec(record.id);
       if (spec) {
