@@ -34,6 +34,18 @@ export class ResizeFeed {
     this.listener = listener;
     if (this.last) listener(this.last);
   }
+
+  /**
+   * Like subscribe, for an asynchronous apply step: sizes are applied one after another, in the
+   * order they came. Order matters: kubectl attach sends (w+1, h+1) then (w, h) to force a redraw,
+   * and two racing writes would leave the terminal at the wrong size.
+   */
+  subscribeSerially(apply: (size: TerminalSize) => Promise<void>): void {
+    let chain = Promise.resolve();
+    this.subscribe((size) => {
+      chain = chain.then(() => apply(size)).catch(() => undefined);
+    });
+  }
 }
 
 /**

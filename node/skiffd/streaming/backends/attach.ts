@@ -63,7 +63,7 @@ export async function attachToContainer(target: ContainerTarget, request: Attach
         io.stdin.resume(); // the container has no stdin: what the client types goes nowhere
       }
     }
-    if (request.tty) io.resize.subscribe((size) => void resizeTerminal(target.ctlPath, size));
+    if (request.tty) io.resize.subscribeSerially((size) => resizeTerminal(target.ctlPath, size));
   });
 }
 

@@ -74,7 +74,7 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
   let diagnostics = '';
   if (request.tty) child.stderr?.setEncoding('utf8').on('data', (d: string) => (diagnostics += d));
 
-  if (request.tty) io.resize.subscribe((size) => void resizeScriptPty(child, size));
+  if (request.tty) io.resize.subscribeSerially((size) => resizeScriptPty(child, size));
 
   try {
     const code = await new Promise<number>((resolve, reject) => {
