@@ -50,6 +50,9 @@ test('platform choice: exact OS/arch, best acceptable variant, nothing for a for
   assert.equal(pickPlatform(list, amd64), list[0]);
   assert.equal(pickPlatform([d('amd64', 'v4'), d('amd64', 'v2'), d('amd64')], amd64)?.platform?.variant, 'v2');
   assert.equal(pickPlatform([d('arm64'), { ...d('amd64'), platform: { os: 'windows', architecture: 'amd64' } }], amd64), undefined);
+  const bare: Descriptor = { mediaType: '', digest: D, size: 1 };
+  assert.equal(pickPlatform([bare], amd64), bare, 'a single unlabelled entry is taken');
+  assert.equal(pickPlatform([bare, d('arm64')], amd64), undefined);
 });
 
 test('image user: numeric is a uid, a name is a username, the group part is ignored', () => {

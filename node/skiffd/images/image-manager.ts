@@ -198,12 +198,12 @@ export class ImageManager {
       if (childDigest !== picked.digest || child.body.length !== picked.size) {
         throw new ImageError('data-loss', `${name}: manifest ${picked.digest} from ${child.endpoint.host} does not match its index entry (digest ${childDigest}, ${child.body.length} bytes): refusing it`);
       }
-      const doc = parseManifestDoc(child.body, child.contentType || picked.mediaType, `${name} ${formatPlatform(picked.platform!)}`);
+      const doc = parseManifestDoc(child.body, child.contentType || picked.mediaType, `${name} ${picked.platform ? formatPlatform(picked.platform) : picked.digest}`);
       if (doc.kind !== 'manifest') throw new ImageError('failed-precondition', `${name}: an index entry points to another index`);
       manifest = doc;
       manifestDigest = childDigest;
       manifestBlobs.push({ digest: childDigest, data: child.body });
-      log.info('picked platform manifest', { platform: formatPlatform(picked.platform!), manifest: childDigest });
+      log.info('picked platform manifest', { platform: picked.platform ? formatPlatform(picked.platform) : 'unlabelled', manifest: childDigest });
     } else {
       manifest = topDoc;
     }

@@ -39,7 +39,10 @@ export function parseManifestDoc(body: Buffer, contentType: string, where: strin
     throw new ImageError('failed-precondition', `${where}: manifest is not valid JSON`);
   }
   if (typeof json !== 'object' || json === null) throw new ImageError('failed-precondition', `${where}: manifest is not a JSON object`);
-  const mediaType = (typeof json.mediaType === 'string' && json.mediaType) || contentType || guessType(json);
+  // The document's own mediaType wins; a Content-Type counts only when it names a manifest type
+  // (some registries answer application/json); otherwise the shape decides.
+  const known: string[] = [MT.ociIndex, MT.dockerList, MT.ociManifest, MT.dockerManifest, MT.dockerSchema1, MT.dockerSchema1Signed];
+  const mediaType = (typeof json.mediaType === 'string' && json.mediaType) || (known.includes(contentType) ? contentType : '') || guessType(json);
   if (mediaType === MT.dockerSchema1 || mediaType === MT.dockerSchema1Signed || json.schemaVersion === 1) {
     throw new ImageError('failed-precondition', `${where}: Docker schema 1 manifests are not supported (push the image again with a current tool)`);
   }

@@ -48,7 +48,10 @@ export function pickPlatform(manifests: Descriptor[], want: HostPlatform = hostP
       bestRank = rank;
     }
   }
-  return best;
+  if (best) return best;
+  // An index whose only entry names no platform (some single-arch builds): take it.
+  const unlabelled = manifests.filter((m) => !m.platform);
+  return manifests.length === 1 && unlabelled.length === 1 ? unlabelled[0] : undefined;
 }
 
 export function formatPlatform(p: Platform): string {
