@@ -4,11 +4,26 @@ import type { Server } from 'node:http';
 import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import type { GraphQLFetchHandler } from '../../src/handler/options.ts';
+import { createGraphiQL, type GraphiQLOptions } from './graphiql.ts';
+import type { RequestLog } from './logging.ts';
+
+export interface AppOptions {
+  /** GraphiQL on `GET /graphql` with `Accept: text/html`, assets under `/graphiql/`. Default off. */
+  graphiql?: boolean | GraphiQLOptions;
+  /** Request log (see logging.ts); none by default. */
+  log?: RequestLog | null;
+}
 
 /** A Hono app handing every request to the GraphQL handler, which owns paths, methods and errors. */
-export function createApp(handler: GraphQLFetchHandler): Hono {
+export function createApp(handler: GraphQLFetchHandler, options: AppOptions = {}): Hono {
   const app = new Hono();
-  app.all('*', (c) => handler(c.req.raw));
+  if (options.log) app.use('*', options.log.middleware);
+  if (options.graphiql) {
+    const graphiql = createGraphiQL(options.graphiql === true ? {} : options.graphiql);
+    app.all('*', (c) => graphiql(c.req.raw) ?? handler(c.req.raw));
+  } else {
+    app.all('*', (c) => handler(c.req.raw));
+  }
   return app;
 }
 
@@ -20,6 +35,10 @@ export interface StartOptions {
   hostname?: string;
   /** Path printed in `url`. Default `/graphql`. */
   path?: string;
+  /** GraphiQL (true: on `path`). Default off. */
+  graphiql?: boolean | GraphiQLOptions;
+  /** Request log; none by default, so tests stay quiet. */
+  log?: RequestLog | null;
 }
 
 export interface RunningServer {
@@ -31,7 +50,8 @@ export interface RunningServer {
 }
 
 export function startServer(options: StartOptions): Promise<RunningServer> {
-  const app = createApp(options.handler);
+  const graphiql = options.graphiql === true ? { endpoint: options.path ?? '/graphql' } : options.graphiql;
+  const app = createApp(options.handler, { graphiql, log: options.log });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port ?? 4000, hostname: options.hostname }) as Server;
     server.once('error', reject);

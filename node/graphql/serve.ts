@@ -1,6 +1,8 @@
-// `npm start`: serves the countries API on http://localhost:$PORT/graphql (default 4000).
-import countries from '../../src/index.ts';
+// `npm start`: serves the countries API on http://localhost:$PORT/graphql (default 4000), GraphiQL on the
+// same URL in a browser, and one JSON log line per request (LOG_LEVEL=silent or --quiet turns them off).
+import { createCountriesHandler } from '../../src/index.ts';
 import { startServer } from './app.ts';
+import { createRequestLog, logLevelFrom, type LogLevel } from './logging.ts';
 
 const rawPort = process.env.PORT ?? '4000';
 const port = /^\d+$/.test(rawPort) ? Number(rawPort) : NaN;
@@ -9,9 +11,24 @@ if (!(port >= 0 && port <= 65535)) {
   process.exit(2);
 }
 
+let level: LogLevel;
 try {
-  const server = await startServer({ handler: countries.fetch, port, hostname: process.env.HOST || undefined });
-  console.log(`GraphQL endpoint ready at ${server.url}`);
+  level = logLevelFrom(process.env.LOG_LEVEL, process.argv.slice(2));
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(2);
+}
+const graphiql = !/^(0|false|off|no)$/i.test(process.env.GRAPHIQL ?? '');
+const log = createRequestLog({ level });
+
+try {
+  const handler = createCountriesHandler({
+    onResponse: log?.onResponse,
+    // NODE_ENV=development shows resolver errors as they are instead of "Unexpected error."
+    development: process.env.NODE_ENV === 'development',
+  });
+  const server = await startServer({ handler, port, hostname: process.env.HOST || undefined, graphiql, log });
+  console.log(`GraphQL endpoint ready at ${server.url}${graphiql ? ' (open it in a browser for GraphiQL)' : ''}`);
   const stop = () => {
     server.close().then(
       () => process.exit(0),

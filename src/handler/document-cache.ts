@@ -4,6 +4,7 @@ import {
   validate as graphqlValidate,
   type DocumentNode,
   type GraphQLSchema,
+  type ParseOptions,
 } from 'graphql';
 
 /** Queries longer than this are parsed and validated every time rather than held in memory. */
@@ -27,7 +28,8 @@ interface Validation {
   errors: readonly GraphQLError[];
 }
 
-export function createDocumentCache(maxEntries: number): DocumentCache {
+/** `parseOptions` (e.g. maxTokens) apply to every parse, cached or not; they are fixed per handler. */
+export function createDocumentCache(maxEntries: number, parseOptions?: ParseOptions): DocumentCache {
   // A Map iterates in insertion order: re-inserting on a hit makes its first key the least recently used.
   const documents = new Map<string, DocumentNode | GraphQLError>();
   // Keyed on the cached document object, so entries vanish with it when the LRU evicts the query.
@@ -35,7 +37,7 @@ export function createDocumentCache(maxEntries: number): DocumentCache {
 
   const parse: typeof graphqlParse = (source, options) => {
     if (maxEntries <= 0 || options !== undefined || typeof source !== 'string' || source.length > maxCachedQueryLength) {
-      return graphqlParse(source, options);
+      return graphqlParse(source, options ?? parseOptions);
     }
     let entry = documents.get(source);
     if (entry !== undefined) {
@@ -43,7 +45,7 @@ export function createDocumentCache(maxEntries: number): DocumentCache {
       documents.set(source, entry);
     } else {
       try {
-        entry = graphqlParse(source);
+        entry = graphqlParse(source, parseOptions);
       } catch (error) {
         if (!(error instanceof GraphQLError)) throw error;
         entry = error; // syntax errors are as repeatable as documents

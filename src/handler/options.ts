@@ -1,5 +1,10 @@
-import type { ExecutionArgs, ExecutionResult, GraphQLSchema, ValidationRule } from 'graphql';
+import type { ExecutionArgs, ExecutionResult, GraphQLError, GraphQLSchema, ValidationRule } from 'graphql';
 import type { FormatError, OperationContext, RequestParams } from 'graphql-http';
+import type { CacheControlOptions } from './cache-control.ts';
+import type { CorsOptions } from './cors.ts';
+import type { LimitOptions } from './limits.ts';
+import type { PersistedQueriesOptions } from './persisted-queries.ts';
+import type { ResponseCacheOptions } from './response-cache.ts';
 
 /** A fetch-style handler: what Deno, workerd, Vercel edge and Hono all call. */
 export type GraphQLFetchHandler = (request: Request) => Promise<Response>;
@@ -38,6 +43,38 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
    * without details. Default: `console.error`.
    */
   onInternalError?: (error: unknown, request: Request) => void;
+  /** Observes every answered request (access logs, metrics); called before the response is returned. */
+  onResponse?: (event: ResponseEvent) => void;
+
+  // Production features (README section graphql-production); each module documents its own options.
+  /** Development mode: unexpected resolver errors reach the client as they are. Default false. */
+  development?: boolean;
+  /** Replace unexpected resolver errors with "Unexpected error." (path and locations kept). Default `!development`. */
+  maskErrors?: boolean;
+  /** Receives every error masked from a client. Default `console.error`. */
+  onMaskedError?: (error: GraphQLError) => void;
+  /** Answer `__schema` and `__type`. Default true. */
+  introspection?: boolean;
+  /** Bounds on query length, tokens, depth, aliases and list sizes; false lifts them all. Defaults in limits.ts. */
+  limits?: LimitOptions | false;
+  /** A strong ETag on successful GET responses and 304 for a matching If-None-Match. Default true. */
+  etag?: boolean;
+  /** Cache-Control on successful GET responses. Default `public, max-age=60` for a schema without mutations, else none. */
+  cacheControl?: CacheControlOptions | false;
+  /** Automatic persisted queries (Apollo's protocol). Default on, in-memory store of 1000 queries. */
+  persistedQueries?: PersistedQueriesOptions | false;
+  /** Reuse successful results of a read-only schema. Default off. */
+  responseCache?: ResponseCacheOptions | false;
+  /** CORS for other origins. Default: none, no CORS headers at all. */
+  cors?: CorsOptions;
+}
+
+/** What `onResponse` is told about one request. */
+export interface ResponseEvent {
+  request: Request;
+  response: Response;
+  /** The operation's name: the `operationName` parameter, else the name in the document; null if none. */
+  operationName: string | null;
 }
 
 export const defaults = {

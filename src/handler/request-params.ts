@@ -2,16 +2,20 @@ import type { ParseRequestParams, RequestParams, Response as HttpResult } from '
 import { readBodyText } from './request-body.ts';
 import { errorBody, jsonContentType } from './responses.ts';
 import { searchOf } from './path.ts';
+import type { QueryResolver } from './persisted-queries.ts';
 
 /**
  * Turns a GET's search parameters or a POST's JSON body into GraphQL request parameters.
  * Transport problems come back as a ready response (405, 413, 415); malformed parameters are thrown
  * as plain Errors, which graphql-http reports as 400 with the message in the `errors` list.
  */
-export function createRequestParamsParser(maxBodyBytes: number): ParseRequestParams<Request, undefined> {
+export function createRequestParamsParser<RequestContext = undefined>(
+  maxBodyBytes: number,
+  resolveQuery?: QueryResolver,
+): ParseRequestParams<Request, RequestContext> {
   return async (req) => {
     const request = req.raw;
-    if (request.method === 'GET') return fromSearch(searchOf(request.url));
+    if (request.method === 'GET') return fromSearch(searchOf(request.url), resolveQuery);
     if (request.method !== 'POST') {
       return refusal(405, `Method ${request.method} is not allowed: use GET or POST`, { allow: 'GET, POST' });
     }
@@ -43,18 +47,33 @@ export function createRequestParamsParser(maxBodyBytes: number): ParseRequestPar
       throw new Error(`Unparsable JSON body: ${(error as Error).message}`);
     }
     if (!isObject(data)) throw new Error('JSON body must be an object such as {"query": "{ __typename }"}');
-    return checked(data.query, data.operationName, data.variables, data.extensions);
+    return resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
   };
 }
 
-function fromSearch(search: string): RequestParams {
+function fromSearch(search: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
   const params = new URLSearchParams(search);
-  return checked(
+  return resolved(
     params.get('query') ?? undefined,
     params.get('operationName') ?? undefined,
     jsonParameter(params, 'variables'),
     jsonParameter(params, 'extensions'),
+    resolveQuery,
   );
+}
+
+/** The parameters once the query resolver (persisted queries) has had its say; synchronous when it has none. */
+function resolved(
+  query: unknown,
+  operationName: unknown,
+  variables: unknown,
+  extensions: unknown,
+  resolveQuery: QueryResolver | undefined,
+): RequestParams | Promise<RequestParams> {
+  if (resolveQuery === undefined) return checked(query, operationName, variables, extensions);
+  const actual = resolveQuery(query, extensions);
+  if (actual instanceof Promise) return actual.then((q) => checked(q, operationName, variables, extensions));
+  return checked(actual, operationName, variables, extensions);
 }
 
 function jsonParameter(params: URLSearchParams, name: string): unknown {

@@ -1,0 +1,177 @@
+// GraphiQL for the Node dev server, served entirely from this process: the page, its script and its
+// styles come from the graphiql, react and react-dom npm packages, so it works with no network at all.
+// The edge bundles leave it out (GraphiQL's assets are about 1.8 MB).
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+export interface GraphiQLOptions {
+  /** Path of the GraphQL endpoint the page queries and is served on. Default `/graphql`. */
+  endpoint?: string;
+  /** Where the page's assets are served. Default `/graphiql`. */
+  assetsPath?: string;
+  /** Title of the page. Default `GraphiQL`. */
+  title?: string;
+}
+
+interface Asset {
+  body: Uint8Array<ArrayBuffer> | string;
+  contentType: string;
+  etag: string;
+}
+
+const require = createRequire(import.meta.url);
+
+function packageFile(pkg: string, file: string): string {
+  return join(dirname(require.resolve(`${pkg}/package.json`)), file);
+}
+
+// Read on first use, then kept: the dev server serves them from memory.
+let vendorAssets: Map<string, Asset> | undefined;
+
+function vendor(): Map<string, Asset> {
+  if (vendorAssets) return vendorAssets;
+  const files: [string, string, string, string][] = [
+    ['react.production.min.js', 'react', 'umd/react.production.min.js', 'text/javascript; charset=utf-8'],
+    ['react-dom.production.min.js', 'react-dom', 'umd/react-dom.production.min.js', 'text/javascript; charset=utf-8'],
+    ['graphiql.min.js', 'graphiql', 'graphiql.min.js', 'text/javascript; charset=utf-8'],
+    ['graphiql.min.css', 'graphiql', 'graphiql.min.css', 'text/css; charset=utf-8'],
+  ];
+  const assets = new Map<string, Asset>();
+  for (const [name, pkg, file, contentType] of files) {
+    let body: Buffer;
+    try {
+      body = readFileSync(packageFile(pkg, file));
+    } catch (error) {
+      throw new Error(`GraphiQL asset ${pkg}/${file} is missing (run npm ci): ${(error as Error).message}`);
+    }
+    assets.set(name, { body: new Uint8Array(body), contentType, etag: strongEtag(body) });
+  }
+  vendorAssets = assets;
+  return assets;
+}
+
+function strongEtag(data: Uint8Array | string): string {
+  return `"${createHash('sha256').update(data).digest('base64url').slice(0, 32)}"`;
+}
+
+/** The script that mounts GraphiQL; a file rather than inline so the page's CSP can forbid inline scripts. */
+function startScript(endpoint: string): string {
+  return `(() => {
+  const endpoint = ${JSON.stringify(endpoint)};
+  async function fetcher(params) {
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+      body: JSON.stringify(params),
+    });
+    const text = await response.text();
+    try {
+      return JSON.parse(text);
+    } catch {
+      return { errors: [{ message: 'HTTP ' + response.status + ': ' + text }] };
+    }
+  }
+  const search = new URLSearchParams(location.search);
+  const props = { fetcher };
+  if (search.has('query')) props.query = search.get('query');
+  if (search.has('variables')) props.variables = search.get('variables');
+  ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, props));
+})();
+`;
+}
+
+function page(options: Required<GraphiQLOptions>): string {
+  const a = options.assetsPath;
+  const title = options.title.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<link rel="stylesheet" href="${a}/graphiql.min.css">
+<style>html, body, #graphiql { height: 100%; margin: 0; }</style>
+</head>
+<body>
+<div id="graphiql">Loading GraphiQL…</div>
+<script src="${a}/react.production.min.js"></script>
+<script src="${a}/react-dom.production.min.js"></script>
+<script src="${a}/graphiql.min.js"></script>
+<script src="${a}/start.js"></script>
+</body>
+</html>
+`;
+}
+
+// Everything comes from this origin; the policy makes a browser refuse anything else.
+const contentSecurityPolicy = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** True when a GET asks for a page (a browser navigation), not a GraphQL response. */
+export function wantsHtml(request: Request): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  const accept = request.headers.get('accept');
+  return accept !== null && /(^|,)\s*text\/html\s*(;|,|$)/i.test(accept) && !/text\/html\s*;\s*q=0(\.0*)?\s*(,|$)/i.test(accept);
+}
+
+/**
+ * Returns a responder for the GraphiQL page and its assets, or null for requests it does not serve:
+ * the page on `GET endpoint` with `Accept: text/html`, the assets under `assetsPath`.
+ */
+export function createGraphiQL(options: GraphiQLOptions = {}): (request: Request) => Response | null {
+  const resolved: Required<GraphiQLOptions> = {
+    endpoint: options.endpoint ?? '/graphql',
+    assetsPath: (options.assetsPath ?? '/graphiql').replace(/\/+$/, ''),
+    title: options.title ?? 'GraphiQL',
+  };
+  const html = page(resolved);
+  const own = new Map<string, Asset>([
+    ['start.js', { body: startScript(resolved.endpoint), contentType: 'text/javascript; charset=utf-8', etag: '' }],
+  ]);
+  for (const asset of own.values()) asset.etag = strongEtag(asset.body);
+  const pageEtag = strongEtag(html);
+  vendor(); // fail at startup, not on the first page view, when the packages are missing
+
+  return (request) => {
+    const url = new URL(request.url);
+    if (url.pathname === resolved.endpoint) {
+      if (!wantsHtml(request)) return null;
+      return answer(request, { body: html, contentType: 'text/html; charset=utf-8', etag: pageEtag }, {
+        'content-security-policy': contentSecurityPolicy,
+        'cache-control': 'no-cache',
+        vary: 'Accept',
+      });
+    }
+    if (!url.pathname.startsWith(`${resolved.assetsPath}/`)) return null;
+    const name = url.pathname.slice(resolved.assetsPath.length + 1);
+    const asset = own.get(name) ?? vendor().get(name);
+    if (asset === undefined) {
+      return new Response(`No GraphiQL asset named "${name}"`, { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return new Response(`Method ${request.method} is not allowed: use GET`, { status: 405, headers: { allow: 'GET, HEAD' } });
+    }
+    return answer(request, asset, { 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' });
+  };
+}
+
+function answer(request: Request, asset: Asset, headers: Record<string, string>): Response {
+  const common = { etag: asset.etag, ...headers };
+  const ifNoneMatch = request.headers.get('if-none-match');
+  if (ifNoneMatch !== null && ifNoneMatch.split(',').some((tag) => tag.trim() === asset.etag || tag.trim() === '*')) {
+    return new Response(null, { status: 304, headers: common });
+  }
+  return new Response(request.method === 'HEAD' ? null : asset.body, {
+    status: 200,
+    headers: { 'content-type': asset.contentType, ...common },
+  });
+}
