@@ -67,7 +67,7 @@ function httpGet(port: number): Promise<string> {
 const SPDY = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false', KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' };
 
 /** The whole scenario against one daemon; `command` runs a build instead of the sources. */
-export async function streamingThroughDaemon(t: import('node:test').TestContext, command?: string[]): Promise<void> {
+export async function streamingThroughDaemon(t: import('node:test').TestContext, command?: string[], cwd?: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-strd-'));
   const net = createTestNetwork(dir);
   const registry = await startRegistry();
@@ -86,7 +86,7 @@ export async function streamingThroughDaemon(t: import('node:test').TestContext,
   const ref = `${registry.host}/skiff/busybox:1`;
 
   const config = `${skiffdNetworkConfig(net)}\n[registry.configs."${registry.host}"]\ninsecure = true\n\n[streaming]\naddress = "127.0.0.1"\nport = 0\n`;
-  const d: SkiffdHandle = await startSkiffd({ config, command });
+  const d: SkiffdHandle = await startSkiffd({ config, command, cwd });
   cleanups.push(() => d.cleanup());
   cleanups.push(async () => {
     for (const p of (await d.runtime.listPodSandbox({})).items) await d.runtime.removePodSandbox({ podSandboxId: p.id });

@@ -7,7 +7,7 @@
 //   3. a single-executable asset, extracted to a private temp file;
 //   4. node_modules (running from source).
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -61,8 +61,13 @@ function fromSeaAsset(): NativeBinding | undefined {
   }
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-addon-'));
   const file = join(dir, ADDON_FILE);
-  writeFileSync(file, Buffer.from(asset), { mode: 0o500 });
-  return loadFile(file);
+  try {
+    writeFileSync(file, Buffer.from(asset), { mode: 0o500 });
+    return loadFile(file);
+  } finally {
+    // Once loaded, the mapping outlives the file: leave nothing behind in the temp dir.
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function fromNodeModules(): NativeBinding | undefined {
