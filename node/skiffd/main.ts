@@ -32,7 +32,18 @@ async function main(argv: string[]): Promise<number> {
   process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
   process.on('uncaughtException', (err) => log.error('uncaught exception', { err: err.stack ?? err.message }));
 
-  let daemon;
+  // Signal handlers go in before startup: the "serving" line can reach a client (which may signal
+  // at once) before this function resumes, and an unhandled SIGHUP/SIGTERM would kill the process.
+  let requested: NodeJS.Signals | undefined;
+  let onSignal: (signal: NodeJS.Signals) => void = (signal) => {
+    requested ??= signal;
+  };
+  process.on('SIGTERM', (s) => onSignal(s));
+  process.on('SIGINT', (s) => onSignal(s));
+  // Node would exit on SIGHUP (a closed terminal); a daemon must not. There is no live reload.
+  process.on('SIGHUP', () => log.warn('SIGHUP ignored: config reload is not supported; restart skiffd to apply changes'));
+
+  let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
     daemon = await startDaemon(config, log);
   } catch (err) {
@@ -42,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
 
   return new Promise<number>((resolve) => {
     let signals = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
+    onSignal = (signal: NodeJS.Signals) => {
       if (++signals > 1) {
         log.warn('second signal during shutdown; exiting now', { signal });
         resolve(1);
@@ -56,10 +67,7 @@ async function main(argv: string[]): Promise<number> {
         },
       );
     };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-    // Node would exit on SIGHUP (a closed terminal); a daemon must not. There is no live reload.
-    process.on('SIGHUP', () => log.warn('SIGHUP ignored: config reload is not supported; restart skiffd to apply changes'));
+    if (requested) onSignal(requested);
   });
 }
 
