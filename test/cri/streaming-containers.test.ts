@@ -602,3 +602,22 @@ test('streaming: kubectl attach -ti to a TTY container: initial size and resizes
   child.kill('SIGKILL');
   assert.equal((await w.manager.status(w.ids.term)).state, ContainerState.CONTAINER_RUNNING);
 });
+
+test('streaming: SPDY remotecommand v3, v2 and the pre-negotiation v1: text on the error stream, v3 resize', { timeout: 60_000 }, async (t) => {
+  const w = ready(t);
+  if (!w) return;
+  const { spdyRemoteCommand } = await import('../support/spdy-client.ts');
+  for (const protocols of [['v3.channel.k8s.io'], ['v2.channel.k8s.io'], []]) {
+    const url = await execUrl(w, ['sh', '-c', 'cat; echo out; echo err >&2; exit 3'], { stdin: true });
+    const r = await spdyRemoteCommand(url, { protocols, streamTypes: ['error', 'stdin', 'stdout', 'stderr'], stdin: 'in-data\n' });
+    assert.equal(r.status, 101);
+    assert.equal(r.negotiated, protocols[0], 'the server names the protocol it picked (none for a client that offered none)');
+    assert.equal(r.streams.stdout, 'in-data\nout\n', JSON.stringify(protocols));
+    assert.equal(r.streams.stderr, 'err\n');
+    assert.match(r.streams.error, /^command terminated with non-zero exit code: exit status 3$/, 'before v4 the error stream is plain text');
+  }
+  const probe = 'i=0; while [ -z "$(stty size 2>/dev/null)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; stty size';
+  const tty = await spdyRemoteCommand(await execUrl(w, ['sh', '-c', probe], { tty: true }), { protocols: ['v3.channel.k8s.io'], streamTypes: ['error', 'stdout', 'resize'], resize: { Width: 77, Height: 22 } });
+  assert.match(tty.streams.stdout, /22 77/);
+  assert.equal(tty.streams.error ?? '', '', 'success is silence before v4');
+});
