@@ -44,8 +44,6 @@ export class ImageManager {
   private readonly leases = new Map<string, number>();
   private mountpoint: string | undefined;
   private readonly stopping = new AbortController();
-  /** How many registry downloads were started (tests and logs use it to see shared work). */
-  blobDownloads = 0;
 
   private constructor(private readonly opts: ImageManagerOptions) {
     this.layout = new StoreLayout(opts.root);
@@ -232,7 +230,6 @@ export class ImageManager {
           d.size,
           async () => {
             downloaded = true;
-            this.blobDownloads++;
             if (layer) log.info('downloading layer', { layer: d.digest, index: layer.index, of: layer.of, bytes: d.size });
             return (await client.openBlob(d.digest)).body;
           },

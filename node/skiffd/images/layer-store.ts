@@ -1,12 +1,12 @@
 // Unpacked layers, one directory per diff id. A layer is unpacked into the temp dir, checked against
 // its diff id, flushed, and renamed into place: a directory under layers/ is always complete.
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ImageError } from './errors.ts';
 import { syncFilesystem, unpackLayer } from './layer-unpack.ts';
 import { hex, type StoreLayout } from './store-layout.ts';
-import { fsyncDir, readJson, writeJsonAtomic } from '../util/atomic-file.ts';
+import { fsyncDir, readJson } from '../util/atomic-file.ts';
 
 export interface LayerInfo {
   diffId: string;
@@ -67,7 +67,8 @@ export class LayerStore {
         throw new ImageError('data-loss', `${what}: its uncompressed content has digest ${result.diffId}, the image config says ${diffId}: refusing it`);
       }
       const info: LayerInfo = { diffId, digest, bytes: result.contentBytes, inodes: result.entries + 1, unpackedAt: new Date().toISOString() };
-      await writeJsonAtomic(join(temp, 'layer.json'), info);
+      // Plain write: the temp dir as a whole is flushed and then renamed into place.
+      await writeFile(join(temp, 'layer.json'), JSON.stringify(info, null, 2) + '\n');
       await syncFilesystem(temp);
       await mkdir(this.layout.layersDir, { recursive: true });
       const final = this.layout.layer(diffId);
