@@ -1,6 +1,7 @@
 import { assertValidSchema, execute as graphqlExecute } from 'graphql';
 import { createHandler, type OperationContext } from 'graphql-http';
 import { createDocumentCache } from './document-cache.ts';
+import { createFastPath, withFastPath } from '../execution/fast-path.ts';
 import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions } from './options.ts';
 import { acceptableMediaTypes, negotiateMediaType } from './negotiation.ts';
 import { pathnameOf } from './path.ts';
@@ -34,6 +35,20 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
 
   const documents = createDocumentCache(documentCacheSize);
   const { context } = options;
+  const parseRequestParams = createRequestParamsParser(maxBodyBytes);
+  // Cached, valid queries skip graphql-http's per-request work and run on a compiled plan
+  // (src/execution). A custom `execute` opts out: graphql-http then runs every operation.
+  const fastPath =
+    options.execute === undefined && documentCacheSize > 0
+      ? createFastPath({
+          schema,
+          documents,
+          validationRules: options.validationRules ?? [],
+          rootValue: options.rootValue,
+          context,
+          formatError: options.formatError,
+        })
+      : null;
   const core = createHandler<Request, undefined, Context>({
     schema,
     rootValue: options.rootValue,
@@ -46,7 +61,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     validate: documents.validate,
     execute: (options.execute ?? graphqlExecute) as typeof graphqlExecute,
     formatError: options.formatError,
-    parseRequestParams: createRequestParamsParser(maxBodyBytes),
+    parseRequestParams: fastPath ? withFastPath(parseRequestParams, fastPath) : parseRequestParams,
   });
 
   return async function handleGraphQL(request: Request): Promise<Response> {

@@ -1,0 +1,298 @@
+// Runs an OperationPlan and writes the `data` value straight as JSON text: no result objects, no
+// second walk to serialize them. Resolvers, arguments, null propagation and error reporting follow
+// graphql-js 16 exactly for synchronous resolvers; whatever this does not reproduce byte for byte
+// (promises, custom serializers returning nothing, failing isTypeOf, non-string type names) stops
+// the run with `bail`, and the caller executes the operation with graphql-js instead.
+import {
+  GraphQLError,
+  defaultTypeResolver,
+  getArgumentValues,
+  isObjectType,
+  locatedError,
+  type FragmentDefinitionNode,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import type { Completion, FieldPlan, OperationPlan } from './plan.ts';
+
+/** Thrown when graphql-js has to execute the operation instead. */
+export const bail: unique symbol = Symbol('bail to graphql-js');
+
+/** graphql-js's response path: a linked list from the field back to the root. */
+interface Path {
+  readonly prev: Path | undefined;
+  readonly key: string | number;
+  readonly typename: string | undefined;
+}
+
+interface Run {
+  readonly schema: GraphQLSchema;
+  readonly fragments: Record<string, FragmentDefinitionNode>;
+  readonly rootValue: unknown;
+  readonly contextValue: unknown;
+  readonly operation: OperationDefinitionNode;
+  readonly variableValues: { [name: string]: unknown };
+  readonly errors: GraphQLError[];
+  sawPromise: boolean;
+}
+
+export interface PlanResult {
+  /** The `data` value as JSON text. */
+  data: string;
+  /** Field errors in the order graphql-js reports them. */
+  errors: GraphQLError[];
+}
+
+/**
+ * Executes `plan` with already coerced variables. Throws `bail` (after marking `plan.async` when a
+ * resolver returned a promise) when graphql-js must run the operation instead.
+ */
+export function executePlan(
+  plan: OperationPlan,
+  schema: GraphQLSchema,
+  rootValue: unknown,
+  contextValue: unknown,
+  variableValues: { [name: string]: unknown },
+): PlanResult {
+  const run: Run = {
+    schema,
+    fragments: plan.fragments,
+    rootValue,
+    contextValue,
+    operation: plan.operation,
+    variableValues,
+    errors: [],
+    sawPromise: false,
+  };
+  let data: string;
+  try {
+    data = executeFields(run, plan.fields, rootValue, undefined);
+  } catch (error) {
+    if (error === bail) {
+      if (run.sawPromise) plan.async = true;
+      throw error;
+    }
+    // A non-null root field failed: graphql-js answers `data: null` with the (already located) error.
+    run.errors.push(error as GraphQLError);
+    data = 'null';
+  }
+  return { data, errors: run.errors };
+}
+
+function executeFields(run: Run, fields: readonly FieldPlan[], source: unknown, path: Path | undefined): string {
+  let out = '{';
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i];
+    out += field.prefix;
+    out += field.typename !== null ? field.typename : executeField(run, field, source, path);
+  }
+  return out + '}';
+}
+
+function executeField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined): string {
+  // Leaves read by the default resolver never need their path unless they fail.
+  let path: Path | undefined =
+    field.completion.kind === 'leaf' && field.resolve === undefined
+      ? undefined
+      : { prev: parentPath, key: field.key, typename: field.parentType.name };
+  try {
+    let args = field.staticArgs;
+    if (args === null) args = getArgumentValues(field.def, field.fieldNodes[0], run.variableValues);
+    else if (args instanceof GraphQLError) throw args;
+    let value: unknown;
+    if (field.resolve !== undefined) {
+      path ??= { prev: parentPath, key: field.key, typename: field.parentType.name };
+      value = field.resolve(source, args, run.contextValue, resolveInfo(run, field, path));
+    } else if ((typeof source === 'object' && source !== null) || typeof source === 'function') {
+      value = (source as Record<string, unknown>)[field.def.name];
+      if (typeof value === 'function') {
+        path ??= { prev: parentPath, key: field.key, typename: field.parentType.name };
+        value = (source as Record<string, (...a: unknown[]) => unknown>)[field.def.name](
+          args,
+          run.contextValue,
+          resolveInfo(run, field, path),
+        );
+      }
+    }
+    return complete(run, field, field.completion, field.nonNull, value, path, path, parentPath);
+  } catch (raw) {
+    if (raw === bail) throw raw;
+    path ??= { prev: parentPath, key: field.key, typename: field.parentType.name };
+    const error = locatedError(raw, field.fieldNodes, pathToArray(path));
+    if (field.nonNull) throw error;
+    run.errors.push(error);
+    return 'null';
+  }
+}
+
+/**
+ * `value` as JSON text for `completion`. `path` is the value's own path (undefined for a leaf that
+ * has not needed it); `fieldPath`/`parentPath` let an info object be built for the field on demand.
+ */
+function complete(
+  run: Run,
+  field: FieldPlan,
+  completion: Completion,
+  nonNull: boolean,
+  value: unknown,
+  path: Path | undefined,
+  fieldPath: Path | undefined,
+  parentPath: Path | undefined,
+): string {
+  if (value instanceof Error) throw value;
+  if (value == null) {
+    if (nonNull) throw new Error(`Cannot return null for non-nullable field ${field.parentType.name}.${field.def.name}.`);
+    return 'null';
+  }
+  if (typeof (value as { then?: unknown }).then === 'function') return abandonPromise(run, value as PromiseLike<unknown>);
+  switch (completion.kind) {
+    case 'leaf': {
+      switch (completion.fast) {
+        case 'string':
+          if (typeof value === 'string') return JSON.stringify(value);
+          break;
+        case 'boolean':
+          if (typeof value === 'boolean') return value ? 'true' : 'false';
+          break;
+        case 'int':
+          if (typeof value === 'number' && Number.isInteger(value) && value <= 2147483647 && value >= -2147483648) {
+            return JSON.stringify(value);
+          }
+          break;
+        case 'float':
+          if (typeof value === 'number' && Number.isFinite(value)) return JSON.stringify(value);
+          break;
+      }
+      const serialized = completion.type.serialize(value);
+      if (serialized == null) throw bail; // graphql-js words this error with its own `inspect`
+      const text = JSON.stringify(serialized) as string | undefined;
+      if (text === undefined) throw bail;
+      return text;
+    }
+    case 'list':
+      return completeList(run, field, completion, value, path!, fieldPath, parentPath);
+    case 'object': {
+      const type = completion.type;
+      if (type.isTypeOf) checkIsTypeOf(run, field, type.isTypeOf(value, run.contextValue, fieldInfo(run, field, fieldPath, parentPath)));
+      return executeFields(run, completion.fields, value, path);
+    }
+    case 'abstract':
+      return completeAbstract(run, field, completion, value, path, fieldPath, parentPath);
+  }
+}
+
+function completeList(
+  run: Run,
+  field: FieldPlan,
+  completion: Extract<Completion, { kind: 'list' }>,
+  value: unknown,
+  path: Path,
+  fieldPath: Path | undefined,
+  parentPath: Path | undefined,
+): string {
+  let items: ArrayLike<unknown>;
+  if (Array.isArray(value)) items = value;
+  else if (typeof value === 'object' && typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') {
+    items = Array.from(value as Iterable<unknown>);
+  } else {
+    throw new GraphQLError(
+      `Expected Iterable, but did not find one for field "${field.parentType.name}.${field.def.name}".`,
+    );
+  }
+  const item = completion.item;
+  const itemNonNull = completion.itemNonNull;
+  const leafItems = item.kind === 'leaf';
+  let out = '[';
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out += ',';
+    let itemPath: Path | undefined = leafItems ? undefined : { prev: path, key: i, typename: undefined };
+    try {
+      out += complete(run, field, item, itemNonNull, items[i], itemPath, fieldPath, parentPath);
+    } catch (raw) {
+      if (raw === bail) throw raw;
+      itemPath ??= { prev: path, key: i, typename: undefined };
+      const error = locatedError(raw, field.fieldNodes, pathToArray(itemPath));
+      if (itemNonNull) throw error;
+      run.errors.push(error);
+      out += 'null';
+    }
+  }
+  return out + ']';
+}
+
+function completeAbstract(
+  run: Run,
+  field: FieldPlan,
+  completion: Extract<Completion, { kind: 'abstract' }>,
+  value: unknown,
+  path: Path | undefined,
+  fieldPath: Path | undefined,
+  parentPath: Path | undefined,
+): string {
+  const abstract = completion.type;
+  const info = fieldInfo(run, field, fieldPath, parentPath);
+  const name: unknown = (abstract.resolveType ?? defaultTypeResolver)(value, run.contextValue, info, abstract);
+  if (name != null && typeof (name as { then?: unknown }).then === 'function') return abandonPromise(run, name as PromiseLike<unknown>);
+  if (name == null) {
+    throw new GraphQLError(
+      `Abstract type "${abstract.name}" must resolve to an Object type at runtime for field "${field.parentType.name}.${field.def.name}". Either the "${abstract.name}" type should provide a "resolveType" function or each possible type should provide an "isTypeOf" function.`,
+      { nodes: field.fieldNodes },
+    );
+  }
+  if (typeof name !== 'string') throw bail; // graphql-js quotes the value with its own `inspect`
+  const fields = completion.byType.get(name);
+  if (fields === undefined) {
+    const nodes = field.fieldNodes;
+    const runtimeType = run.schema.getType(name);
+    if (runtimeType == null) {
+      throw new GraphQLError(`Abstract type "${abstract.name}" was resolved to a type "${name}" that does not exist inside the schema.`, { nodes });
+    }
+    if (!isObjectType(runtimeType)) {
+      throw new GraphQLError(`Abstract type "${abstract.name}" was resolved to a non-object type "${name}".`, { nodes });
+    }
+    throw new GraphQLError(`Runtime Object type "${runtimeType.name}" is not a possible type for "${abstract.name}".`, { nodes });
+  }
+  const runtimeType = run.schema.getType(name) as { isTypeOf?: (v: unknown, c: unknown, i: GraphQLResolveInfo) => unknown };
+  if (runtimeType.isTypeOf) checkIsTypeOf(run, field, runtimeType.isTypeOf(value, run.contextValue, info));
+  return executeFields(run, fields, value, path);
+}
+
+function checkIsTypeOf(run: Run, _field: FieldPlan, result: unknown): void {
+  if (result != null && typeof (result as { then?: unknown }).then === 'function') abandonPromise(run, result as PromiseLike<unknown>);
+  // graphql-js words a failed check with its own `inspect` of the value.
+  if (!result) throw bail;
+}
+
+function abandonPromise(run: Run, promise: PromiseLike<unknown>): never {
+  // graphql-js will run the resolvers again; this promise's outcome is not wanted, not even a rejection.
+  promise.then(undefined, () => {});
+  run.sawPromise = true;
+  throw bail;
+}
+
+/** The info object for a field when only its parent path is at hand. */
+function fieldInfo(run: Run, field: FieldPlan, fieldPath: Path | undefined, parentPath: Path | undefined): GraphQLResolveInfo {
+  return resolveInfo(run, field, fieldPath ?? { prev: parentPath, key: field.key, typename: field.parentType.name });
+}
+
+function resolveInfo(run: Run, field: FieldPlan, path: Path): GraphQLResolveInfo {
+  return {
+    fieldName: field.def.name,
+    fieldNodes: field.fieldNodes,
+    returnType: field.def.type,
+    parentType: field.parentType,
+    path,
+    schema: run.schema,
+    fragments: run.fragments,
+    rootValue: run.rootValue,
+    operation: run.operation,
+    variableValues: run.variableValues,
+  };
+}
+
+function pathToArray(path: Path | undefined): (string | number)[] {
+  const keys: (string | number)[] = [];
+  for (let p = path; p !== undefined; p = p.prev) keys.push(p.key);
+  return keys.reverse();
+}

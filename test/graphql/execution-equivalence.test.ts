@@ -1,0 +1,300 @@
+// The compiled executor (src/execution) against graphql-js `execute`: for every query the JSON text
+// it writes must be byte for byte what JSON.stringify(execute(...)) gives, errors included, and it
+// must hand back to graphql-js (`bail`) only where it says it does.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  execute,
+  getVariableValues,
+  GraphQLBoolean,
+  GraphQLEnumType,
+  GraphQLError,
+  GraphQLFloat,
+  GraphQLID,
+  GraphQLInt,
+  GraphQLInterfaceType,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  GraphQLSchema,
+  GraphQLString,
+  GraphQLUnionType,
+  parse,
+  responsePathAsArray,
+  validate,
+  type ExecutionResult,
+} from 'graphql';
+import { countriesSchema } from '../../src/countries/index.ts';
+import { bail, executePlan } from '../../src/execution/execute-plan.ts';
+import { planOperation } from '../../src/execution/plan.ts';
+
+interface Case {
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+}
+
+type Outcome = { kind: 'compiled'; json: string } | { kind: 'bail' } | { kind: 'unplanned' };
+
+function runCompiled(schema: GraphQLSchema, c: Case, rootValue?: unknown, contextValue?: unknown): Outcome {
+  const document = parse(c.query);
+  const plan = planOperation(schema, document, c.operationName);
+  if (plan === null) return { kind: 'unplanned' };
+  const coerced = getVariableValues(schema, plan.operation.variableDefinitions ?? [], c.variables ?? {}, { maxErrors: 50 });
+  if (coerced.errors) return { kind: 'compiled', json: JSON.stringify({ errors: coerced.errors }) };
+  try {
+    const result = executePlan(plan, schema, rootValue, contextValue, coerced.coerced);
+    const json =
+      result.errors.length === 0
+        ? `{"data":${result.data}}`
+        : `{"errors":${JSON.stringify(result.errors)},"data":${result.data}}`;
+    return { kind: 'compiled', json };
+  } catch (error) {
+    if (error === bail) return { kind: 'bail' };
+    throw error;
+  }
+}
+
+function reference(schema: GraphQLSchema, c: Case, rootValue?: unknown, contextValue?: unknown): string {
+  const result = execute({
+    schema,
+    document: parse(c.query),
+    variableValues: c.variables,
+    operationName: c.operationName,
+    rootValue,
+    contextValue,
+  }) as ExecutionResult;
+  assert.ok(!(result instanceof Promise), 'reference execution is synchronous');
+  return JSON.stringify(result);
+}
+
+function assertEquivalent(schema: GraphQLSchema, c: Case, rootValue?: unknown, contextValue?: unknown): void {
+  const errors = validate(schema, parse(c.query));
+  assert.deepEqual(errors.map((e) => e.message), [], `test query must be valid: ${c.query}`);
+  const outcome = runCompiled(schema, c, rootValue, contextValue);
+  assert.equal(outcome.kind, "compiled", `compiled executor should run ${c.query}`);
+  assert.equal((outcome as { json: string }).json, reference(schema, c, rootValue, contextValue), c.query);
+}
+
+const countriesCases: Case[] = [
+  { query: '{ country(code:"BR"){ name capital currency languages{ name } } }' },
+  { query: '{ countries { code name continent { name } languages { code } } }' },
+  { query: '{ countries { code emoji emojiU awsRegion phone phones currencies native capital currency } }' },
+  { query: '{ countries { code states { code name country { code } } subdivisions { code name emoji } } }' },
+  { query: '{ continents { code name countries { code languages { code rtl native countries { code } } } } }' },
+  { query: '{ languages { code name native rtl } }' },
+  { query: '{ a: country(code:"BR"){ n: name } b: country(code:"XX"){ name } __typename t: __typename }' },
+  { query: '{ country(code:"BR"){ name } country(code:"BR"){ capital name } }' },
+  { query: '{ country(code:"DE"){ ...F ... on Country { code __typename } } } fragment F on Country { name continent { ...C } } fragment C on Continent { code __typename }' },
+  { query: '{ country(code:"FR"){ name(lang:"de") es: name(lang:"es") plain: name } }' },
+  { query: '{ country(code:"FR"){ code name(lang:"xx") } }' },
+  { query: '{ countries(filter:{ code:{ eq:"BR" } }){ code name(lang:"xx") } }' },
+  { query: '{ countries(filter:{ name:{ regex:"^United" } }){ code } }' },
+  { query: '{ countries(filter:{ name:{ regex:"(" } }){ code } }' },
+  { query: '{ countries(filter:{ continent:{ eq:"SA" } currency:{ nin:["USD"] } }){ code currency } }' },
+  { query: '{ countries(filter:{ code:{ in:["BR","DE","US"] } }){ code } languages(filter:{ code:{ eq:"pt" } }){ name } }' },
+  { query: '{ continent(code:"EU"){ name countries { code } } language(code:"de"){ name countries { name } } }' },
+  { query: 'query ($code: ID!) { country(code:$code){ name } }', variables: { code: 'JP' } },
+  { query: 'query ($code: ID!) { country(code:$code){ name } }', variables: {} },
+  { query: 'query ($code: ID!) { country(code:$code){ name } }', variables: { code: 5 } },
+  { query: 'query ($lang: String) { country(code:"IT"){ name(lang:$lang) } }', variables: { lang: 'fr' } },
+  { query: 'query ($lang: String) { country(code:"IT"){ name(lang:$lang) } }', variables: { lang: 'nope' } },
+  { query: 'query ($lang: String = "ja") { country(code:"IT"){ name(lang:$lang) } }' },
+  { query: 'query ($f: CountryFilterInput) { countries(filter:$f){ code } }', variables: { f: { code: { regex: '^B' } } } },
+  { query: '{ country(code:"BR"){ name @skip(if: true) capital @include(if: false) code @include(if: true) } }' },
+  { query: 'query A { country(code:"BR"){ name } } query B { country(code:"DE"){ name } }', operationName: 'B' },
+  { query: '{ _service { sdl } }' },
+  {
+    query: 'query ($r: [_Any!]!) { _entities(representations:$r){ __typename ... on Country { code name } ... on Language { code native } } }',
+    variables: { r: [{ __typename: 'Country', code: 'BR' }, { __typename: 'Language', code: 'de' }, { __typename: 'Country', code: 'ZZ' }, { __typename: 'Nope', code: 'x' }, 'bad'] },
+  },
+  { query: '{ __schema { queryType { name } types { name kind fields(includeDeprecated: true) { name args { name defaultValue } } } } }' },
+  { query: '{ __type(name:"Country"){ name kind fields { name type { name kind ofType { name kind ofType { name } } } } } }' },
+];
+
+test('compiled execution matches graphql-js on the countries schema', () => {
+  for (const c of countriesCases) assertEquivalent(countriesSchema, c);
+});
+
+// A schema built to reach every branch: resolver errors at every nullability, lists of every shape,
+// leaf coercion, abstract types, methods read by the default resolver, info.path.
+const Color = new GraphQLEnumType({ name: 'Color', values: { RED: { value: 'r' }, GREEN: { value: 'g' } } });
+const DateScalar = new GraphQLScalarType({
+  name: 'Date',
+  serialize: (value) => {
+    if (!(value instanceof Date)) throw new GraphQLError('Date cannot represent a non-date');
+    return value.toISOString();
+  },
+});
+const JsonScalar = new GraphQLScalarType({ name: 'Json', serialize: (value) => value });
+const Named: GraphQLInterfaceType = new GraphQLInterfaceType({
+  name: 'Named',
+  fields: { name: { type: GraphQLString } },
+  resolveType: (value: { kind?: string }) => value.kind,
+});
+const Person = new GraphQLObjectType({
+  name: 'Person',
+  interfaces: [Named],
+  fields: { name: { type: GraphQLString }, age: { type: GraphQLInt } },
+});
+const Pet = new GraphQLObjectType({
+  name: 'Pet',
+  interfaces: [Named],
+  isTypeOf: (value: { kind?: string }) => value.kind === 'Pet',
+  fields: { name: { type: GraphQLString }, legs: { type: GraphQLInt } },
+});
+const Thing = new GraphQLUnionType({ name: 'Thing', types: [Person, Pet] });
+const Node: GraphQLObjectType = new GraphQLObjectType({
+  name: 'Node',
+  fields: () => ({
+    id: { type: new GraphQLNonNull(GraphQLID) },
+    where: { type: GraphQLString, resolve: (_s, _a, _c, info) => responsePathAsArray(info.path).join('.') },
+    boom: { type: GraphQLString, resolve: () => { throw new Error('node boom'); } },
+    strictBoom: { type: new GraphQLNonNull(GraphQLString), resolve: () => { throw new Error('strict boom'); } },
+    child: { type: Node, resolve: (s: { id: string }) => ({ id: `${s.id}.c` }) },
+    strictChild: { type: new GraphQLNonNull(Node), resolve: (s: { id: string }) => ({ id: `${s.id}.s` }) },
+    greet: { type: GraphQLString, args: { who: { type: GraphQLString, defaultValue: 'you' } } },
+  }),
+});
+const node = (id: string) => ({ id, greet: (args: { who: string }) => `hi ${args.who} from ${id}` });
+
+const edgeSchema = new GraphQLSchema({
+  types: [Person, Pet],
+  query: new GraphQLObjectType({
+    name: 'Query',
+    fields: {
+      str: { type: GraphQLString, resolve: () => 42 },
+      bool: { type: GraphQLBoolean, resolve: () => 1 },
+      int: { type: GraphQLInt, resolve: () => '7' },
+      bigInt: { type: GraphQLInt, resolve: () => 2 ** 40 },
+      float: { type: GraphQLFloat, resolve: () => 1.5 },
+      nan: { type: GraphQLFloat, resolve: () => NaN },
+      negZero: { type: GraphQLInt, resolve: () => -0 },
+      escaped: { type: GraphQLString, resolve: () => 'quote " slash \\ newline \n tab \t unicode \u2028 é 🇧🇷 \u0001' },
+      color: { type: Color, resolve: () => 'g' },
+      badColor: { type: Color, resolve: () => 'blue' },
+      date: { type: DateScalar, resolve: () => new Date(Date.UTC(2024, 0, 2)) },
+      badDate: { type: DateScalar, resolve: () => 'yesterday' },
+      json: { type: JsonScalar, resolve: () => ({ b: [1, 'x', null], a: { c: true } }) },
+      nothing: { type: GraphQLString },
+      strictNothing: { type: new GraphQLNonNull(GraphQLString), resolve: () => null },
+      returnsError: { type: GraphQLString, resolve: () => new Error('returned, not thrown') },
+      throwsGraphQLError: {
+        type: GraphQLString,
+        resolve: () => { throw new GraphQLError('with extensions', { extensions: { code: 'E1' } }); },
+      },
+      list: { type: new GraphQLList(GraphQLString), resolve: () => ['a', null, 3] },
+      strictItems: { type: new GraphQLList(new GraphQLNonNull(GraphQLString)), resolve: () => ['a', null] },
+      strictList: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(GraphQLString))), resolve: () => ['a', null] },
+      setList: { type: new GraphQLList(GraphQLInt), resolve: () => new Set([3, 1, 2]) },
+      notAList: { type: new GraphQLList(GraphQLInt), resolve: () => 5 },
+      stringAsList: { type: new GraphQLList(GraphQLString), resolve: () => 'abc' },
+      nested: { type: new GraphQLList(new GraphQLList(GraphQLInt)), resolve: () => [[1, 2], null, [3]] },
+      errorItems: { type: new GraphQLList(GraphQLString), resolve: () => ['ok', new Error('item error'), 'fine'] },
+      nodes: { type: new GraphQLList(Node), resolve: () => [node('n1'), node('n2'), null] },
+      strictNodes: { type: new GraphQLList(new GraphQLNonNull(Node)), resolve: () => [node('s1'), node('s2')] },
+      node: { type: Node, resolve: () => node('root') },
+      strictNode: { type: new GraphQLNonNull(Node), resolve: () => node('strict') },
+      things: {
+        type: new GraphQLList(Thing),
+        resolve: () => [{ __typename: 'Person', name: 'Ada', age: 36 }, { __typename: 'Pet', kind: 'Pet', name: 'Rex', legs: 4 }],
+      },
+      badThing: { type: Thing, resolve: () => ({ __typename: 'Nope' }) },
+      nonObjectThing: { type: Thing, resolve: () => ({ __typename: 'String' }) },
+      notPossibleThing: { type: Thing, resolve: () => ({ __typename: 'Query' }) },
+      untypedThing: { type: Thing, resolve: () => ({ name: 'x' }) },
+      named: { type: new GraphQLList(Named), resolve: () => [{ kind: 'Person', name: 'Grace', age: 85 }, { kind: 'Pet', name: 'Tom', legs: 4 }] },
+      echo: {
+        type: GraphQLString,
+        args: { text: { type: new GraphQLNonNull(GraphQLString) }, times: { type: GraphQLInt, defaultValue: 2 } },
+        resolve: (_s, args: { text: string; times: number }) => args.text.repeat(args.times),
+      },
+      viewer: { type: GraphQLString, resolve: (_s, _a, context: { user?: string } | undefined) => context?.user ?? null },
+      fromRoot: { type: GraphQLString },
+    },
+  }),
+});
+
+const edgeCases: Case[] = [
+  { query: '{ str bool int float negZero escaped color date json nothing __typename }' },
+  { query: '{ bigInt str }' },
+  { query: '{ nan int }' },
+  { query: '{ badColor str }' },
+  { query: '{ badDate str }' },
+  { query: '{ strictNothing str }' },
+  { query: '{ returnsError throwsGraphQLError str }' },
+  { query: '{ list strictItems str }' },
+  { query: '{ strictList str }' },
+  { query: '{ setList notAList stringAsList nested errorItems }' },
+  { query: '{ nodes { id where boom greet child { id where greet(who: "me") child { where } } } }' },
+  { query: '{ nodes { id child { strictBoom } } str }' },
+  { query: '{ strictNodes { id strictChild { id strictBoom } } str }' },
+  { query: '{ strictNode { id strictBoom } }' },
+  { query: '{ node { where strictChild { where strictChild { where boom } } } }' },
+  { query: '{ things { __typename ... on Person { name age } ... on Pet { name legs } } }' },
+  { query: '{ named { __typename name ... on Pet { legs } ... on Person { age } } }' },
+  { query: '{ badThing { __typename } str }' },
+  { query: '{ nonObjectThing { __typename } notPossibleThing { __typename } untypedThing { __typename } str }' },
+  { query: 'query ($t: String!, $n: Int) { echo(text: $t, times: $n) again: echo(text: $t) }', variables: { t: 'ab', n: 3 } },
+  { query: 'query ($t: String!) { echo(text: $t) }', variables: { t: null } },
+  { query: 'query ($n: Int) { echo(text: "x", times: $n) }', variables: { n: 'many' } },
+  { query: '{ viewer fromRoot node { ...on Node { id } } }' },
+];
+
+test('compiled execution matches graphql-js on errors, null propagation, lists, leaves and abstract types', () => {
+  for (const c of edgeCases) assertEquivalent(edgeSchema, c, { fromRoot: 'root value' }, { user: 'ada' });
+});
+
+test('the compiled executor hands promises and variable-dependent directives to graphql-js', async () => {
+  const schema = new GraphQLSchema({
+    query: new GraphQLObjectType({
+      name: 'Query',
+      fields: {
+        now: { type: GraphQLString, resolve: async () => 'later' },
+        rejected: { type: GraphQLString, resolve: () => Promise.reject(new Error('ignored by the compiled run')) },
+        sync: { type: GraphQLString, resolve: () => 'now' },
+      },
+    }),
+  });
+  const document = parse('{ sync now }');
+  const plan = planOperation(schema, document, undefined)!;
+  assert.throws(() => executePlan(plan, schema, undefined, undefined, {}), (e) => e === bail);
+  assert.equal(plan.async, true, 'a plan that met a promise is marked async');
+  const rejectedPlan = planOperation(schema, parse('{ rejected }'), undefined)!;
+  assert.throws(() => executePlan(rejectedPlan, schema, undefined, undefined, {}), (e) => e === bail);
+  await new Promise((resolve) => setTimeout(resolve, 10)); // an unhandled rejection would fail the test run
+
+  assert.equal(planOperation(schema, parse('query ($s: Boolean!) { sync @skip(if: $s) }'), undefined), null);
+  assert.equal(planOperation(schema, parse('mutation { x }'), undefined), null, 'only queries are planned');
+  assert.equal(planOperation(schema, parse('query A { sync } query B { sync }'), undefined), null);
+  assert.equal(planOperation(schema, parse('query A { sync }'), 'C'), null);
+});
+
+test('the handler answers through the compiled path with the bytes graphql-js gives', async () => {
+  const { createGraphQLHandler } = await import('../../src/handler/create-handler.ts');
+  const reads: string[] = [];
+  const handler = createGraphQLHandler({
+    schema: edgeSchema,
+    rootValue: { fromRoot: 'root value' },
+    context: () => {
+      reads.push('context');
+      return { user: 'grace' };
+    },
+  });
+  for (const c of edgeCases.slice(0, 12)) {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const response = await handler(
+        new Request('http://localhost/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: c.query, variables: c.variables }),
+        }),
+      );
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
+      assert.equal(await response.text(), reference(edgeSchema, c, { fromRoot: 'root value' }, { user: 'grace' }), c.query);
+    }
+  }
+  assert.equal(reads.length, 24, 'the context factory runs once per request');
+});
