@@ -60,7 +60,8 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
   io.signal.addEventListener('abort', onAbort, { once: true });
 
   if (io.stdin && child.stdin) {
-    child.stdin.on('error', () => {});
+    // The command may stop reading (or exit) while the client still types: drain what comes.
+    child.stdin.on('error', () => io.stdin?.resume());
     io.stdin.pipe(child.stdin);
   } else child.stdin?.end();
   if (child.stdout) {

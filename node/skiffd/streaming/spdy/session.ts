@@ -80,7 +80,7 @@ export class SpdyStream extends Duplex {
 
   /** @internal frames from the peer */
   receive(data: Buffer, fin: boolean): void {
-    if (this.remoteDone) return;
+    if (this.remoteDone || this.destroyed) return;
     if (data.length > 0 && !this.push(data)) this.session.pauseInput();
     if (fin) this.remoteFinished();
   }
@@ -100,7 +100,7 @@ export class SpdyStream extends Duplex {
     this.destroy();
   }
 
-  /** Why the stream was torn down, when it was. */
+  /** Why the stream was torn down, when it was (for diagnostics). */
   resetReason: string | undefined;
 }
 
