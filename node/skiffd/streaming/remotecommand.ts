@@ -24,6 +24,9 @@ export class ResizeFeed {
   private listener: ((size: TerminalSize) => void) | undefined;
   last: TerminalSize | undefined;
 
+  /** `enabled`: the client has a way to send sizes at all (a resize stream or channel). */
+  constructor(readonly enabled = true) {}
+
   push(size: TerminalSize): void {
     this.last = size;
     this.listener?.(size);

@@ -17,6 +17,7 @@ const DEFAULT_SIZE: TerminalSize = { width: 80, height: 24 };
 
 function firstSize(io: RemoteCommandIO, waitMs: number): Promise<TerminalSize> {
   if (io.resize.last) return Promise.resolve(io.resize.last);
+  if (!io.resize.enabled) return Promise.resolve(DEFAULT_SIZE);
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(DEFAULT_SIZE), waitMs);
     io.resize.subscribe((size) => {

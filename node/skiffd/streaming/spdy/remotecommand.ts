@@ -66,8 +66,8 @@ export async function serveSpdyRemoteCommand(
     return;
   }
 
-  const resize = new ResizeFeed();
   const resizeStream = streams.get('resize');
+  const resize = new ResizeFeed(resizeStream !== undefined);
   if (resizeStream) {
     const decoder = new ResizeDecoder((size) => resize.push(size));
     resizeStream.on('data', (chunk: Buffer) => decoder.push(chunk));

@@ -47,7 +47,7 @@ export async function serveWebSocketRemoteCommand(
     channels.onClose(STDIN, () => input.end());
     channels.ws.on('close', () => input.end());
   }
-  const resize = new ResizeFeed();
+  const resize = new ResizeFeed(request.tty && version >= 3);
   if (request.tty && version >= 3) {
     const decoder = new ResizeDecoder((size) => resize.push(size));
     channels.onData(RESIZE, (data) => decoder.push(data));
