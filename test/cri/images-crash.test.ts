@@ -43,7 +43,8 @@ test('SIGKILL mid-pull: no partial blob, no half image, a clean pull after resta
   // The daemon writes what it received so far to a temp file; wait (bounded) until it shows up.
   const partialBlob = async () => {
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
-      const names = readdirSync(join(store, 'tmp')).filter((n) => n.startsWith('blob-'));
+      // Temp names start with blob-<first 12 hex of the digest>; other layers may be downloading too.
+      const names = readdirSync(join(store, 'tmp')).filter((n) => n.startsWith(`blob-${big.digest.slice(7, 19)}-`));
       if (names.length && statSync(join(store, 'tmp', names[0])).size > 0) return names;
     }
     return [];

@@ -10,7 +10,7 @@ import type { ImageConfigDoc, ImageRecord, ImageRunConfig, LayerRef } from './im
 import { LayerStore } from './layer-store.ts';
 import { parseManifestDoc, type Descriptor, type ManifestDoc } from './manifest.ts';
 import { formatPlatform, hostPlatform, pickPlatform } from './platform.ts';
-import { formatReference, parseReference, pullKey, repositoryName, type ImageReference } from './reference.ts';
+import { formatReference, isSha256Digest, parseReference, pullKey, repositoryName, type ImageReference } from './reference.ts';
 import { RegistryClient } from './registry-client.ts';
 import type { Credentials, RegistrySettings } from './registry-config.ts';
 import { mapLimit, Serial } from './serial.ts';
@@ -246,6 +246,8 @@ export class ImageManager {
         throw new ImageError('failed-precondition', `${name}: image config ${manifest.config.digest} is not valid JSON`);
       }
       const diffIds = config.rootfs?.diff_ids ?? [];
+      const badDiffId = diffIds.find((id) => typeof id !== 'string' || !isSha256Digest(id));
+      if (badDiffId !== undefined) throw new ImageError('failed-precondition', `${name}: the config lists an invalid layer diff id ${JSON.stringify(badDiffId)}`);
       if (diffIds.length !== manifest.layers.length) {
         throw new ImageError('failed-precondition', `${name}: the config lists ${diffIds.length} layer diff ids, the manifest ${manifest.layers.length} layers`);
       }
