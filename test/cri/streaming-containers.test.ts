@@ -621,3 +621,24 @@ test('streaming: SPDY remotecommand v3, v2 and the pre-negotiation v1: text on t
   assert.match(tty.streams.stdout, /22 77/);
   assert.equal(tty.streams.error ?? '', '', 'success is silence before v4');
 });
+
+test('streaming: kubectl cp moves binary data both ways intact (tar over exec stdin/stdout)', { timeout: 60_000 }, async (t) => {
+  const w = ready(t, ['kubectl']);
+  if (!w) return;
+  const { createHash } = await import('node:crypto');
+  const { writeFileSync, readFileSync } = await import('node:fs');
+  const local = join(w.dir, 'blob.bin');
+  const data = randomBytes(1_500_000);
+  writeFileSync(local, data);
+  const sum = createHash('md5').update(data).digest('hex');
+  for (const env of [SPDY, ...(kubectlMinor() >= 30 ? [WEBSOCKET] : [])]) {
+    const up = await kubectl(w, ['cp', '-c', 'shell', local, 'web:/tmp/blob.bin'], { env, timeoutMs: 30_000 });
+    assert.equal(up.code, 0, up.stderr);
+    const inPod = await kubectl(w, ['exec', 'web', '-c', 'shell', '--', 'md5sum', '/tmp/blob.bin'], { env });
+    assert.equal(inPod.stdout.split(' ')[0], sum, `uploaded bytes intact (${JSON.stringify(env)})`);
+    const back = join(w.dir, 'blob-back.bin');
+    const down = await kubectl(w, ['cp', '-c', 'shell', 'web:/tmp/blob.bin', back], { env, timeoutMs: 30_000 });
+    assert.equal(down.code, 0, down.stderr);
+    assert.equal(createHash('md5').update(readFileSync(back)).digest('hex'), sum, 'downloaded bytes intact');
+  }
+});
