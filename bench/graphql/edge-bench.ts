@@ -1,0 +1,194 @@
+// In-process handler cost on the edge runtimes: our handler against graphql-http's plain fetch
+// handler, both bundled the way the edge bundles are (neutral platform, no `new Function` needed),
+// looping inside workerd (Miniflare) and Deno, plus Node for reference.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import { benchQueries } from './queries.ts';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const workerEntry = fileURLToPath(new URL('./edge/loop-worker.ts', import.meta.url));
+export const edgeImpls = ['skiff', 'graphql-http'] as const;
+
+export interface EdgeMeasurement {
+  runtime: string;
+  impl: (typeof edgeImpls)[number];
+  query: string;
+  /** Median wall time per handled request, in microseconds. */
+  microseconds: number;
+}
+
+interface LoopTarget {
+  runtime: string;
+  loop(impl: string, query: string, n: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function bundle(outdir: string): Promise<string> {
+  const outfile = join(outdir, 'loop-worker.js');
+  await esbuild.build({
+    absWorkingDir: repoRoot,
+    entryPoints: [workerEntry],
+    outfile,
+    bundle: true,
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    define: { 'process.env.NODE_ENV': '"production"' },
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+async function checked(response: Response, what: string): Promise<void> {
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${what}: ${response.status} ${text}`);
+}
+
+function loopPath(impl: string, query: string, n: number): string {
+  return `/loop?impl=${impl}&query=${query}&n=${n}`;
+}
+
+async function startNode(file: string): Promise<LoopTarget> {
+  const worker = (await import(pathToFileURL(file).href)).default as { fetch(r: Request): Promise<Response> };
+  return {
+    runtime: 'Node (in this process)',
+    loop: async (impl, query, n) => checked(await worker.fetch(new Request(`http://localhost${loopPath(impl, query, n)}`)), 'node loop'),
+    stop: async () => {},
+  };
+}
+
+async function startWorkerd(file: string): Promise<LoopTarget> {
+  const { Miniflare } = await import('miniflare');
+  const mf = new Miniflare({ modules: true, scriptPath: file, modulesRoot: join(file, '..'), compatibilityDate: '2025-01-01' });
+  await withTimeout(60_000, 'workerd (Miniflare) did not start', mf.ready);
+  return {
+    runtime: 'workerd (Miniflare)',
+    loop: async (impl, query, n) => {
+      const response = await mf.dispatchFetch(`http://localhost${loopPath(impl, query, n)}`);
+      const text = await response.text();
+      if (response.status !== 200) throw new Error(`workerd loop: ${response.status} ${text}`);
+    },
+    stop: () => mf.dispose(),
+  };
+}
+
+async function startDeno(file: string): Promise<LoopTarget> {
+  const denoDir = await mkdtemp(join(tmpdir(), 'skiff-bench-deno-'));
+  const child = spawn(join(repoRoot, 'node_modules', '.bin', 'deno'), ['serve', '--port', '0', '--host', '127.0.0.1', file], {
+    cwd: repoRoot,
+    env: { ...process.env, DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const origin = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Listening on (http:\/\/[^\s/]+)\//.exec(output);
+      if (match) resolve(match[1]);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`deno serve exited (${code}): ${output}`)));
+  });
+  const stop = async () => {
+    await stopChild(child);
+    await rm(denoDir, { recursive: true, force: true });
+  };
+  let base: string;
+  try {
+    base = await withTimeout(60_000, 'deno serve did not start', origin);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    runtime: 'Deno',
+    loop: async (impl, query, n) => checked(await fetch(base + loopPath(impl, query, n), { signal: AbortSignal.timeout(120_000) }), 'deno loop'),
+    stop,
+  };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function withTimeout<T>(ms: number, message: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const edgeRuntimes = ['workerd', 'deno', 'node'] as const;
+
+export interface EdgeOptions {
+  runtimes: readonly string[];
+  /** Timed batches per cell; the median batch counts. */
+  batches: number;
+  /** Requests per batch for Q1 (Q2, 25 KB of output each, gets a fifth). */
+  requests: number;
+  log(line: string): void;
+}
+
+/** Measures every (runtime, handler, query) cell, alternating the handlers batch by batch. */
+export async function runEdgeBench(options: EdgeOptions): Promise<EdgeMeasurement[]> {
+  const outdir = await mkdtemp(join(tmpdir(), 'skiff-bench-edge-'));
+  const results: EdgeMeasurement[] = [];
+  try {
+    const file = await bundle(outdir);
+    const starters: Record<string, (f: string) => Promise<LoopTarget>> = { workerd: startWorkerd, deno: startDeno, node: startNode };
+    for (const name of options.runtimes) {
+      const target = await starters[name](file);
+      try {
+        options.log(`  ${target.runtime}`);
+        for (const q of benchQueries) {
+          const n = q.id === 'q2-post' ? Math.max(1, Math.round(options.requests / 5)) : options.requests;
+          // Warm both handlers up (JIT, document caches) before any timed batch.
+          for (const impl of edgeImpls) await target.loop(impl, q.id, n);
+          const samples: Record<string, number[]> = { skiff: [], 'graphql-http': [] };
+          for (let b = 0; b < options.batches; b++) {
+            // Alternate which handler goes first, so drift on a shared machine hits both alike.
+            const order = b % 2 === 0 ? edgeImpls : [...edgeImpls].reverse();
+            for (const impl of order) {
+              const started = performance.now();
+              await target.loop(impl, q.id, n);
+              samples[impl].push(((performance.now() - started) * 1000) / n);
+            }
+          }
+          for (const impl of edgeImpls) {
+            results.push({ runtime: target.runtime, impl, query: q.id, microseconds: median(samples[impl]) });
+          }
+        }
+      } finally {
+        await target.stop();
+      }
+    }
+  } finally {
+    await rm(outdir, { recursive: true, force: true });
+  }
+  return results;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}

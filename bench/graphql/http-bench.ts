@@ -1,0 +1,128 @@
+// Loads one server at a time over HTTP with autocannon. Each server runs in its own process
+// (server-process.ts) so the runner and autocannon never share its event loop or heap.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+import autocannon from 'autocannon';
+import { getPath, postBody, type BenchQuery } from './queries.ts';
+
+const serverProcess = fileURLToPath(new URL('./server-process.ts', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface LoadOptions {
+  connections: number;
+  /** Seconds of measured load per query. */
+  duration: number;
+  /** Seconds of unmeasured load per query before it (JIT warm-up, graphql-jit compilation, caches). */
+  warmup: number;
+}
+
+export interface Measurement {
+  server: string;
+  query: BenchQuery['id'];
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Requests answered with a non-2xx status or failed at the socket (should be 0). */
+  failures: number;
+  /** Set when the server's answer differs from graphql-js's (by bytes, or even by value). */
+  note?: string;
+}
+
+export interface StartedServer {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Starts `name` in a child process and waits (bounded) for it to listen. */
+export async function startServerProcess(name: string, startupMs = 60_000): Promise<StartedServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', serverProcess, name], {
+    cwd: repoRoot,
+    // Every server runs as it would in production (Apollo and yoga read NODE_ENV).
+    env: { ...process.env, NODE_ENV: 'production' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const ready = new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /READY (\d+)/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => reject(new Error(`bench server ${name} exited (${code ?? signal}) before listening`)));
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`bench server ${name} did not listen within ${startupMs} ms`)), startupMs);
+  });
+  try {
+    const port = await Promise.race([ready, timeout]);
+    return { port, stop: () => stopChild(child) };
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const acceptJson = 'application/json';
+
+interface RequestOptions {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+function requestOptions(port: number, q: BenchQuery): RequestOptions {
+  const origin = `http://127.0.0.1:${port}`;
+  return q.method === 'GET'
+    ? { url: origin + getPath('/graphql', q.query), method: 'GET', headers: { accept: acceptJson } }
+    : {
+        url: `${origin}/graphql`,
+        method: 'POST',
+        headers: { accept: acceptJson, 'content-type': 'application/json' },
+        body: postBody(q.query),
+      };
+}
+
+/** One request, compared with graphql-js's bytes: returns a note when it differs, throws when it fails. */
+export async function checkAnswer(port: number, q: BenchQuery, expected: string): Promise<string | undefined> {
+  const { url, method, headers, body } = requestOptions(port, q);
+  const response = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(15_000) });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${q.label} answered ${response.status}: ${text.slice(0, 200)}`);
+  if (text === expected) return undefined;
+  if (text.trim() === expected) return 'same JSON plus a trailing newline';
+  if (isDeepStrictEqual(JSON.parse(text), JSON.parse(expected))) return 'same values, different key order';
+  throw new Error(`${q.label} answered different data: ${text.slice(0, 200)}`);
+}
+
+function load(port: number, q: BenchQuery, connections: number, seconds: number): Promise<autocannon.Result> {
+  return autocannon({ ...requestOptions(port, q), connections, duration: seconds });
+}
+
+/** Warm-up then measured load for one query against a running server. */
+export async function measure(server: string, port: number, q: BenchQuery, options: LoadOptions): Promise<Measurement> {
+  if (options.warmup > 0) await load(port, q, options.connections, options.warmup);
+  const result = await load(port, q, options.connections, options.duration);
+  return {
+    server,
+    query: q.id,
+    requestsPerSecond: result.requests.total / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    failures: result.non2xx + result.errors + result.timeouts,
+  };
+}

@@ -1,0 +1,80 @@
+// Tables and target checks for the bench results (Markdown, so they paste into the README as is).
+import type { EdgeMeasurement } from './edge-bench.ts';
+import type { Measurement } from './http-bench.ts';
+import type { BenchQuery } from './queries.ts';
+
+function ratio(m: Measurement | undefined, ceiling: Measurement | undefined): number | undefined {
+  if (!m || !ceiling || ceiling.requestsPerSecond === 0) return undefined;
+  return m.requestsPerSecond / ceiling.requestsPerSecond;
+}
+
+export function httpTable(
+  measurements: readonly Measurement[],
+  queries: readonly BenchQuery[],
+  servers: readonly { name: string; label: string }[],
+): string {
+  const find = (server: string, query: string) => measurements.find((m) => m.server === server && m.query === query);
+  const header = `| server | ${queries.map((q) => `${q.label} req/s · p99 · ratio`).join(' | ')} |`;
+  const rule = `|---|${queries.map(() => '---:').join('|')}|`;
+  const rows = servers.map(({ name, label }) => {
+    const cells = queries.map((q) => {
+      const m = find(name, q.id);
+      if (!m) return '–';
+      const r = ratio(m, find('ceiling', q.id));
+      const flags = `${m.failures ? ` ⚠ ${m.failures} failed` : ''}${m.note ? ' *' : ''}`;
+      return `${Math.round(m.requestsPerSecond)} · ${m.p99Ms} ms · ${r === undefined ? '–' : r.toFixed(2)}${flags}`;
+    });
+    return `| ${label} | ${cells.join(' | ')} |`;
+  });
+  const notes = [...new Set(measurements.filter((m) => m.note).map((m) => `${m.server}: ${m.note}`))].map((n) => `\\* ${n}`);
+  return [header, rule, ...rows, ...(notes.length ? ['', ...notes] : [])].join('\n');
+}
+
+export function edgeTable(results: readonly EdgeMeasurement[], queries: readonly BenchQuery[]): string {
+  const runtimes = [...new Set(results.map((r) => r.runtime))];
+  const header = `| runtime | ${queries.map((q) => `${q.label} µs/request: skiff · graphql-http · speed-up`).join(' | ')} |`;
+  const rule = `|---|${queries.map(() => '---:').join('|')}|`;
+  const rows = runtimes.map((runtime) => {
+    const cells = queries.map((q) => {
+      const ours = results.find((r) => r.runtime === runtime && r.query === q.id && r.impl === 'skiff');
+      const plain = results.find((r) => r.runtime === runtime && r.query === q.id && r.impl === 'graphql-http');
+      if (!ours || !plain) return '–';
+      return `${ours.microseconds.toFixed(1)} · ${plain.microseconds.toFixed(1)} · ${(plain.microseconds / ours.microseconds).toFixed(1)}×`;
+    });
+    return `| ${runtime} | ${cells.join(' | ')} |`;
+  });
+  return [header, rule, ...rows].join('\n');
+}
+
+/** The issue's targets, each marked met or not, for what this run measured. */
+export function targetLines(measurements: readonly Measurement[], edge: readonly EdgeMeasurement[]): string[] {
+  const lines: string[] = [];
+  const find = (server: string, query: string) => measurements.find((m) => m.server === server && m.query === query);
+  const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  for (const [query, goal] of [
+    ['q1-get', 0.9],
+    ['q1-post', 0.9],
+    ['q2-post', 0.3],
+  ] as const) {
+    const ours = find('skiff', query);
+    const r = ratio(ours, find('ceiling', query));
+    if (r !== undefined) lines.push(`target ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${r.toFixed(2)}, ${mark(r >= goal)}`);
+    const mercurius = find('mercurius', query);
+    if (ours && mercurius) {
+      lines.push(
+        `target ${query} ahead of Mercurius: ${Math.round(ours.requestsPerSecond)} vs ${Math.round(mercurius.requestsPerSecond)} req/s, ${mark(ours.requestsPerSecond > mercurius.requestsPerSecond)}`,
+      );
+    }
+  }
+  for (const runtime of [...new Set(edge.map((e) => e.runtime))]) {
+    if (runtime.startsWith('Node')) continue;
+    for (const query of [...new Set(edge.map((e) => e.query))]) {
+      const ours = edge.find((e) => e.runtime === runtime && e.query === query && e.impl === 'skiff');
+      const plain = edge.find((e) => e.runtime === runtime && e.query === query && e.impl === 'graphql-http');
+      if (!ours || !plain) continue;
+      const speedup = plain.microseconds / ours.microseconds;
+      lines.push(`target ${runtime} ${query} ≥ 2× graphql-http: ${speedup.toFixed(1)}×, ${mark(speedup >= 2)}`);
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,131 @@
+// `npm run bench`: the GraphQL endpoint against its peers on the same countries data.
+//  1. HTTP: each server alone in its own process, loaded by autocannon on Q1 GET, Q1 POST, Q2 POST;
+//     req/s, p99 and the ratio to a raw Hono endpoint returning the same bytes (the ceiling).
+//  2. Edge, in-process: our handler against graphql-http's plain fetch handler inside workerd and Deno.
+import { parseArgs } from 'node:util';
+import { runEdgeBench, edgeRuntimes, type EdgeMeasurement } from './edge-bench.ts';
+import { checkAnswer, measure, startServerProcess, type Measurement } from './http-bench.ts';
+import { benchQueries } from './queries.ts';
+import { benchServers, expectedBodies } from './servers.ts';
+import { edgeTable, httpTable, targetLines } from './report.ts';
+
+const usage = `Usage: npm run bench -- [options]
+
+Starts each GraphQL server in its own process, one at a time, and loads it with autocannon on
+Q1 GET, Q1 POST and Q2 POST; then times our handler against graphql-http's inside workerd and Deno.
+
+Options:
+  --only LIST         servers to run, comma-separated (default: all): ${benchServers.map((s) => s.name).join(', ')}
+                      (ratios need "ceiling" in the list)
+  --queries LIST      queries to run (default: all): ${benchQueries.map((q) => q.id).join(', ')}
+  --duration SECONDS  measured load per query (default 10)
+  --warmup SECONDS    unmeasured load per query before it (default 3)
+  --connections N     autocannon connections (default 50)
+  --edge LIST         edge runtimes for the in-process bench (default: workerd,deno,node); "none" skips it
+  --edge-requests N   requests per timed batch in the edge bench (default 2000; Q2 gets a fifth)
+  --edge-batches N    timed batches per edge cell, median reported (default 5)
+  --json              print the results as JSON instead of tables
+  -h, --help          this text`;
+
+function fail(message: string): never {
+  console.error(`${message}\n\n${usage}`);
+  process.exit(2);
+}
+
+let args;
+try {
+  args = parseArgs({
+    options: {
+      only: { type: 'string' },
+      queries: { type: 'string' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '50' },
+      edge: { type: 'string', default: edgeRuntimes.join(',') },
+      'edge-requests': { type: 'string', default: '2000' },
+      'edge-batches': { type: 'string', default: '5' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  }).values;
+} catch (error) {
+  fail((error as Error).message);
+}
+if (args.help) {
+  console.log(usage);
+  process.exit(0);
+}
+
+function positive(name: string, raw: string, integer: boolean): number {
+  const value = Number(raw);
+  if (!(value > 0) || (integer && !Number.isInteger(value))) fail(`--${name} must be a positive ${integer ? 'integer' : 'number'} (got "${raw}")`);
+  return value;
+}
+
+function list<T extends string>(name: string, raw: string | undefined, known: readonly T[]): T[] {
+  if (raw === undefined) return [...known];
+  const picked = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const p of picked) if (!known.includes(p as T)) fail(`--${name}: unknown "${p}" (known: ${known.join(', ')})`);
+  return known.filter((k) => picked.includes(k));
+}
+
+const load = {
+  duration: positive('duration', args.duration!, false),
+  warmup: Number(args.warmup),
+  connections: positive('connections', args.connections!, true),
+};
+if (!(load.warmup >= 0)) fail(`--warmup must be 0 or more seconds (got "${args.warmup}")`);
+const servers = list('only', args.only, benchServers.map((s) => s.name));
+const queries = benchQueries.filter((q) => list('queries', args.queries, benchQueries.map((b) => b.id)).includes(q.id));
+const runtimes = args.edge === 'none' ? [] : list('edge', args.edge, edgeRuntimes);
+const edgeRequests = positive('edge-requests', args['edge-requests']!, true);
+const edgeBatches = positive('edge-batches', args['edge-batches']!, true);
+const log = (line: string) => {
+  if (!args.json) console.log(line);
+  else console.error(line);
+};
+
+const expected = expectedBodies();
+const measurements: Measurement[] = [];
+const started = new Date();
+log(`GraphQL bench, ${started.toISOString()}: ${load.connections} connections, ${load.warmup} s warm-up + ${load.duration} s per query, one server at a time`);
+for (const name of servers) {
+  const label = benchServers.find((s) => s.name === name)!.label;
+  log(`  ${label}`);
+  const server = await startServerProcess(name);
+  try {
+    for (const q of queries) {
+      const note = await checkAnswer(server.port, q, expected.get(q.id)!);
+      const m = await measure(name, server.port, q, load);
+      if (note) m.note = note;
+      measurements.push(m);
+      log(`    ${q.label.padEnd(8)} ${Math.round(m.requestsPerSecond).toString().padStart(7)} req/s  p99 ${m.p99Ms} ms${m.failures ? `  ${m.failures} FAILED` : ''}${note ? `  (${note})` : ''}`);
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+let edge: EdgeMeasurement[] = [];
+if (runtimes.length > 0) {
+  log(`Edge handlers in-process: ${edgeBatches} batches of ${edgeRequests} requests (Q2: ${Math.round(edgeRequests / 5)}), median batch`);
+  edge = await runEdgeBench({ runtimes, batches: edgeBatches, requests: edgeRequests, log });
+}
+
+if (args.json) {
+  console.log(JSON.stringify({ started: started.toISOString(), load, http: measurements, edge }, null, 2));
+} else {
+  console.log('');
+  console.log(httpTable(measurements, queries, servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }))));
+  if (edge.length > 0) {
+    console.log('');
+    console.log(edgeTable(edge, queries));
+  }
+  const targets = targetLines(measurements, edge);
+  if (targets.length > 0) {
+    console.log('');
+    for (const line of targets) console.log(line);
+  }
+}

@@ -1,0 +1,29 @@
+// One bench server in its own process: `tsx bench/graphql/server-process.ts NAME` prints
+// `READY <port>` once listening and exits when told (SIGTERM/SIGINT) or when its parent goes away.
+import { benchServer } from './servers.ts';
+
+const name = process.argv[2];
+if (!name) {
+  console.error('usage: server-process.ts NAME');
+  process.exit(2);
+}
+
+try {
+  const running = await benchServer(name).start();
+  const stop = () => {
+    running.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+    setTimeout(() => process.exit(0), 2000).unref();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  // The runner holds our stdin open; when it dies, stdin ends and so do we.
+  process.stdin.on('end', stop);
+  process.stdin.resume();
+  process.stdout.write(`READY ${running.port}\n`);
+} catch (error) {
+  console.error(`bench server ${name} failed to start:`, error);
+  process.exit(1);
+}
