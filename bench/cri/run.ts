@@ -42,10 +42,10 @@ interface Active {
   options: RunOptions;
 }
 
-function fail(a: Active, phase: string, err: unknown): void {
+function fail(peer: Peer, result: PeerResult, phase: string, err: unknown): void {
   const message = err instanceof Error ? err.message : String(err);
-  a.result.errors.push(`${phase}: ${message}`);
-  say(`  ${a.peer.name} ${phase} failed: ${message}`);
+  result.errors.push(`${phase}: ${message}`);
+  say(`  ${peer.name} ${phase} failed: ${message}`);
 }
 
 /**
@@ -67,7 +67,7 @@ async function interleaved(phase: 'images' | 'lifecycle', peers: Peer[], results
       }
       started.push(a);
     } catch (err) {
-      fail(a, phase, err);
+      fail(a.peer, a.result, phase, err);
     }
   }
   let active = started;
@@ -81,7 +81,7 @@ async function interleaved(phase: 'images' | 'lifecycle', peers: Peer[], results
         else await lifecycleSample(a.peer.runtime, images.workload, i, into, a.state, a.options);
       } catch (err) {
         if (stopping) return;
-        fail(a, phase, err);
+        fail(a.peer, a.result, phase, err);
         await removeAllPods(a.peer.runtime).catch(() => {});
         active = active.filter((x) => x !== a);
       }
@@ -99,14 +99,7 @@ async function interleaved(phase: 'images' | 'lifecycle', peers: Peer[], results
   }
 }
 
-async function main(): Promise<number> {
-  let args: BenchArgs;
-  try {
-    args = parseArgs(process.argv.slice(2));
-  } catch (err) {
-    say(`bench:cri: ${(err as Error).message}`);
-    return 2;
-  }
+async function main(args: BenchArgs): Promise<number> {
   if (args.help) {
     process.stdout.write(HELP);
     return 0;
@@ -116,6 +109,7 @@ async function main(): Promise<number> {
     return 2;
   }
 
+  const loadStart = loadAverage();
   const wanted: PeerName[] = args.only ? [args.only] : ['skiffd', 'containerd'];
   const result: BenchResult = {
     date: new Date().toISOString(),
@@ -183,14 +177,15 @@ async function main(): Promise<number> {
         r.memory!.afterRun = memoryOf(peer.daemonPid);
         r.memory!.perContainer = await perContainerMemory(peer, images.workload, args.memoryContainers, join(dir, peer.name, 'logs'), args.rpcTimeoutMs);
       } catch (err) {
-        fail({ peer, result: r } as Active, 'memory', err);
+        fail(peer, r, 'memory', err);
       }
     }
   }
 
   if (stopping) return 1;
   computeRatios(result);
-  result.machine.note = machineNote();
+  // Other work on the machine skews latency; the load average tells a reader how much there was.
+  result.machine.note = `load average ${loadStart} at the start, ${loadAverage()} at the end`;
   const text = args.json ? JSON.stringify(result, null, 2) + '\n' : formatText(result) + '\n';
   // Wait for the write: stdout may be a pipe, and process.exit would cut it short.
   await new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
@@ -203,17 +198,22 @@ async function main(): Promise<number> {
   return failed ? 1 : 0;
 }
 
-function machineNote(): string {
-  let load = '';
+function loadAverage(): string {
   try {
-    load = `, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at the end`;
+    return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   } catch {
-    /* not Linux */
+    return '?';
   }
-  return `shared VM, other work running at the same time: expect noise${load}`;
 }
 
-let exitCode = 1;
+let args: BenchArgs;
+try {
+  args = parseArgs(process.argv.slice(2));
+} catch (err) {
+  say(`bench:cri: ${(err as Error).message}`);
+  process.exit(2);
+}
+
 const stopOn = (why: string, code: number) => {
   stopping = true;
   say(`bench:cri: ${why}; cleaning up`);
@@ -221,18 +221,11 @@ const stopOn = (why: string, code: number) => {
 };
 process.once('SIGINT', () => stopOn('interrupted', 130));
 process.once('SIGTERM', () => stopOn('terminated', 143));
-
-const args0 = (() => {
-  try {
-    return parseArgs(process.argv.slice(2));
-  } catch {
-    return undefined;
-  }
-})();
-const watchdog = setTimeout(() => stopOn(`still running after --timeout ${args0?.timeoutS ?? 1800} s`, 124), (args0?.timeoutS ?? 1800) * 1000);
+const watchdog = setTimeout(() => stopOn(`still running after --timeout ${args.timeoutS} s`, 124), args.timeoutS * 1000);
 watchdog.unref();
 
-main()
+let exitCode = 1;
+main(args)
   .then((code) => (exitCode = code))
   .catch((err) => {
     say(`bench:cri failed: ${(err as Error).stack ?? err}`);
