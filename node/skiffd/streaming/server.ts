@@ -4,6 +4,7 @@
 // WebSocket (the channel protocols newer clients prefer).
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import './websocket/no-native.ts';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import type { StreamRequest } from './requests.ts';
 import { TokenStore, DEFAULT_TOKEN_TTL_MS } from './tokens.ts';
