@@ -576,7 +576,7 @@ export class ContainerManager {
           running = { ...record, pid: state?.pid || record.pid };
         }
         // Recorded before `runc start`: after a crash, `runc state` tells whether the start happened.
-        running = { ...running, phase: 'running', startedAt: nowNs() };
+        running = { ...running, phase: 'running', startedAt: nowNs(), pidStartTime: running.pid ? await processStartTime(running.pid) : undefined };
         await this.save(running);
         await this.runtime.start(record.id);
         this.runtimeCreated.delete(record.id);
@@ -619,10 +619,11 @@ export class ContainerManager {
       return;
     }
     if (timeoutSeconds > 0) {
-      await this.runtime.kill(id, record.stopSignal, false);
+      await this.signalInit(record, record.stopSignal);
       if (await this.exits.waitFor(id, timeoutSeconds * 1000)) return this.finishStop(record);
     }
-    await this.runtime.kill(id, 9, record.killAll ?? false);
+    if (record.killAll) await this.runtime.kill(id, 9, true);
+    else await this.signalInit(record, 9);
     if (await this.exits.waitFor(id, KILL_WAIT_MS)) return this.finishStop(record);
     // The runtime may have lost it (state says stopped) without conmon telling us.
     const state = await this.runtime.state(id).catch(() => undefined);
@@ -631,6 +632,24 @@ export class ContainerManager {
       return;
     }
     throw deadlineExceeded(`container ${id} did not exit ${KILL_WAIT_MS / 1000}s after SIGKILL`);
+  }
+
+  /**
+   * Signals the container's init directly when it is provably the same process (pid and start time
+   * as recorded at start, the check `runc kill` makes too), saving a runtime exec; else asks the runtime.
+   */
+  private async signalInit(record: ContainerRecord, signal: number): Promise<void> {
+    if (record.pid && record.pidStartTime) {
+      const now = await processStartTime(record.pid);
+      if (now !== record.pidStartTime) return; // already gone
+      try {
+        process.kill(record.pid, signal);
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
+      }
+    }
+    await this.runtime.kill(record.id, signal, false);
   }
 
   private async finishStop(record: ContainerRecord): Promise<void> {
@@ -767,6 +786,16 @@ async function loadSeccompProfile(config: ContainerConfig): Promise<unknown> {
     throw invalidArgument(field, `${path} is not a seccomp profile (no "defaultAction")`);
   }
   return profile;
+}
+
+/** Field 22 of /proc/PID/stat (start time in clock ticks since boot); undefined if the process is gone. */
+async function processStartTime(pid: number): Promise<string | undefined> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
 }
 
 /** conmon is alive: the pid exists, is not a zombie, and is still conmon (not a reused pid). */

@@ -59,6 +59,8 @@ export interface ContainerRecord {
   reason?: string;
   message?: string;
   pid?: number;
+  /** The init's start time (/proc/PID/stat field 22), to tell it from a later process with the same pid. */
+  pidStartTime?: string;
   conmonPid?: number;
   mounts: MountJson[];
   resources: ResourcesJson;
