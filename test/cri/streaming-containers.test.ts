@@ -425,6 +425,16 @@ test('streaming: WebSocket channel protocols v4, base64 and v5 report exit codes
   const ok = channelClient(await execUrl(w, ['true']), 'v4.channel.k8s.io');
   await withDeadline('success close', ok.closed);
   assert.deepEqual(JSON.parse(ok.text(3)), { metadata: {}, status: 'Success' });
+
+  // Sessions side by side keep their own output and exit codes.
+  const many = await Promise.all(
+    [11, 12, 13, 14, 15].map(async (code) => {
+      const c = channelClient(await execUrl(w, ['sh', '-c', `sleep 0.2; echo session-${code}; exit ${code}`]), 'v5.channel.k8s.io');
+      await withDeadline(`session ${code}`, c.closed);
+      return [c.text(1), (JSON.parse(c.text(3)) as { details: { causes: { message: string }[] } }).details.causes[0].message];
+    }),
+  );
+  assert.deepEqual(many, [11, 12, 13, 14, 15].map((code) => [`session-${code}\n`, String(code)]));
 });
 
 test('streaming: WebSocket exec with a TTY follows every resize; v5 closes stdin', { timeout: 60_000 }, async (t) => {
