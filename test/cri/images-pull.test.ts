@@ -31,6 +31,8 @@ function imageConfig(host: string): string {
   return [
     '[registry.mirrors."docker.io"]',
     `endpoints = ["http://127.0.0.1:1", "http://${host}"]`,
+    '[registry.mirrors."registry.k8s.io"]',
+    `endpoints = ["http://${host}"]`,
     `[registry.configs."${host}"]`,
     'insecure = true',
   ].join('\n');
@@ -129,7 +131,7 @@ test('ImageService over a real registry', async (t) => {
     assert.equal(JSON.parse(sb.info.info).imageSpec.architecture, fx.multiHost.platform.architecture);
   });
 
-  await t.test('docker.io normalisation: "busybox" is docker.io/library/busybox:latest, pulled through the mirror', async () => {
+  await t.test('docker.io normalisation: "busybox" is docker.io/library/busybox:latest, pulled through the mirror; a registry.k8s.io mirror', async () => {
     const res = await pull(d.images, 'busybox');
     assert.equal(res.imageRef, fx.busybox.config.digest);
     const s = await status(d.images, 'docker.io/library/busybox:latest');
@@ -137,6 +139,14 @@ test('ImageService over a real registry', async (t) => {
     assert.deepEqual(s.image?.repoDigests, [`docker.io/library/busybox@${fx.busybox.manifest.digest}`]);
     assert.equal((await status(d.images, 'library/busybox')).image?.id, res.imageRef);
     assert.equal((await status(d.images, 'busybox:latest')).image?.id, res.imageRef);
+    // Another registry's mirror: registry.k8s.io/pause:3.9 comes from the same local registry.
+    const pause = await pull(d.images, 'registry.k8s.io/pause:3.9');
+    assert.equal(pause.imageRef, fx.busybox.config.digest, 'same content, same image');
+    const s2 = await status(d.images, 'registry.k8s.io/pause:3.9');
+    assert.deepEqual([...s2.image!.repoTags].sort(), ['docker.io/library/busybox:latest', 'registry.k8s.io/pause:3.9']);
+    await d.images.removeImage({ image: { image: 'registry.k8s.io/pause:3.9' } });
+    assert.equal((await status(d.images, 'busybox')).image, undefined, 'removing one name removed the image under both');
+    await pull(d.images, 'busybox');
   });
 
   await t.test('ListImages (and StreamImages) list every image and filter by spec; ImageStatus of an absent image is empty', async () => {

@@ -20,7 +20,7 @@ export interface ImageFixtures {
   multiOther: BuiltImage;
   ociIndex: Blob;
   dockerList: Blob;
-  /** library/busybox:latest, reached as `busybox` through a docker.io mirror */
+  /** library/busybox:latest, reached as `busybox` through a docker.io mirror (and pause:3.9 for registry.k8s.io) */
   busybox: BuiltImage;
   /** test/fragile:latest: its top layer is unique, for corrupting in the registry's storage */
   fragile: BuiltImage;
@@ -52,6 +52,7 @@ export async function startImageFixtures(storageDir?: string): Promise<ImageFixt
     await p.index('test/multi', ociIndex, [multiOther, multiHost], 'latest');
     await p.index('test/multi-docker', dockerList, [dockerOther, dockerHost], 'latest');
     await p.image('library/busybox', busybox, 'latest');
+    await p.image('pause', busybox, '3.9');
     await p.image('test/fragile', fragile, 'latest');
     await p.image('test/private', priv, 'v1');
     return { registry, docker, oci, multiHost, multiOther, ociIndex, dockerList, busybox, fragile, priv };
