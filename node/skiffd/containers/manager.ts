@@ -210,7 +210,12 @@ export class ContainerManager {
     if (record.phase === 'created') {
       // A StartContainer that crashed after conmon created the container: adopt it, start skips the create.
       if (state?.status === 'created') this.runtimeCreated.add(id);
-      else if (state) await this.runtime.delete(id, true);
+      else if (state) {
+        // Not in a state we can start from: drop it, and the exit file its monitor then writes.
+        await this.runtime.delete(id, true);
+        await this.exits.waitFor(id, 2000);
+        await rm(join(this.exitDir, id), { force: true });
+      }
       await this.ensureMounted(record).catch((err) => this.log.warn('cannot remount rootfs', { id, err: String(err) }));
       return;
     }
