@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { StreamingServer, type StreamingBackend } from '../../node/skiffd/streaming/server.ts';
 import { TokenStore } from '../../node/skiffd/streaming/tokens.ts';
@@ -127,4 +128,46 @@ test('remotecommand: error-stream payloads per protocol version; resize messages
   d.push('ight":24}{"Width":100,"Height":40}\n{"Width":0,"Height":5}{"Width":7');
   d.push(',"Height":8}');
   assert.deepEqual(sizes, ['80x24', '100x40', '7x8']);
+});
+
+/** Upgrades to SPDY, sends `bytes`, resolves with what came back once the server closes. */
+function spdyThenSend(url: string, protocol: string, bytes: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const socket = connect(Number(target.port), target.hostname);
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error('the server kept a broken SPDY connection open for 10 s'));
+    }, 10_000);
+    socket.on('connect', () => socket.write(`POST ${target.pathname} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`));
+    let upgraded = false;
+    socket.on('data', (d: Buffer) => {
+      chunks.push(d);
+      if (!upgraded && Buffer.concat(chunks).includes('\r\n\r\n')) {
+        upgraded = true;
+        socket.write(bytes);
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks));
+    });
+  });
+}
+
+test('streaming server: malformed SPDY closes the connection with GOAWAY, never hangs or crashes', async (t) => {
+  const s = await server(t);
+  // A control frame claiming SPDY version 2.
+  const v2 = Buffer.from([0x80, 0x02, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00]);
+  const a = await spdyThenSend(s.issue({ kind: 'portforward', podSandboxId: 'p', ports: [] }), 'portforward.k8s.io', v2);
+  assert.match(a.toString('latin1'), /^HTTP\/1\.1 101 /);
+  const goAway = Buffer.from([0x80, 0x03, 0x00, 0x07]);
+  assert.ok(a.includes(goAway), 'a GOAWAY frame before the close');
+  // A SYN_STREAM whose header block is not zlib data.
+  const body = Buffer.concat([Buffer.from([0, 0, 0, 1, 0, 0, 0, 0, 0, 0]), Buffer.from('not zlib at all')]);
+  const head = Buffer.from([0x80, 0x03, 0x00, 0x01, 0x00, 0x00, 0x00, body.length]);
+  const b = await spdyThenSend(s.issue(execRequest), 'v4.channel.k8s.io', Buffer.concat([head, body]));
+  assert.ok(b.includes(goAway), 'a GOAWAY frame before the close');
 });

@@ -68,10 +68,15 @@ class SerialZlib {
   private chain: Promise<unknown> = Promise.resolve();
   private out: Buffer[] = [];
   private failure: Error | undefined;
+  /** Rejects the chunk in flight: after an error zlib never calls the flush callback. */
+  private abort: ((err: Error) => void) | undefined;
 
   constructor(private readonly z: zlib.Inflate | zlib.Deflate) {
     z.on('data', (chunk: Buffer) => this.out.push(chunk));
-    z.on('error', (err: Error) => (this.failure = err));
+    z.on('error', (err: Error) => {
+      this.failure = err;
+      this.abort?.(err);
+    });
   }
 
   run(input: Buffer): Promise<Buffer> {
@@ -80,8 +85,13 @@ class SerialZlib {
         new Promise<Buffer>((resolve, reject) => {
           if (this.failure) return reject(this.failure);
           this.out = [];
+          this.abort = reject;
           this.z.write(input);
-          this.z.flush(zlib.constants.Z_SYNC_FLUSH, () => (this.failure ? reject(this.failure) : resolve(Buffer.concat(this.out))));
+          this.z.flush(zlib.constants.Z_SYNC_FLUSH, () => {
+            this.abort = undefined;
+            if (this.failure) reject(this.failure);
+            else resolve(Buffer.concat(this.out));
+          });
         }),
     );
     this.chain = next.catch(() => undefined);
