@@ -59,6 +59,7 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
 
   const onAbort = () => void killExec(child, pidFile);
   io.signal.addEventListener('abort', onAbort, { once: true });
+  if (io.signal.aborted) onAbort(); // the client left while we were starting
 
   if (io.stdin && child.stdin) {
     // The command may stop reading (or exit) while the client still types: drain what comes.
