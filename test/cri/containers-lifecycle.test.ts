@@ -213,6 +213,10 @@ test('containers: ExecSync output and exit code, timeout kills the command, stat
   assert.equal(r1.stderr.toString(), 'err\n');
   assert.equal(r1.exitCode, 5);
 
+  // Output beyond the cap is read and dropped; the command still completes (16 MiB in the RPC, 1000 bytes here).
+  const capped = await m.runtime.execSync(id, { args: ['sh', '-c', 'head -c 300000 /dev/zero; echo done >&2'], maxOutputBytes: 1000 });
+  assert.deepEqual([capped.stdout.length, capped.stderr.toString(), capped.exitCode], [1000, 'done\n', 0]);
+
   await assert.rejects(m.execSync(id, ['sh', '-c', 'sleep 30; echo never'], 1), grpcCode(Status.DEADLINE_EXCEEDED, /timed out/));
   // The timed-out command and its children are gone, not left running in the container.
   const ps = await until('timed-out exec to be killed', async () => {
