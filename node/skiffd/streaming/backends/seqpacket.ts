@@ -7,7 +7,7 @@
 //   3. a single-executable asset, extracted to a private temp file;
 //   4. node_modules (running from source).
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -34,7 +34,15 @@ let loadError: Error | undefined;
 function candidates(): string[] {
   const out: string[] = [];
   if (process.env.SKIFFD_SEQPACKET_ADDON) out.push(process.env.SKIFFD_SEQPACKET_ADDON);
-  if (process.argv[1]) out.push(join(dirname(process.argv[1]), ADDON_FILE));
+  if (process.argv[1]) {
+    out.push(join(dirname(process.argv[1]), ADDON_FILE));
+    // Started through a symlink (e.g. /usr/local/bin/skiffd.cjs): also look beside the real file.
+    try {
+      out.push(join(dirname(realpathSync(process.argv[1])), ADDON_FILE));
+    } catch {
+      /* argv[1] is not a file (a single executable's argv) */
+    }
+  }
   out.push(join(dirname(process.execPath), ADDON_FILE));
   return out;
 }
