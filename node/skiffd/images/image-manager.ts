@@ -380,9 +380,17 @@ export class ImageManager {
     }
   }
 
+  /**
+   * Fails pulls in progress at once (UNAVAILABLE, "the daemon is stopping") and refuses new ones, so
+   * a shutdown need not wait for a slow registry while it drains calls.
+   */
+  cancelPulls(): void {
+    this.stopping.abort();
+  }
+
   /** Cancels pulls in progress (their temp files are removed, or swept at the next start) and waits for them, bounded. */
   async close(): Promise<void> {
-    this.stopping.abort();
+    this.cancelPulls();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...this.pulls.values()]), new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
     clearTimeout(timer);
