@@ -514,6 +514,9 @@ test('containers: user, read-only rootfs, capabilities, mounts, devices and a Lo
     linux: { securityContext: { seccomp: { profileType: 2, localhostRef: profile } } },
   });
   assert.deepEqual(filtered, ['denied', 'touched']);
+  const userns = 'unshare -U true 2>/dev/null && echo unshared || echo refused';
+  assert.deepEqual(await run('unconfined', userns, {}), ['unshared']);
+  assert.deepEqual(await run('runtime-default', userns, { linux: { securityContext: { seccomp: { profileType: 0 } } } }), ['refused']);
   await assert.rejects(
     m.create({ podSandboxId: f.pod.id, config: config('noprofile', 'true', { linux: { securityContext: { seccomp: { profileType: 2, localhostRef: join(f.dir, 'missing.json') } } } }), sandboxConfig: undefined }),
     grpcCode(Status.INVALID_ARGUMENT, /seccomp\.localhost_ref/),

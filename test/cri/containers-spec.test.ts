@@ -169,3 +169,19 @@ test('stop signal: config beats image; image names and numbers accepted', () => 
   assert.equal(signalNumber('SIGRTMIN+3'), 37);
   assert.equal(signalNumber('RTMAX-1'), 63);
 });
+
+test('seccomp: RuntimeDefault denies host-level syscalls unless a capability allows them; unset means unconfined', () => {
+  const seccomp = (c: DeepPartial<ContainerConfig>) => buildSpec(input(c)).spec.linux.seccomp as { defaultAction: string; architectures?: string[]; syscalls: { names: string[]; errnoRet?: number }[] } | undefined;
+  assert.equal(seccomp({}), undefined);
+  assert.equal(seccomp({ linux: { securityContext: { seccomp: { profileType: 1 } } } }), undefined);
+  const def = seccomp({ linux: { securityContext: { seccomp: { profileType: 0 } } } })!;
+  assert.equal(def.defaultAction, 'SCMP_ACT_ALLOW');
+  const denied = def.syscalls[0].names;
+  for (const call of ['mount', 'unshare', 'setns', 'keyctl', 'kexec_load', 'ptrace', 'reboot']) assert.ok(denied.includes(call), call);
+  assert.equal(def.syscalls[0].errnoRet, 1);
+  if (process.arch === 'x64') assert.deepEqual(def.architectures, ['SCMP_ARCH_X86_64', 'SCMP_ARCH_X86', 'SCMP_ARCH_X32'], 'compat ABIs filtered too');
+  const admin = seccomp({ linux: { securityContext: { seccomp: { profileType: 0 }, capabilities: { addCapabilities: ['SYS_ADMIN', 'SYS_PTRACE'] } } } })!.syscalls[0].names;
+  assert.ok(!admin.includes('mount') && !admin.includes('ptrace') && admin.includes('keyctl'));
+  assert.ok(seccomp({ linux: { securityContext: { seccompProfilePath: 'runtime/default' } } }));
+  assert.equal(seccomp({ linux: { securityContext: { privileged: true, seccomp: { profileType: 0 } } } }), undefined);
+});

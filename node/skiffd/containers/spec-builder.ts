@@ -12,6 +12,7 @@ import {
 } from '../../../proto/gen/runtime/v1/api.ts';
 import type { OciDevice, OciDeviceRule, OciMount, OciNamespace, OciResources, OciSpec } from '../oci/spec.ts';
 import { DEFAULT_CAPABILITIES, normalizeCapability } from './capabilities.ts';
+import { defaultSeccompProfile } from './seccomp.ts';
 import { invalidArgument } from './errors.ts';
 import { criSignalName, signalNumber } from './signals.ts';
 import { resolveUser, UserError, type ResolvedUser } from './users.ts';
@@ -159,6 +160,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
     spec.linux.maskedPaths = sc?.maskedPaths?.length ? sc.maskedPaths : DEFAULT_MASKED_PATHS;
     spec.linux.readonlyPaths = sc?.readonlyPaths?.length ? sc.readonlyPaths : DEFAULT_READONLY_PATHS;
     if (input.seccompProfile !== undefined) spec.linux.seccomp = input.seccompProfile;
+    else if (wantsRuntimeDefaultSeccomp(config)) spec.linux.seccomp = defaultSeccompProfile(withAmbient);
   }
   // Drop empty optional parts so config.json stays readable.
   if (spec.linux.devices!.length === 0) delete spec.linux.devices;
@@ -427,4 +429,12 @@ export function seccompProfilePath(config: ContainerConfig): string | undefined 
   }
   if (!sc.seccomp && sc.seccompProfilePath.startsWith('localhost/')) return sc.seccompProfilePath.slice('localhost/'.length);
   return undefined;
+}
+
+/** RuntimeDefault asked for (a present `seccomp` with type 0, or the deprecated runtime/default path). */
+export function wantsRuntimeDefaultSeccomp(config: ContainerConfig): boolean {
+  const sc = sec(config);
+  if (!sc) return false;
+  if (sc.seccomp) return sc.seccomp.profileType === SecurityProfile_ProfileType.RuntimeDefault;
+  return sc.seccompProfilePath === 'runtime/default' || sc.seccompProfilePath === 'docker/default';
 }
