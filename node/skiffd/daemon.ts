@@ -61,6 +61,8 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
     (stopping ??= (async () => {
       log.info('shutting down', { reason });
       shuttingDown.abort();
+      // A pull stuck on a slow registry would otherwise hold the drain for its full length.
+      ctx.images?.cancelPulls();
       let timer: NodeJS.Timeout | undefined;
       const drained = await Promise.race([
         server.shutdown().then(() => true),
