@@ -46,6 +46,8 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   ctx.images = await openImages(ctx);
   ctx.pods = await openPods(ctx);
   ctx.containers = await openContainers(ctx);
+  // Only now do containers hold leases on the layers they mount; sweeping earlier could delete them.
+  await ctx.images.sweep();
 
   const shuttingDown = new AbortController();
   const server = createGrpcServer(log, shuttingDown.signal);

@@ -183,6 +183,9 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   // kill -9 the daemon: svc keeps running, `ends` exits while no daemon is up.
   const ends = await create('ends', { command: ['sh', '-c', 'while [ ! -e /tmp/go ]; do sleep 0.05; done; echo "bye from ends"; exit 9'] });
   await d.runtime.startContainer({ containerId: ends });
+  // The image goes while its containers run: their layers must outlive RemoveImage and the restart.
+  await d.images.removeImage({ image: { image: ref } });
+  assert.equal((await d.images.imageStatus({ image: { image: ref } })).image, undefined);
   const exit = await d.stop('SIGKILL');
   assert.equal(exit.signal, 'SIGKILL');
   const rootfs = join(first.root, 'containers', ends, 'rootfs');
@@ -197,7 +200,8 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   assert.deepEqual([se.state, se.exitCode, se.reason], [ContainerState.CONTAINER_EXITED, 9, 'Error']);
   assert.ok(se.finishedAt > se.startedAt);
   assert.deepEqual(logLines(se.logPath).map((l) => l.text), ['bye from ends']);
-  assert.equal((await exec(['echo', 'after restart'])).stdout.toString(), 'after restart\n');
+  assert.equal((await exec(['echo', 'after restart'])).stdout.toString(), 'after restart\n', 'the removed image\'s layers are still there for running containers');
+  await d.images.pullImage({ image: { image: ref } });
 
   // Events seen before the crash: created, started and stopped for `bad`, with its status.
   const forBad = events.filter((e) => e.containerId === bad).map((e) => e.containerEventType);

@@ -15,7 +15,7 @@ interface ImageManagerLike {
   resolve(spec: string): { id: string; repoDigests: string[] } | undefined;
   layerDirs(spec: string): string[];
   runConfig(spec: string): { Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; WorkingDir?: string; User?: string; StopSignal?: string };
-  retain?(spec: string): () => void;
+  retainLayers?(dirs: string[]): () => void;
 }
 
 export function imageResolverFrom(images: unknown): ImageResolver {
@@ -36,7 +36,7 @@ export function imageResolverFrom(images: unknown): ImageResolver {
         config: { entrypoint: c.Entrypoint ?? undefined, cmd: c.Cmd ?? undefined, env: c.Env ?? undefined, workingDir: c.WorkingDir, user: c.User, stopSignal: c.StopSignal },
       };
     },
-    retain: manager.retain ? (imageId: string) => manager.retain!(imageId) : undefined,
+    retain: manager.retainLayers ? (layerDirs: string[]) => manager.retainLayers!(layerDirs) : undefined,
   };
 }
 

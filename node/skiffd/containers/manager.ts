@@ -42,8 +42,8 @@ export interface ResolvedImage {
 
 export interface ImageResolver {
   resolve(image: string): Promise<ResolvedImage | undefined> | ResolvedImage | undefined;
-  /** Keeps the image's layers from garbage collection while a container uses them; returns the release. */
-  retain?(imageId: string): () => void;
+  /** Keeps these layer directories from garbage collection while a container has them mounted; returns the release. */
+  retain?(layerDirs: string[]): () => void;
 }
 
 export interface PodLookup {
@@ -195,7 +195,7 @@ export class ContainerManager {
     }
     this.records.set(id, record);
     this.names.set(record.fullName, id);
-    this.retainImage(id, record.imageId);
+    this.retainImage(id, record.lowerDirs);
     if (record.phase === 'exited') {
       // The exit was recorded, but the crash may have come before the runtime state and mount went.
       if (!record.released) await this.applyExit(record, { exitCode: record.exitCode ?? 0, finishedAt: record.finishedAt ?? nowNs(), oomKilled: false });
@@ -250,13 +250,9 @@ export class ContainerManager {
     this.mounted.add(record.id);
   }
 
-  private retainImage(id: string, imageId: string): void {
-    try {
-      const release = this.images.retain?.(imageId);
-      if (release) this.imageLeases.set(id, release);
-    } catch {
-      /* the image is gone; the container keeps its mounted layers until removed */
-    }
+  private retainImage(id: string, layerDirs: string[]): void {
+    const release = this.images.retain?.(layerDirs);
+    if (release) this.imageLeases.set(id, release);
   }
 
   private exitOf(id: string): Promise<ExitInfo | undefined> {
@@ -450,7 +446,7 @@ export class ContainerManager {
       runtime: this.runtime.name,
     };
     this.names.set(fullName, id);
-    this.retainImage(id, image.id);
+    this.retainImage(id, image.layers);
     return this.lock.run(id, async () => {
       try {
         // No record until the end: a directory without one is a create that never finished, and

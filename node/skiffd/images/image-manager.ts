@@ -52,13 +52,25 @@ export class ImageManager {
     this.records = new ImageStore(this.layout);
   }
 
+  /**
+   * Loads the store. Unreferenced blobs and layers are not swept here: containers re-take their
+   * leases after this, and the daemon calls `sweep()` once they have (a removed image's layers may
+   * still be mounted under a container).
+   */
   static async open(opts: ImageManagerOptions): Promise<ImageManager> {
     const m = new ImageManager(opts);
     await m.recover();
     return m;
   }
 
-  /** Startup: drop leftovers of interrupted pulls, load records, drop records missing a layer, sweep. */
+  /** Deletes what no image record and no lease refers to; returns how many blobs and layers went. */
+  async sweep(): Promise<number> {
+    const removed = await this.collectGarbage();
+    if (removed) this.opts.log.info('swept unreferenced image data', { removed });
+    return removed;
+  }
+
+  /** Startup: drop leftovers of interrupted pulls, load records, drop records missing a layer. */
   private async recover(): Promise<void> {
     const { log } = this.opts;
     await rm(this.layout.tmpDir, { recursive: true, force: true });
@@ -74,8 +86,7 @@ export class ImageManager {
         await this.records.delete(record);
       }
     }
-    const removed = await this.collectGarbage();
-    log.info('image store ready', { images: this.records.byId.size, layers: this.layers.layers.size, dir: this.layout.dir, swept: removed || undefined });
+    log.info('image store ready', { images: this.records.byId.size, layers: this.layers.layers.size, dir: this.layout.dir });
   }
 
   // ---- queries ----
@@ -116,13 +127,13 @@ export class ImageManager {
   }
 
   /**
-   * Keeps an image's blobs and layers from garbage collection even after RemoveImage (a container
-   * is using them). Returns the release function. Leases live in memory: a restarted runtime
-   * takes them again for its containers.
+   * Keeps the layers behind these directories (as `layerDirs` gave them) from garbage collection.
+   * Containers lease by directory, not by image, so a lease survives RemoveImage and a restart:
+   * the container record keeps the directories it mounted.
    */
-  retain(spec: string): () => void {
-    const record = this.require(spec);
-    const keys = [...record.blobs, ...record.layers.map((l) => l.diffId)];
+  retainLayers(dirs: string[]): () => void {
+    const wanted = new Set(dirs);
+    const keys = [...this.layers.layers.keys()].filter((diffId) => wanted.has(this.layers.fsDir(diffId)));
     this.lease(keys);
     let released = false;
     return () => {
