@@ -180,6 +180,21 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   assert.deepEqual(await ids({ id: svc }), [svc]);
   assert.deepEqual(await ids({ podSandboxId: 'f'.repeat(64) }), []);
 
+  // The Stream* twins answer what their List* calls answer.
+  const streamed = async <T>(it: AsyncIterable<T>) => {
+    const out: T[] = [];
+    for await (const m of it) out.push(m);
+    return out;
+  };
+  const streamedIds = (await streamed(d.runtime.streamContainers({ filter: { podSandboxId } }))).flatMap((m) => m.containers.map((c) => c.id));
+  assert.deepEqual(streamedIds.sort(), await ids({ podSandboxId }));
+  assert.deepEqual((await streamed(d.runtime.streamPodSandboxes({}))).flatMap((m) => m.podSandboxes.map((p) => p.id)), [podSandboxId]);
+  const listedStats = (await d.runtime.listContainerStats({ filter: { podSandboxId } })).stats.map((s) => s.attributes?.id).sort();
+  const streamedStats = (await streamed(d.runtime.streamContainerStats({ filter: { podSandboxId } }))).flatMap((m) => m.containerStats.map((s) => s.attributes?.id));
+  assert.deepEqual(streamedStats.sort(), listedStats);
+  assert.equal(listedStats.length, 4);
+  assert.deepEqual((await streamed(d.runtime.streamPodSandboxStats({}))).flatMap((m) => m.podSandboxStats.map((s) => s.attributes?.id)), [podSandboxId]);
+
   // kill -9 the daemon: svc keeps running, `ends` exits while no daemon is up.
   const ends = await create('ends', { command: ['sh', '-c', 'while [ ! -e /tmp/go ]; do sleep 0.05; done; echo "bye from ends"; exit 9'] });
   await d.runtime.startContainer({ containerId: ends });

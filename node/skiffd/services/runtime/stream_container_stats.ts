@@ -1,8 +1,10 @@
-// StreamContainerStats: Usage of many containers, in chunks. Not built yet: answers UNIMPLEMENTED.
+// StreamContainerStats: ListContainerStats in chunks.
 import type { StreamContainerStatsRequest, StreamContainerStatsResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { chunks } from '../chunks.ts';
 import type { ServerStreamingRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
+import { listContainerStats } from './list_container_stats.ts';
 
-export const streamContainerStats: ServerStreamingRpc<StreamContainerStatsRequest, StreamContainerStatsResponse> = async function* () {
-  unimplemented('StreamContainerStats', 'container stats are', 'pods');
+export const streamContainerStats: ServerStreamingRpc<StreamContainerStatsRequest, StreamContainerStatsResponse> = async function* (ctx, request, call) {
+  const { stats } = await listContainerStats(ctx, { filter: request.filter }, call);
+  for (const containerStats of chunks(stats ?? [])) yield { containerStats };
 };

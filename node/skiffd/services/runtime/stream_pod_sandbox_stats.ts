@@ -1,8 +1,10 @@
-// StreamPodSandboxStats: Usage of many pods, in chunks. Not built yet: answers UNIMPLEMENTED.
+// StreamPodSandboxStats: ListPodSandboxStats in chunks.
 import type { StreamPodSandboxStatsRequest, StreamPodSandboxStatsResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { chunks } from '../chunks.ts';
 import type { ServerStreamingRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
+import { listPodSandboxStats } from './list_pod_sandbox_stats.ts';
 
-export const streamPodSandboxStats: ServerStreamingRpc<StreamPodSandboxStatsRequest, StreamPodSandboxStatsResponse> = async function* () {
-  unimplemented('StreamPodSandboxStats', 'pod stats are', 'pods');
+export const streamPodSandboxStats: ServerStreamingRpc<StreamPodSandboxStatsRequest, StreamPodSandboxStatsResponse> = async function* (ctx, request, call) {
+  const { stats } = await listPodSandboxStats(ctx, { filter: request.filter }, call);
+  for (const podSandboxStats of chunks(stats ?? [])) yield { podSandboxStats };
 };
