@@ -194,6 +194,10 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   assert.deepEqual(streamedStats.sort(), listedStats);
   assert.equal(listedStats.length, 4);
   assert.deepEqual((await streamed(d.runtime.streamPodSandboxStats({}))).flatMap((m) => m.podSandboxStats.map((s) => s.attributes?.id)), [podSandboxId]);
+  // PodSandboxStatus carries its containers' statuses (kubelet's evented PLEG reads them).
+  const inPod = (await d.runtime.podSandboxStatus({ podSandboxId })).containersStatuses;
+  assert.deepEqual(inPod.map((c) => c.id).sort(), await ids({ podSandboxId }));
+  assert.equal(inPod.find((c) => c.id === svc)?.state, ContainerState.CONTAINER_RUNNING);
 
   // kill -9 the daemon: svc keeps running, `ends` exits while no daemon is up.
   const ends = await create('ends', { command: ['sh', '-c', 'while [ ! -e /tmp/go ]; do sleep 0.05; done; echo "bye from ends"; exit 9'] });

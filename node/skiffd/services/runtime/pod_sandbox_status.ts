@@ -1,6 +1,9 @@
 // PodSandboxStatus: one pod's state, IPs and namespace modes; `verbose` adds `info.info`, a JSON object
-// with its namespace paths, PID-namespace init, cgroup parent, files and CNI result.
+// with its namespace paths, PID-namespace init, cgroup parent, files and CNI result. The statuses of
+// its containers come along, as kubelet's evented PLEG expects.
 import type { PodSandboxStatusRequest, PodSandboxStatusResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { toContainerStatus } from '../../containers/cri.ts';
+import { containersOf } from '../../containers/rpc-context.ts';
 import { requirePods, toPodSandboxStatus } from '../../pods/cri.ts';
 import { nowNs } from '../../pods/manager.ts';
 import type { UnaryRpc } from '../rpc.ts';
@@ -11,7 +14,7 @@ export const podSandboxStatus: UnaryRpc<PodSandboxStatusRequest, PodSandboxStatu
   return {
     status: toPodSandboxStatus(pod),
     info: request.verbose ? pods.verboseInfo(pod) : {},
-    containersStatuses: [],
+    containersStatuses: (await containersOf(ctx).list()).filter((c) => c.record.podSandboxId === pod.id).map(toContainerStatus),
     timestamp: nowNs(),
   };
 };
