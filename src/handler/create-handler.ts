@@ -5,6 +5,7 @@ import { createFastPath, withFastPath } from '../execution/fast-path.ts';
 import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions } from './options.ts';
 import { acceptableMediaTypes, negotiateMediaType } from './negotiation.ts';
 import { pathnameOf } from './path.ts';
+import { createProductionFeatures, newRequestState, type RequestState } from './production.ts';
 import { createRequestParamsParser } from './request-params.ts';
 import { errorResponse } from './responses.ts';
 
@@ -33,9 +34,15 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   }
   const onInternalError = options.onInternalError ?? ((error: unknown) => console.error('GraphQL handler failed:', error));
 
-  const documents = createDocumentCache(documentCacheSize);
+  // Caching, persisted queries, limits, masking, CORS, the response observer: see production.ts.
+  const features = createProductionFeatures(options as GraphQLHandlerOptions<never>, schema);
+  const documents = createDocumentCache(documentCacheSize, features.parseOptions);
+  const validationRules = [...features.validationRules, ...(options.validationRules ?? [])];
   const { context } = options;
-  const parseRequestParams = createRequestParamsParser(maxBodyBytes);
+  const parseRequestParams = features.wrapParamsParser(
+    createRequestParamsParser<RequestState>(maxBodyBytes, features.queryResolver),
+    documents,
+  );
   // Cached, valid queries skip graphql-http's per-request work and run on a compiled plan
   // (src/execution). A custom `execute` opts out: graphql-http then runs every operation.
   const fastPath =
@@ -43,39 +50,45 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       ? createFastPath({
           schema,
           documents,
-          validationRules: options.validationRules ?? [],
+          validationRules,
           rootValue: options.rootValue,
           context,
-          formatError: options.formatError,
+          formatError: features.formatError,
         })
       : null;
-  const core = createHandler<Request, undefined, Context>({
+  const core = createHandler<Request, RequestState, Context>({
     schema,
     rootValue: options.rootValue,
     context:
       typeof context === 'function'
         ? (req, params) => (context as (r: Request, p: typeof params) => Context | Promise<Context>)(req.raw, params)
         : context,
-    validationRules: options.validationRules ?? [],
+    validationRules,
     parse: documents.parse,
     validate: documents.validate,
     execute: (options.execute ?? graphqlExecute) as typeof graphqlExecute,
-    formatError: options.formatError,
+    formatError: features.formatError,
     parseRequestParams: fastPath ? withFastPath(parseRequestParams, fastPath) : parseRequestParams,
   });
 
   return async function handleGraphQL(request: Request): Promise<Response> {
     if (path !== null) {
       const requested = pathnameOf(request.url);
-      if (requested !== path) return errorResponse(404, `Nothing at ${requested}: the GraphQL endpoint is ${path}`);
+      if (requested !== path) {
+        return features.finish(request, errorResponse(404, `Nothing at ${requested}: the GraphQL endpoint is ${path}`));
+      }
     }
+    const preflight = features.preflight(request);
+    if (preflight !== null) return preflight;
     const mediaType = negotiateMediaType(request.headers.get('accept'));
     if (mediaType === null) {
-      return new Response(`Not Acceptable: accept ${acceptableMediaTypes}`, {
+      const notAcceptable = new Response(`Not Acceptable: accept ${acceptableMediaTypes}`, {
         status: 406,
         headers: { accept: acceptableMediaTypes, 'content-type': 'text/plain; charset=utf-8' },
       });
+      return features.finish(request, notAcceptable);
     }
+    const state = newRequestState();
     try {
       const [body, init] = await core({
         method: request.method,
@@ -84,12 +97,13 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
         headers: { get: (name: string) => (name === 'accept' ? mediaType : request.headers.get(name)) },
         body: null, // the request parser reads it from `raw`, under the size limit
         raw: request,
-        context: undefined,
+        context: state,
       });
-      return new Response(body, init);
+      // HTTP caching headers, 304, CORS headers and the observer, on whatever path answered.
+      return features.respond(request, state, body, init as { status: number; headers?: Record<string, string> });
     } catch (error) {
       onInternalError(error, request);
-      return errorResponse(500, 'Internal server error');
+      return features.finish(request, errorResponse(500, 'Internal server error'), state);
     }
   };
 }

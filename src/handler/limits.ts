@@ -205,3 +205,16 @@ function maxListSizeRule(maxListSize: number): ValidationRule {
     },
   });
 }
+
+/**
+ * graphql-js reports a document over maxTokens as a syntax error; this restates it in the same
+ * terms as the other limits. Other errors come back unchanged.
+ */
+export function restateTokenLimit(error: Error, maxTokens: number): Error {
+  if (!(error instanceof GraphQLError) || !/^Syntax Error: Document contains more th\w+ \d+ tokens/.test(error.message)) return error;
+  return new GraphQLError(`Query has more than ${maxTokens} tokens: the limit is ${maxTokens} (limits.maxTokens)`, {
+    source: error.source,
+    positions: error.positions,
+    extensions: { code: 'LIMIT_EXCEEDED', limit: 'maxTokens', max: maxTokens },
+  });
+}

@@ -10,7 +10,7 @@ import { cacheControlValue } from './cache-control.ts';
 import { createCors, type Cors } from './cors.ts';
 import type { DocumentCache } from './document-cache.ts';
 import { etagOf, ifNoneMatchHits } from './etag.ts';
-import { checkRequestLimits, limitValidationRules, resolveLimits } from './limits.ts';
+import { checkRequestLimits, limitValidationRules, resolveLimits, restateTokenLimit } from './limits.ts';
 import { createFormatError } from './masking.ts';
 import { applicationJson } from './negotiation.ts';
 import type { GraphQLHandlerOptions, ResponseEvent } from './options.ts';
@@ -75,7 +75,15 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
   const mask = options.maskErrors ?? !options.development;
   const onMasked =
     options.onMaskedError ?? ((error) => console.error('GraphQL resolver error (shown to the client as "Unexpected error."):', error.originalError ?? error));
-  const formatError = createFormatError(mask, onMasked, options.formatError);
+  const masking = createFormatError(mask, onMasked, options.formatError);
+  const { maxTokens } = limits;
+  const formatError: FormatError | undefined =
+    maxTokens === Infinity
+      ? masking
+      : (error) => {
+          const restated = restateTokenLimit(error, maxTokens);
+          return masking ? masking(restated) : restated;
+        };
 
   let responseCache: ResponseCache | undefined;
   if (options.responseCache) {

@@ -17,12 +17,16 @@ const query = '{ country(code: "BR") { name capital currency } }';
 test('GraphiQL from the dev server runs a typed query in headless Chromium, offline', { timeout: 120_000 }, async (t) => {
   if (!needs(t, { commands: [chromiumPath] })) return;
   const server = await startServer({ handler: createCountriesHandler(), port: 0, hostname: '127.0.0.1', graphiql: true });
-  t.after(() => server.close());
   const origin = new URL(server.url).origin;
-
   const profile = mkdtempSync(join(tmpdir(), 'skiff-graphiql-chromium-'));
-  t.after(() => rmSync(profile, { recursive: true, force: true }));
-  const context: BrowserContext = await within(
+  let context: BrowserContext | undefined;
+  // One hook, in order: the browser must be gone before its profile directory is removed.
+  t.after(async () => {
+    await context?.close().catch(() => {});
+    await server.close();
+    rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  });
+  context = await within(
     30_000,
     'Chromium did not start',
     chromium.launchPersistentContext(profile, {
@@ -40,7 +44,6 @@ test('GraphiQL from the dev server runs a typed query in headless Chromium, offl
       ],
     }),
   );
-  t.after(() => context.close());
 
   // Anything not addressed to the dev server is refused and remembered.
   const offsite: string[] = [];
