@@ -51,7 +51,11 @@ export type QueryResolver = (query: unknown, extensions: unknown) => unknown | P
 
 const sha256Hex = /^[0-9a-f]{64}$/;
 
-export function createPersistedQueryResolver(options: PersistedQueriesOptions | false | undefined): QueryResolver {
+/** `maxQueryLength`: longer queries are not stored (the request is then refused by the length limit). */
+export function createPersistedQueryResolver(
+  options: PersistedQueriesOptions | false | undefined,
+  maxQueryLength = Infinity,
+): QueryResolver {
   if (options === false) {
     // Tells clients to stop trying, rather than reporting a missing query.
     return (query, extensions) => {
@@ -78,7 +82,7 @@ export function createPersistedQueryResolver(options: PersistedQueriesOptions | 
     }
     const hash = sha256Hash.toLowerCase();
     if (query == null) return lookUp(store, hash);
-    if (typeof query !== 'string') return query; // the parameter checks report the bad type
+    if (typeof query !== 'string' || query.length > maxQueryLength) return query; // reported by the checks that follow
     return register(store, hash, query);
   };
 }

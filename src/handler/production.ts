@@ -122,7 +122,7 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
   return {
     parseOptions: limits.maxTokens === Infinity ? undefined : { maxTokens: limits.maxTokens },
     validationRules: rules,
-    queryResolver: createPersistedQueryResolver(options.persistedQueries),
+    queryResolver: createPersistedQueryResolver(options.persistedQueries, limits.maxQueryLength),
     formatError,
 
     wrapParamsParser(parse, documents) {

@@ -104,3 +104,13 @@ test('the in-memory store forgets the least recently used query past maxEntries'
   assert.equal(await status(queries[1]), 'hit');
   assert.equal(await status(queries[2]), 'hit');
 });
+
+test('a query over maxQueryLength is refused and not stored', async () => {
+  const saved = new Map<string, string>();
+  const store: PersistedQueryStore = { get: (h) => saved.get(h), set: (h, q) => void saved.set(h, q) };
+  const handler = createGraphQLHandler({ schema: countriesSchema, persistedQueries: { store }, limits: { maxQueryLength: 40 } });
+  const res = await handler(postRequest({ query, variables: { code: 'BR' }, extensions: persisted() }));
+  assert.equal(res.status, 400);
+  assert.match((await res.json()).errors[0].message, /limits\.maxQueryLength/);
+  assert.equal(saved.size, 0);
+});
