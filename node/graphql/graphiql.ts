@@ -60,10 +60,11 @@ function strongEtag(data: Uint8Array | string): string {
 function startScript(endpoint: string): string {
   return `(() => {
   const endpoint = ${JSON.stringify(endpoint)};
-  async function fetcher(params) {
+  // GraphiQL passes the headers typed into its Headers tab as opts.headers.
+  async function fetcher(params, opts) {
     const response = await fetch(endpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+      headers: { ...(opts && opts.headers), 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
       body: JSON.stringify(params),
     });
     const text = await response.text();
