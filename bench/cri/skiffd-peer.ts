@@ -22,7 +22,15 @@ async function commandFor(build: SkiffdBuild, dir: string): Promise<{ command: s
   const recipe = pathToFileURL(join(repoRoot, 'scripts', 'build-skiffd.mjs')).href;
   const { build: bundle } = (await import(recipe)) as { build(o: { outdir: string; sea: boolean; quiet: boolean }): Promise<{ cjs: string }> };
   const { cjs } = await bundle({ outdir: join(dir, 'bin'), sea: false, quiet: true });
-  return { command: [process.execPath, cjs], label: `bundle of the working tree, node ${process.version}` };
+  return { command: [process.execPath, cjs], label: `bundle of the working tree at ${await sourceVersion()}, node ${process.version}` };
+}
+
+/** The commit the daemon's sources are at, and whether they have uncommitted changes (numbers move with the code). */
+async function sourceVersion(): Promise<string> {
+  const head = (await run('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'], 5_000).catch(() => '')).trim();
+  if (!head) return 'an unknown commit';
+  const dirty = (await run('git', ['-C', repoRoot, 'status', '--porcelain', '--', 'node/skiffd', 'proto'], 5_000).catch(() => '')).trim();
+  return dirty ? `${head} + uncommitted changes` : head;
 }
 
 export async function startSkiffdPeer(dir: string, registryHost: string, build: SkiffdBuild, logLevel = 'info'): Promise<Peer> {
