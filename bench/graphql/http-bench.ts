@@ -1,6 +1,7 @@
 // Loads one server at a time over HTTP with autocannon. Each server runs in its own process
 // (server-process.ts) so the runner and autocannon never share its event loop or heap.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import autocannon from 'autocannon';
@@ -23,6 +24,11 @@ export interface Measurement {
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /**
+   * The server process's CPU time (user + system) per request during the measured load, in µs:
+   * steadier than req/s on a shared machine, since it does not count time spent waiting for a core.
+   */
+  cpuMicroseconds?: number;
   /** Requests answered with a non-2xx status or failed at the socket (should be 0). */
   failures: number;
   /** Set when the server's answer differs from graphql-js's (by bytes, or even by value). */
@@ -31,6 +37,7 @@ export interface Measurement {
 
 export interface StartedServer {
   port: number;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -58,7 +65,7 @@ export async function startServerProcess(name: string, startupMs = 60_000): Prom
   });
   try {
     const port = await Promise.race([ready, timeout]);
-    return { port, stop: () => stopChild(child) };
+    return { port, pid: child.pid!, stop: () => stopChild(child) };
   } catch (error) {
     await stopChild(child);
     throw error;
@@ -113,16 +120,36 @@ function load(port: number, q: BenchQuery, connections: number, seconds: number)
   return autocannon({ ...requestOptions(port, q), connections, duration: seconds });
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); undefined elsewhere. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return undefined;
+  }
+}
+const clockTicks = 100; // USER_HZ on Linux
+
 /** Warm-up then measured load for one query against a running server. */
-export async function measure(server: string, port: number, q: BenchQuery, options: LoadOptions): Promise<Measurement> {
+export async function measure(server: string, running: StartedServer, q: BenchQuery, options: LoadOptions): Promise<Measurement> {
+  const { port, pid } = running;
   if (options.warmup > 0) await load(port, q, options.connections, options.warmup);
+  const cpuBefore = cpuSeconds(pid);
   const result = await load(port, q, options.connections, options.duration);
+  const cpuAfter = cpuSeconds(pid);
   return {
     server,
     query: q.id,
     requestsPerSecond: result.requests.total / result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    cpuMicroseconds:
+      cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
+        ? ((cpuAfter - cpuBefore) * 1e6) / result.requests.total
+        : undefined,
     failures: result.non2xx + result.errors + result.timeouts,
   };
 }

@@ -14,7 +14,7 @@ export function httpTable(
   servers: readonly { name: string; label: string }[],
 ): string {
   const find = (server: string, query: string) => measurements.find((m) => m.server === server && m.query === query);
-  const header = `| server | ${queries.map((q) => `${q.label} req/s · p99 · ratio`).join(' | ')} |`;
+  const header = `| server | ${queries.map((q) => `${q.label}: req/s · p99 · ratio · server CPU/req`).join(' | ')} |`;
   const rule = `|---|${queries.map(() => '---:').join('|')}|`;
   const rows = servers.map(({ name, label }) => {
     const cells = queries.map((q) => {
@@ -22,7 +22,8 @@ export function httpTable(
       if (!m) return '–';
       const r = ratio(m, find('ceiling', q.id));
       const flags = `${m.failures ? ` ⚠ ${m.failures} failed` : ''}${m.note ? ' *' : ''}`;
-      return `${Math.round(m.requestsPerSecond)} · ${m.p99Ms} ms · ${r === undefined ? '–' : r.toFixed(2)}${flags}`;
+      const cpu = m.cpuMicroseconds === undefined ? '–' : `${Math.round(m.cpuMicroseconds)} µs`;
+      return `${Math.round(m.requestsPerSecond)} · ${m.p99Ms} ms · ${r === undefined ? '–' : r.toFixed(2)} · ${cpu}${flags}`;
     });
     return `| ${label} | ${cells.join(' | ')} |`;
   });

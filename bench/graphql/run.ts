@@ -18,8 +18,10 @@ Options:
   --only LIST         servers to run, comma-separated (default: all): ${benchServers.map((s) => s.name).join(', ')}
                       (ratios need "ceiling" in the list)
   --queries LIST      queries to run (default: all): ${benchQueries.map((q) => q.id).join(', ')}
-  --duration SECONDS  measured load per query (default 10)
-  --warmup SECONDS    unmeasured load per query before it (default 3)
+  --duration SECONDS  measured load per query and round (default 5)
+  --warmup SECONDS    unmeasured load per query before it, each round (default 2)
+  --rounds N          start-load-stop every server this many times, rotating the order; each
+                      cell reports its median round (default 3)
   --connections N     autocannon connections (default 50)
   --edge LIST         edge runtimes for the in-process bench (default: workerd,deno,node); "none" skips it
   --edge-requests N   requests per timed batch in the edge bench (default 2000; Q2 gets a fifth)
@@ -38,8 +40,9 @@ try {
     options: {
       only: { type: 'string' },
       queries: { type: 'string' },
-      duration: { type: 'string', default: '10' },
-      warmup: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
+      warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       edge: { type: 'string', default: edgeRuntimes.join(',') },
       'edge-requests': { type: 'string', default: '2000' },
@@ -77,6 +80,7 @@ const load = {
   connections: positive('connections', args.connections!, true),
 };
 if (!(load.warmup >= 0)) fail(`--warmup must be 0 or more seconds (got "${args.warmup}")`);
+const roundCount = positive('rounds', args.rounds!, true);
 const servers = list('only', args.only, benchServers.map((s) => s.name));
 const queries = benchQueries.filter((q) => list('queries', args.queries, benchQueries.map((b) => b.id)).includes(q.id));
 const runtimes = args.edge === 'none' ? [] : list('edge', args.edge, edgeRuntimes);
@@ -88,25 +92,36 @@ const log = (line: string) => {
 };
 
 const expected = expectedBodies();
-const measurements: Measurement[] = [];
 const started = new Date();
-log(`GraphQL bench, ${started.toISOString()}: ${load.connections} connections, ${load.warmup} s warm-up + ${load.duration} s per query, one server at a time`);
-for (const name of servers) {
-  const label = benchServers.find((s) => s.name === name)!.label;
-  log(`  ${label}`);
-  const server = await startServerProcess(name);
-  try {
-    for (const q of queries) {
-      const note = await checkAnswer(server.port, q, expected.get(q.id)!);
-      const m = await measure(name, server.port, q, load);
-      if (note) m.note = note;
-      measurements.push(m);
-      log(`    ${q.label.padEnd(8)} ${Math.round(m.requestsPerSecond).toString().padStart(7)} req/s  p99 ${m.p99Ms} ms${m.failures ? `  ${m.failures} FAILED` : ''}${note ? `  (${note})` : ''}`);
+log(
+  `GraphQL bench, ${started.toISOString()}: ${load.connections} connections, ${load.warmup} s warm-up + ${load.duration} s per query, ` +
+    `one server at a time, ${roundCount} round${roundCount > 1 ? 's' : ''}`,
+);
+// Rounds: every server is started, loaded and stopped once per round, in an order that rotates
+// from round to round; each cell reports its median round. On a shared machine this spreads
+// background noise over all servers instead of letting it land on whichever ran at a bad moment.
+const rounds: Measurement[][] = [];
+for (let round = 0; round < roundCount; round++) {
+  if (roundCount > 1) log(` round ${round + 1} of ${roundCount}`);
+  const order = servers.map((_, i) => servers[(i + round) % servers.length]);
+  for (const name of order) {
+    const label = benchServers.find((s) => s.name === name)!.label;
+    log(`  ${label}`);
+    const server = await startServerProcess(name);
+    try {
+      for (const q of queries) {
+        const note = await checkAnswer(server.port, q, expected.get(q.id)!);
+        const m = await measure(name, server, q, load);
+        if (note) m.note = note;
+        (rounds[round] ??= []).push(m);
+        log(`    ${q.label.padEnd(8)} ${Math.round(m.requestsPerSecond).toString().padStart(7)} req/s  p99 ${m.p99Ms} ms  ${m.cpuMicroseconds?.toFixed(0) ?? '?'} µs CPU/req${m.failures ? `  ${m.failures} FAILED` : ''}${note ? `  (${note})` : ''}`);
+      }
+    } finally {
+      await server.stop();
     }
-  } finally {
-    await server.stop();
   }
 }
+const measurements: Measurement[] = medianRounds(rounds);
 
 let edge: EdgeMeasurement[] = [];
 if (runtimes.length > 0) {
@@ -115,7 +130,7 @@ if (runtimes.length > 0) {
 }
 
 if (args.json) {
-  console.log(JSON.stringify({ started: started.toISOString(), load, http: measurements, edge }, null, 2));
+  console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, edge }, null, 2));
 } else {
   console.log('');
   console.log(httpTable(measurements, queries, servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }))));
@@ -128,4 +143,19 @@ if (args.json) {
     console.log('');
     for (const line of targets) console.log(line);
   }
+}
+
+/** Per (server, query), the round with the median req/s (its p99 comes with it). */
+function medianRounds(all: Measurement[][]): Measurement[] {
+  const cells = new Map<string, Measurement[]>();
+  for (const round of all) for (const m of round) {
+    const key = `${m.server}\u0000${m.query}`;
+    cells.set(key, [...(cells.get(key) ?? []), m]);
+  }
+  return [...cells.values()].map((ms) => {
+    const sorted = [...ms].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+    const picked = { ...sorted[(sorted.length - 1) >> 1] };
+    picked.failures = ms.reduce((sum, m) => sum + m.failures, 0);
+    return picked;
+  });
 }

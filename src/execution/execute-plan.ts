@@ -26,6 +26,27 @@ interface Path {
   readonly typename: string | undefined;
 }
 
+/**
+ * Stands for the path of an object whose fields are all plain property reads: nothing asks for
+ * it unless something goes wrong, and then the run hands over to graphql-js (which reports it).
+ */
+const lazyPath: Path = { prev: undefined, key: '', typename: undefined };
+
+/** A path that would have to be derived from `lazyPath` cannot be: let graphql-js run instead. */
+function realPath(path: Path | undefined): Path | undefined {
+  if (path === lazyPath) throw bail;
+  return path;
+}
+
+/** The path object for `field` under `parentPath`, or `lazyPath` where nothing below can ask for it. */
+function pathFor(field: FieldPlan, parentPath: Path | undefined): Path {
+  const completion = field.completion;
+  if (completion.kind === 'object' && !completion.fieldsNeedPath && field.resolve === undefined && !completion.type.isTypeOf) {
+    return lazyPath;
+  }
+  return { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
+}
+
 interface Run {
   readonly schema: GraphQLSchema;
   readonly fragments: Record<string, FragmentDefinitionNode>;
@@ -91,24 +112,41 @@ function executeFields(run: Run, fields: readonly FieldPlan[], source: unknown, 
 }
 
 function executeField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined): string {
+  const plainLeaf = field.plainLeaf;
+  if (plainLeaf !== null) {
+    // A plain property holding a leaf value: no arguments to coerce, no resolver, no path unless it fails.
+    let value: unknown;
+    if ((typeof source === 'object' && source !== null) || typeof source === 'function') {
+      value = (source as Record<string, unknown>)[field.fieldName];
+      if (typeof value === 'string' && plainLeaf === 'string') return quoted(value);
+      if (typeof value === 'function') return resolveField(run, field, source, parentPath); // a method: reads it again, as graphql-js does
+    }
+    try {
+      return complete(run, field, field.completion, field.nonNull, value, undefined, undefined, parentPath);
+    } catch (raw) {
+      return fieldError(run, field, raw, undefined, parentPath);
+    }
+  }
+  return resolveField(run, field, source, parentPath);
+}
+
+/** graphql-js's executeField: arguments, resolver (or default property read), completion, errors. */
+function resolveField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined): string {
   // Leaves read by the default resolver never need their path unless they fail.
-  let path: Path | undefined =
-    field.completion.kind === 'leaf' && field.resolve === undefined
-      ? undefined
-      : { prev: parentPath, key: field.key, typename: field.parentType.name };
+  let path: Path | undefined = field.completion.kind === 'leaf' && field.resolve === undefined ? undefined : pathFor(field, parentPath);
   try {
-    let args = field.staticArgs;
-    if (args === null) args = getArgumentValues(field.def, field.fieldNodes[0], run.variableValues);
-    else if (args instanceof GraphQLError) throw args;
+    if (field.argsError !== null) throw field.argsError;
+    const args = field.staticArgs ?? getArgumentValues(field.def, field.fieldNodes[0], run.variableValues);
     let value: unknown;
     if (field.resolve !== undefined) {
-      path ??= { prev: parentPath, key: field.key, typename: field.parentType.name };
+      path ??= { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
       value = field.resolve(source, args, run.contextValue, resolveInfo(run, field, path));
     } else if ((typeof source === 'object' && source !== null) || typeof source === 'function') {
-      value = (source as Record<string, unknown>)[field.def.name];
+      value = (source as Record<string, unknown>)[field.fieldName];
       if (typeof value === 'function') {
-        path ??= { prev: parentPath, key: field.key, typename: field.parentType.name };
-        value = (source as Record<string, (...a: unknown[]) => unknown>)[field.def.name](
+        if (path === lazyPath) throw bail;
+        path ??= { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
+        value = (source as Record<string, (...a: unknown[]) => unknown>)[field.fieldName](
           args,
           run.contextValue,
           resolveInfo(run, field, path),
@@ -117,13 +155,18 @@ function executeField(run: Run, field: FieldPlan, source: unknown, parentPath: P
     }
     return complete(run, field, field.completion, field.nonNull, value, path, path, parentPath);
   } catch (raw) {
-    if (raw === bail) throw raw;
-    path ??= { prev: parentPath, key: field.key, typename: field.parentType.name };
-    const error = locatedError(raw, field.fieldNodes, pathToArray(path));
-    if (field.nonNull) throw error;
-    run.errors.push(error);
-    return 'null';
+    return fieldError(run, field, raw, path, parentPath);
   }
+}
+
+/** A field failed: locate the error; a non-null field passes it up, a nullable one records it and is null. */
+function fieldError(run: Run, field: FieldPlan, raw: unknown, path: Path | undefined, parentPath: Path | undefined): string {
+  if (raw === bail) throw raw;
+  const located = realPath(path) ?? { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
+  const error = locatedError(raw, field.fieldNodes, pathToArray(located));
+  if (field.nonNull) throw error;
+  run.errors.push(error);
+  return 'null';
 }
 
 /**
@@ -140,36 +183,20 @@ function complete(
   fieldPath: Path | undefined,
   parentPath: Path | undefined,
 ): string {
-  if (value instanceof Error) throw value;
-  if (value == null) {
-    if (nonNull) throw new Error(`Cannot return null for non-nullable field ${field.parentType.name}.${field.def.name}.`);
+  if (typeof value === 'object' || typeof value === 'function') {
+    if (value === null) {
+      if (nonNull) throw nonNullError(field);
+      return 'null';
+    }
+    if (value instanceof Error) throw value;
+    if (typeof (value as { then?: unknown }).then === 'function') return abandonPromise(run, value as PromiseLike<unknown>);
+  } else if (value === undefined) {
+    if (nonNull) throw nonNullError(field);
     return 'null';
   }
-  if (typeof (value as { then?: unknown }).then === 'function') return abandonPromise(run, value as PromiseLike<unknown>);
   switch (completion.kind) {
-    case 'leaf': {
-      switch (completion.fast) {
-        case 'string':
-          if (typeof value === 'string') return JSON.stringify(value);
-          break;
-        case 'boolean':
-          if (typeof value === 'boolean') return value ? 'true' : 'false';
-          break;
-        case 'int':
-          if (typeof value === 'number' && Number.isInteger(value) && value <= 2147483647 && value >= -2147483648) {
-            return JSON.stringify(value);
-          }
-          break;
-        case 'float':
-          if (typeof value === 'number' && Number.isFinite(value)) return JSON.stringify(value);
-          break;
-      }
-      const serialized = completion.type.serialize(value);
-      if (serialized == null) throw bail; // graphql-js words this error with its own `inspect`
-      const text = JSON.stringify(serialized) as string | undefined;
-      if (text === undefined) throw bail;
-      return text;
-    }
+    case 'leaf':
+      return completeLeaf(completion, value);
     case 'list':
       return completeList(run, field, completion, value, path!, fieldPath, parentPath);
     case 'object': {
@@ -180,6 +207,34 @@ function complete(
     case 'abstract':
       return completeAbstract(run, field, completion, value, path, fieldPath, parentPath);
   }
+}
+
+function completeLeaf(completion: Extract<Completion, { kind: 'leaf' }>, value: unknown): string {
+  switch (completion.fast) {
+    case 'string':
+      if (typeof value === 'string') return quoted(value);
+      break;
+    case 'boolean':
+      if (typeof value === 'boolean') return value ? 'true' : 'false';
+      break;
+    case 'int':
+      if (typeof value === 'number' && Number.isInteger(value) && value <= 2147483647 && value >= -2147483648) {
+        return JSON.stringify(value);
+      }
+      break;
+    case 'float':
+      if (typeof value === 'number' && Number.isFinite(value)) return JSON.stringify(value);
+      break;
+  }
+  const serialized = completion.type.serialize(value);
+  if (serialized == null) throw bail; // graphql-js words this error with its own `inspect`
+  const text = JSON.stringify(serialized) as string | undefined;
+  if (text === undefined) throw bail;
+  return text;
+}
+
+function nonNullError(field: FieldPlan): Error {
+  return new Error(`Cannot return null for non-nullable field ${field.parentType.name}.${field.def.name}.`);
 }
 
 function completeList(
@@ -203,15 +258,20 @@ function completeList(
   const item = completion.item;
   const itemNonNull = completion.itemNonNull;
   const leafItems = item.kind === 'leaf';
+  const lazyItems = item.kind === 'object' && !item.fieldsNeedPath && !item.type.isTypeOf;
   let out = '[';
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out += ',';
-    let itemPath: Path | undefined = leafItems ? undefined : { prev: path, key: i, typename: undefined };
+    let itemPath: Path | undefined = leafItems
+      ? undefined
+      : lazyItems
+        ? lazyPath
+        : { prev: path, key: i, typename: undefined };
     try {
       out += complete(run, field, item, itemNonNull, items[i], itemPath, fieldPath, parentPath);
     } catch (raw) {
       if (raw === bail) throw raw;
-      itemPath ??= { prev: path, key: i, typename: undefined };
+      itemPath = realPath(itemPath) ?? { prev: path, key: i, typename: undefined };
       const error = locatedError(raw, field.fieldNodes, pathToArray(itemPath));
       if (itemNonNull) throw error;
       run.errors.push(error);
@@ -273,7 +333,7 @@ function abandonPromise(run: Run, promise: PromiseLike<unknown>): never {
 
 /** The info object for a field when only its parent path is at hand. */
 function fieldInfo(run: Run, field: FieldPlan, fieldPath: Path | undefined, parentPath: Path | undefined): GraphQLResolveInfo {
-  return resolveInfo(run, field, fieldPath ?? { prev: parentPath, key: field.key, typename: field.parentType.name });
+  return resolveInfo(run, field, realPath(fieldPath) ?? { prev: realPath(parentPath), key: field.key, typename: field.parentType.name });
 }
 
 function resolveInfo(run: Run, field: FieldPlan, path: Path): GraphQLResolveInfo {
@@ -289,6 +349,22 @@ function resolveInfo(run: Run, field: FieldPlan, path: Path): GraphQLResolveInfo
     operation: run.operation,
     variableValues: run.variableValues,
   };
+}
+
+// Short strings repeat across responses (codes, names, enum-like values): their JSON form is
+// remembered, which is cheaper than JSON.stringify on each. Bounded: once full, strings not yet
+// seen are simply escaped each time.
+const quotedStrings = new Map<string, string>();
+const maxQuotedStrings = 50_000;
+const maxQuotedLength = 128;
+
+function quoted(value: string): string {
+  let json = quotedStrings.get(value);
+  if (json === undefined) {
+    json = JSON.stringify(value);
+    if (value.length <= maxQuotedLength && quotedStrings.size < maxQuotedStrings) quotedStrings.set(value, json);
+  }
+  return json;
 }
 
 function pathToArray(path: Path | undefined): (string | number)[] {

@@ -68,9 +68,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
   }
 
   function respond(params: RequestParams, document: DocumentNode, plan: OperationPlan, contextValue: unknown, mediaType: string) {
-    const coerced = getVariableValues(schema, plan.operation.variableDefinitions ?? [], params.variables ?? {}, {
-      maxErrors: 50,
-    });
+    const definitions = plan.operation.variableDefinitions;
+    // Without definitions graphql-js coerces nothing (extra variables are ignored) and gets {}.
+    const coerced =
+      definitions === undefined || definitions.length === 0
+        ? { coerced: {} }
+        : getVariableValues(schema, definitions, params.variables ?? {}, { maxErrors: 50 });
     if (coerced.errors) return resultResponse({ errors: coerced.errors }, mediaType, formatError);
     if (!plan.async) {
       let result: PlanResult;

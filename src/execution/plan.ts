@@ -38,7 +38,13 @@ import {
 export type Completion =
   | { kind: 'leaf'; type: GraphQLLeafType; fast: 'string' | 'boolean' | 'int' | 'float' | null }
   | { kind: 'list'; item: Completion; itemNonNull: boolean }
-  | { kind: 'object'; type: GraphQLObjectType; fields: FieldPlan[] }
+  | {
+      kind: 'object';
+      type: GraphQLObjectType;
+      fields: FieldPlan[];
+      /** Some field resolves beyond a plain property read, so it needs the object's response path. */
+      fieldsNeedPath: boolean;
+    }
   | { kind: 'abstract'; type: GraphQLAbstractType; byType: Map<string, FieldPlan[]> };
 
 export interface FieldPlan {
@@ -53,8 +59,17 @@ export interface FieldPlan {
   readonly resolve: GraphQLFieldResolver<unknown, unknown> | undefined;
   /** `__typename`: answered from the parent type without a resolver. */
   readonly typename: string | null;
-  /** Arguments coerced at plan time when they use no variables (or the error coercing them gave). */
-  readonly staticArgs: Record<string, unknown> | GraphQLError | null;
+  /** Arguments coerced at plan time when they use no variables; null when they must be coerced per run. */
+  readonly staticArgs: Record<string, unknown> | null;
+  /** The error coercing the arguments gave at plan time (graphql-js reports it as a field error). */
+  readonly argsError: GraphQLError | null;
+  /** The field's name, read from the source by the default resolver. */
+  readonly fieldName: string;
+  /**
+   * A leaf read by the default resolver with arguments known at plan time: the common case of a
+   * plain property, which execution handles without the general machinery.
+   */
+  readonly plainLeaf: 'string' | 'boolean' | 'int' | 'float' | 'other' | null;
   readonly nonNull: boolean;
   readonly completion: Completion;
 }
@@ -123,17 +138,26 @@ export function planFields(context: PlanContext, type: GraphQLObjectType, select
     const def = fieldDefinition(context.schema, type, fieldNodes[0].name.value);
     if (def === undefined) continue; // graphql-js skips unknown fields (validation already reported them)
     const nonNull = isNonNullType(def.type);
+    const args = staticArguments(def, fieldNodes[0]);
+    const completion = planCompletion(context, def.type, fieldNodes);
+    const resolve = def === TypeNameMetaFieldDef ? undefined : def.resolve;
     plans.push({
       key,
       prefix: `${plans.length === 0 ? '' : ','}${JSON.stringify(key)}:`,
       fieldNodes,
       parentType: type,
       def,
-      resolve: def === TypeNameMetaFieldDef ? undefined : def.resolve,
+      resolve,
       typename: def === TypeNameMetaFieldDef ? JSON.stringify(type.name) : null,
-      staticArgs: staticArguments(def, fieldNodes[0]),
+      staticArgs: args instanceof GraphQLError ? null : args,
+      argsError: args instanceof GraphQLError ? args : null,
+      fieldName: def.name,
+      plainLeaf:
+        completion.kind === 'leaf' && resolve === undefined && args !== null && !(args instanceof GraphQLError)
+          ? (completion.fast ?? 'other')
+          : null,
       nonNull,
-      completion: planCompletion(context, def.type, fieldNodes),
+      completion,
     });
   }
   return plans;
@@ -146,7 +170,10 @@ function planCompletion(context: PlanContext, type: GraphQLOutputType, fieldNode
   }
   if (isLeafType(nullable)) return { kind: 'leaf', type: nullable, fast: fastLeaf(nullable) };
   const selectionSets = fieldNodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
-  if (isObjectType(nullable)) return { kind: 'object', type: nullable, fields: planFields(context, nullable, selectionSets) };
+  if (isObjectType(nullable)) {
+    const fields = planFields(context, nullable, selectionSets);
+    return { kind: 'object', type: nullable, fields, fieldsNeedPath: fields.some((f) => f.typename === null && f.plainLeaf === null) };
+  }
   if (isAbstractType(nullable)) {
     // Planned per runtime type on first sight; the possible types are few and fixed.
     const byType = new Map<string, FieldPlan[]>();

@@ -159,6 +159,11 @@ const Node: GraphQLObjectType = new GraphQLObjectType({
 });
 const node = (id: string) => ({ id, greet: (args: { who: string }) => `hi ${args.who} from ${id}` });
 
+const Plain = new GraphQLObjectType({
+  name: 'Plain',
+  fields: { id: { type: new GraphQLNonNull(GraphQLID) }, label: { type: GraphQLString } },
+});
+
 const edgeSchema = new GraphQLSchema({
   types: [Person, Pet],
   query: new GraphQLObjectType({
@@ -212,6 +217,8 @@ const edgeSchema = new GraphQLSchema({
       },
       viewer: { type: GraphQLString, resolve: (_s, _a, context: { user?: string } | undefined) => context?.user ?? null },
       fromRoot: { type: GraphQLString },
+      plainNodes: { type: new GraphQLList(Plain), resolve: () => [{ id: 'a', label: 'A' }, { id: null, label: 'B' }, { id: 'c' }] },
+      plainNode: { type: Plain, resolve: () => ({ id: undefined, label: 'x' }) },
     },
   }),
 });
@@ -271,6 +278,15 @@ test('the compiled executor hands promises and variable-dependent directives to 
   assert.equal(planOperation(schema, parse('query A { sync }'), 'C'), null);
 });
 
+test('an error under objects read as plain properties hands over to graphql-js, which reports its path', () => {
+  // Such objects get no path of their own while they run; when one of their fields fails, the
+  // compiled run stops and graphql-js executes the operation instead.
+  assert.equal(runCompiled(edgeSchema, { query: '{ plainNodes { id label } }' }).kind, 'bail');
+  assertEquivalent(edgeSchema, { query: '{ plainNodes { label } }' });
+  // A resolver's object keeps its path (the resolver may ask for it), so its errors stay compiled.
+  assertEquivalent(edgeSchema, { query: '{ plainNode { label id } str }' });
+});
+
 test('the handler answers through the compiled path with the bytes graphql-js gives', async () => {
   const { createGraphQLHandler } = await import('../../src/handler/create-handler.ts');
   const reads: string[] = [];
@@ -283,7 +299,8 @@ test('the handler answers through the compiled path with the bytes graphql-js gi
       return { user: 'grace' };
     },
   });
-  for (const c of edgeCases.slice(0, 12)) {
+  const cases = [...edgeCases.slice(0, 12), { query: '{ plainNodes { id label } }' }, { query: '{ plainNode { label id } str }' }];
+  for (const c of cases) {
     for (let attempt = 0; attempt < 2; attempt++) {
       const response = await handler(
         new Request('http://localhost/graphql', {
@@ -297,5 +314,5 @@ test('the handler answers through the compiled path with the bytes graphql-js gi
       assert.equal(await response.text(), reference(edgeSchema, c, { fromRoot: 'root value' }, { user: 'grace' }), c.query);
     }
   }
-  assert.equal(reads.length, 24, 'the context factory runs once per request');
+  assert.equal(reads.length, cases.length * 2, 'the context factory runs once per request');
 });
