@@ -140,6 +140,9 @@ export async function startContainerdPeer(dir: string, registryHost: string, san
         for (const id of left.split('\n').filter(Boolean)) await run('runc', ['--root', nsRoot, 'delete', '-f', id], 10_000).catch(() => {});
       }
     }
+    // Shims exit on their own once their pods are gone (and remove their sockets under /run/containerd/s);
+    // only the ones still there after a few seconds are killed.
+    for (let waited = 0; helperPids().length > 0 && waited < 5000; waited += 100) await new Promise((r) => setTimeout(r, 100));
     for (const pid of helperPids()) {
       try {
         process.kill(pid, 'SIGKILL');
