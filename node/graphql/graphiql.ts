@@ -1,6 +1,7 @@
-// GraphiQL for the Node dev server, served entirely from this process: the page, its script and its
-// styles come from the graphiql, react and react-dom npm packages, so it works with no network at all.
-// The edge bundles leave it out (GraphiQL's assets are about 1.8 MB).
+// GraphiQL for the Node dev server, served entirely from this process: the page's scripts and styles
+// come from the graphiql, react, react-dom and graphql-ws npm packages (plus graphiql-start.js), so it
+// works with no network at all. Subscriptions run over graphql-ws when the server has WebSockets on
+// the endpoint. The edge bundles leave GraphiQL out (its assets are about 1.8 MB).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -37,8 +38,11 @@ function vendor(): Map<string, Asset> {
     ['react-dom.production.min.js', 'react-dom', 'umd/react-dom.production.min.js', 'text/javascript; charset=utf-8'],
     ['graphiql.min.js', 'graphiql', 'graphiql.min.js', 'text/javascript; charset=utf-8'],
     ['graphiql.min.css', 'graphiql', 'graphiql.min.css', 'text/css; charset=utf-8'],
+    ['graphql-ws.min.js', 'graphql-ws', 'umd/graphql-ws.min.js', 'text/javascript; charset=utf-8'],
   ];
   const assets = new Map<string, Asset>();
+  const start = readFileSync(new URL('./graphiql-start.js', import.meta.url));
+  assets.set('start.js', { body: new Uint8Array(start), contentType: 'text/javascript; charset=utf-8', etag: strongEtag(start) });
   for (const [name, pkg, file, contentType] of files) {
     let body: Buffer;
     try {
@@ -56,42 +60,20 @@ function strongEtag(data: Uint8Array | string): string {
   return `"${createHash('sha256').update(data).digest('base64url').slice(0, 32)}"`;
 }
 
-/** The script that mounts GraphiQL; a file rather than inline so the page's CSP can forbid inline scripts. */
-function startScript(endpoint: string): string {
-  return `(() => {
-  const endpoint = ${JSON.stringify(endpoint)};
-  // GraphiQL passes the headers typed into its Headers tab as opts.headers.
-  async function fetcher(params, opts) {
-    const response = await fetch(endpoint, {
-      method: 'POST',
-      headers: { ...(opts && opts.headers), 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
-      body: JSON.stringify(params),
-    });
-    const text = await response.text();
-    try {
-      return JSON.parse(text);
-    } catch {
-      return { errors: [{ message: 'HTTP ' + response.status + ': ' + text }] };
-    }
-  }
-  const search = new URLSearchParams(location.search);
-  const props = { fetcher };
-  if (search.has('query')) props.query = search.get('query');
-  if (search.has('variables')) props.variables = search.get('variables');
-  ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, props));
-})();
-`;
+function attribute(text: string): string {
+  return text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function page(options: Required<GraphiQLOptions>): string {
   const a = options.assetsPath;
-  const title = options.title.replace(/[<>&"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  const title = attribute(options.title);
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${a}/graphiql.min.css">
 <style>html, body, #graphiql { height: 100%; margin: 0; }</style>
 </head>
@@ -100,7 +82,8 @@ function page(options: Required<GraphiQLOptions>): string {
 <script src="${a}/react.production.min.js"></script>
 <script src="${a}/react-dom.production.min.js"></script>
 <script src="${a}/graphiql.min.js"></script>
-<script src="${a}/start.js"></script>
+<script src="${a}/graphql-ws.min.js"></script>
+<script src="${a}/start.js" data-endpoint="${attribute(options.endpoint)}"></script>
 </body>
 </html>
 `;
@@ -135,10 +118,6 @@ export function createGraphiQL(options: GraphiQLOptions = {}): (request: Request
     title: options.title ?? 'GraphiQL',
   };
   const html = page(resolved);
-  const own = new Map<string, Asset>([
-    ['start.js', { body: startScript(resolved.endpoint), contentType: 'text/javascript; charset=utf-8', etag: '' }],
-  ]);
-  for (const asset of own.values()) asset.etag = strongEtag(asset.body);
   const pageEtag = strongEtag(html);
   vendor(); // fail at startup, not on the first page view, when the packages are missing
 
@@ -154,7 +133,7 @@ export function createGraphiQL(options: GraphiQLOptions = {}): (request: Request
     }
     if (!url.pathname.startsWith(`${resolved.assetsPath}/`)) return null;
     const name = url.pathname.slice(resolved.assetsPath.length + 1);
-    const asset = own.get(name) ?? vendor().get(name);
+    const asset = vendor().get(name);
     if (asset === undefined) {
       return new Response(`No GraphiQL asset named "${name}"`, { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
     }

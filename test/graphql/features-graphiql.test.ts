@@ -41,8 +41,11 @@ test('assets are served from the npm packages, with ETag revalidation; unknown o
   const etag = script.headers.get('etag');
   assert.ok(etag);
   assert.equal((await app.request('/graphiql/graphiql.min.js', { headers: { 'if-none-match': etag } })).status, 304);
-  const start = await (await app.request('/graphiql/start.js')).text();
-  assert.ok(start.includes('"/graphql"'), 'the page queries the endpoint it was served on');
+  const start = await app.request('/graphiql/start.js');
+  assert.equal(start.status, 200);
+  assert.match(await start.text(), /GraphiQL/);
+  const page = await (await app.request('/graphql', { headers: { accept: browserAccept } })).text();
+  assert.ok(page.includes('data-endpoint="/graphql"'), 'the page queries the endpoint it was served on');
   assert.equal((await app.request('/graphiql/nothing.js')).status, 404);
   assert.equal((await app.request('/graphiql/graphiql.min.js', { method: 'POST' })).status, 405);
 });

@@ -1,29 +1,40 @@
 // GraphiQL on the dev server, driven in headless Chromium: type a query, run it, read the result.
 // Every request the page makes is checked to stay on the dev server: the assets come from npm.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
-import { startServer } from '../../node/graphql/app.ts';
+import { serve } from '@hono/node-server';
+import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { createApp, startServer } from '../../node/graphql/app.ts';
+import { attachGraphQLWebSocket } from '../../node/graphql/websocket.ts';
+import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import { createCountriesHandler } from '../../src/index.ts';
 import { needs } from '../support/prereq.ts';
 import { within } from '../support/graphql-fixtures.ts';
 
 const chromiumPath = '/usr/bin/chromium';
-const query = '{ country(code: "BR") { name capital currency } }';
 
-test('GraphiQL from the dev server runs a typed query in headless Chromium, offline', { timeout: 120_000 }, async (t) => {
-  if (!needs(t, { commands: [chromiumPath] })) return;
-  const server = await startServer({ handler: createCountriesHandler(), port: 0, hostname: '127.0.0.1', graphiql: true });
-  const origin = new URL(server.url).origin;
+interface Browser {
+  page: Page;
+  /** URLs (and WebSocket URLs) the page asked for outside `origin`; they were refused. */
+  offsite: string[];
+  onsite: string[];
+  pageErrors: string[];
+}
+
+/** Headless Chromium with a fresh profile; everything it opens is closed and removed after the test. */
+async function openBrowser(t: TestContext, origin: string, cleanups: (() => Promise<void> | void)[]): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'skiff-graphiql-chromium-'));
   let context: BrowserContext | undefined;
-  // One hook, in order: the browser must be gone before its profile directory is removed.
+  // One hook, in order: the browser must be gone before its servers and its profile directory.
   t.after(async () => {
     await context?.close().catch(() => {});
-    await server.close();
+    for (const cleanup of cleanups) await cleanup();
     rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   });
   context = await within(
@@ -44,53 +55,117 @@ test('GraphiQL from the dev server runs a typed query in headless Chromium, offl
       ],
     }),
   );
-
+  const browser: Browser = { page: context.pages()[0] ?? (await context.newPage()), offsite: [], onsite: [], pageErrors: [] };
   // Anything not addressed to the dev server is refused and remembered.
-  const offsite: string[] = [];
-  const onsite: string[] = [];
   await context.route('**/*', (route) => {
     const url = route.request().url();
     if (new URL(url).origin === origin) {
-      onsite.push(url);
+      browser.onsite.push(url);
       return route.continue();
     }
-    offsite.push(url);
+    browser.offsite.push(url);
     return route.abort();
   });
-  const page = context.pages()[0] ?? (await context.newPage());
-  const pageErrors: string[] = [];
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
+  browser.page.on('websocket', (socket) => {
+    const url = new URL(socket.url());
+    if (`http://${url.host}` !== origin) browser.offsite.push(socket.url());
   });
-  page.setDefaultTimeout(30_000);
+  browser.page.on('pageerror', (error) => browser.pageErrors.push(error.message));
+  browser.page.on('console', (message) => {
+    if (message.type() === 'error') browser.pageErrors.push(message.text());
+  });
+  browser.page.setDefaultTimeout(30_000);
+  return browser;
+}
 
-  const response = await page.goto(server.url);
-  assert.equal(response?.status(), 200);
-  assert.match(response?.headers()['content-type'] ?? '', /^text\/html/);
-
+/** Types `text` into GraphiQL's query editor, replacing what is there, and checks the editor holds it. */
+async function typeQuery(page: Page, text: string): Promise<void> {
   const editor = page.locator('.graphiql-query-editor .CodeMirror');
   await editor.waitFor({ state: 'visible' });
   await editor.click();
   await page.keyboard.press('Control+A');
   await page.keyboard.press('Backspace');
   // insertText types the query as one input, so the editor's bracket auto-closing does not double braces.
-  await page.keyboard.insertText(query);
-  const typed = await page.evaluate(
-    () => (document.querySelector('.graphiql-query-editor .CodeMirror') as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue(),
-  );
-  assert.equal(typed, query);
+  await page.keyboard.insertText(text);
+  const typed = await editor.evaluate((node) => (node as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue());
+  assert.equal(typed, text);
+}
 
-  await page.locator('.graphiql-execute-button').click();
-  const resultPane = page.locator('.graphiql-response .CodeMirror');
-  await page.waitForFunction(() => {
+/** Waits until the result pane contains `expected`, then returns its text. */
+async function resultContaining(page: Page, expected: string): Promise<string> {
+  await page.waitForFunction((needle) => {
     const pane = document.querySelector('.graphiql-response .CodeMirror') as unknown as { CodeMirror?: { getValue(): string } } | null;
-    return pane?.CodeMirror?.getValue().includes('Brazil') ?? false;
-  });
-  const result = await resultPane.evaluate((node) => (node as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue());
+    return pane?.CodeMirror?.getValue().includes(needle) ?? false;
+  }, expected);
+  return page
+    .locator('.graphiql-response .CodeMirror')
+    .evaluate((node) => (node as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue());
+}
+
+test('GraphiQL from the dev server runs a typed query in headless Chromium, offline', { timeout: 120_000 }, async (t) => {
+  if (!needs(t, { commands: [chromiumPath] })) return;
+  const server = await startServer({ handler: createCountriesHandler(), port: 0, hostname: '127.0.0.1', graphiql: true });
+  const browser = await openBrowser(t, new URL(server.url).origin, [() => server.close()]);
+  const { page } = browser;
+
+  const response = await page.goto(server.url);
+  assert.equal(response?.status(), 200);
+  assert.match(response?.headers()['content-type'] ?? '', /^text\/html/);
+
+  await typeQuery(page, '{ country(code: "BR") { name capital currency } }');
+  await page.locator('.graphiql-execute-button').click();
+  const result = await resultContaining(page, 'Brazil');
   assert.deepEqual(JSON.parse(result), { data: { country: { name: 'Brazil', capital: 'Brasília', currency: 'BRL' } } });
 
-  assert.deepEqual(offsite, [], 'no request left the dev server');
-  assert.ok(onsite.some((url) => url.endsWith('/graphiql/graphiql.min.js')), 'assets came from the dev server');
-  assert.deepEqual(pageErrors, [], 'no script or policy errors on the page');
+  assert.deepEqual(browser.offsite, [], 'no request left the dev server');
+  assert.ok(browser.onsite.some((url) => url.endsWith('/graphiql/graphiql.min.js')), 'assets came from the dev server');
+  assert.deepEqual(browser.pageErrors, [], 'no script or policy errors on the page');
+});
+
+test('GraphiQL runs subscriptions over graphql-ws on the same URL', { timeout: 120_000 }, async (t) => {
+  if (!needs(t, { commands: [chromiumPath] })) return;
+  const schema = new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'Query', fields: { hello: { type: GraphQLString, resolve: () => 'hi' } } }),
+    subscription: new GraphQLObjectType({
+      name: 'Subscription',
+      fields: {
+        countdown: {
+          type: new GraphQLNonNull(GraphQLInt),
+          args: { from: { type: new GraphQLNonNull(GraphQLInt) } },
+          subscribe: async function* (_root: unknown, args: { from: number }) {
+            for (let n = args.from; n >= 0; n--) yield { countdown: n };
+          },
+        },
+      },
+    }),
+  });
+  const app = createApp(createGraphQLHandler({ schema }), { graphiql: { endpoint: '/graphql' } });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
+    s.once('error', reject);
+    s.once('listening', () => resolve(s));
+  });
+  const ws = attachGraphQLWebSocket(server, { schema });
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const browser = await openBrowser(t, origin, [
+    () => ws.close(),
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  ]);
+  const { page } = browser;
+  const sockets: string[] = [];
+  page.on('websocket', (socket) => sockets.push(socket.url()));
+
+  await page.goto(`${origin}/graphql`);
+  await typeQuery(page, 'subscription { countdown(from: 3) }');
+  await page.locator('.graphiql-execute-button').click();
+  // The pane shows each event as it arrives; the last one is 0.
+  const result = await resultContaining(page, '"countdown": 0');
+  assert.deepEqual(JSON.parse(result), { data: { countdown: 0 } });
+  assert.deepEqual(sockets, [`ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`]);
+  assert.deepEqual(browser.offsite, [], 'nothing left the dev server');
+  assert.deepEqual(browser.pageErrors, [], 'no script or policy errors on the page');
 });
