@@ -37,12 +37,15 @@ export function hostsFile(hostname: string, ip: string): string {
   return lines.join('\n') + '\n';
 }
 
-export async function writePodFiles(paths: { resolvConf: string; hostname: string; hosts: string }, content: { resolvConf: string; hostname: string; hosts: string }): Promise<void> {
+type PodFiles = { resolvConf: string; hostname: string; hosts: string };
+
+/** Writes the given files (any subset: hosts waits for the pod's IP, the others need not). */
+export async function writePodFiles(paths: Partial<PodFiles>, content: Partial<PodFiles>): Promise<void> {
   // Not atomic on purpose: they are written before the pod record exists, and a pod whose record
   // never got written is rolled back, files included.
-  await Promise.all([
-    writeFile(paths.resolvConf, content.resolvConf, { mode: 0o644 }),
-    writeFile(paths.hostname, `${content.hostname}\n`, { mode: 0o644 }),
-    writeFile(paths.hosts, content.hosts, { mode: 0o644 }),
-  ]);
+  const jobs: Promise<void>[] = [];
+  if (paths.resolvConf && content.resolvConf !== undefined) jobs.push(writeFile(paths.resolvConf, content.resolvConf, { mode: 0o644 }));
+  if (paths.hostname && content.hostname !== undefined) jobs.push(writeFile(paths.hostname, `${content.hostname}\n`, { mode: 0o644 }));
+  if (paths.hosts && content.hosts !== undefined) jobs.push(writeFile(paths.hosts, content.hosts, { mode: 0o644 }));
+  await Promise.all(jobs);
 }

@@ -261,29 +261,46 @@ export class PodSandboxes implements PodSandboxStore {
     try {
       const podNet = plan.networkMode === 'POD';
       const shm = plan.ipcMode === 'POD' ? join(this.stateDir, id, 'shm') : undefined;
-      const pins = await pinNamespaces(this.nsDir(id), { net: podNet, ipc: plan.ipcMode === 'POD', uts: podNet, hostname: plan.hostname, shm });
+      const md = plan.metadata;
+      // The network config is read first: a missing plugin fails before anything exists, and a chain
+      // with the loopback plugin makes bringing `lo` up here redundant.
+      const attachment = podNet
+        ? await this.cni.prepare(
+            id,
+            join(this.nsDir(id), 'net'),
+            { K8S_POD_NAMESPACE: md.namespace, K8S_POD_NAME: md.name, K8S_POD_INFRA_CONTAINER_ID: id, K8S_POD_UID: md.uid },
+            plan.portMappings.length > 0 ? { portMappings: plan.portMappings } : {},
+          )
+        : undefined;
+      const loopbackUp = !attachment?.network.plugins.some((p) => p.type === 'loopback');
+      const pins = await pinNamespaces(this.nsDir(id), { net: podNet, ipc: plan.ipcMode === 'POD', uts: podNet, hostname: plan.hostname, shm, loopbackUp });
+      const paths = { resolvConf: join(dir, 'resolv.conf'), hostname: join(dir, 'hostname'), hosts: join(dir, 'hosts') };
+
+      // What does not depend on the network runs while the CNI chain does (it is most of the call).
       let network: PodEntry['internals']['network'];
       let ips = { ip: '', additionalIps: [] as string[] };
-      if (podNet) {
-        const md = plan.metadata;
-        const attachment = await this.cni.prepare(
-          id,
-          pins.net!,
-          { K8S_POD_NAMESPACE: md.namespace, K8S_POD_NAME: md.name, K8S_POD_INFRA_CONTAINER_ID: id, K8S_POD_UID: md.uid },
-          plan.portMappings.length > 0 ? { portMappings: plan.portMappings } : {},
-        );
+      const attach = async () => {
+        if (!attachment) return;
         // Saved before ADD runs, so a crash during ADD can still be undone with DEL.
         await writeJsonAtomic(join(dir, NETWORK_FILE), attachment);
         attachment.result = await this.cni.add(attachment);
         network = { attachment, attached: true };
         ips = resultIps(attachment.result, attachment.ifname);
-      }
+      };
+      const alongside = async () => {
+        const pidInit = plan.pidMode === 'POD' ? await startPidInit(id, pins, this.options.catatonit) : undefined;
+        await writePodFiles({ resolvConf: paths.resolvConf, hostname: paths.hostname }, { resolvConf: await resolvConf(plan.dns), hostname: plan.hostname });
+        if (plan.config.logDirectory) await mkdir(plan.config.logDirectory, { recursive: true });
+        return pidInit;
+      };
+      // Both finish before a failure is reported, so the rollback never races a running plugin.
+      const [attached, side] = await Promise.allSettled([attach(), alongside()]);
+      if (attached.status === 'rejected') throw attached.reason;
+      if (side.status === 'rejected') throw side.reason;
+      const pidInit = side.value;
       await applySysctls(pins, plan.sysctls);
-      const pidInit = plan.pidMode === 'POD' ? await startPidInit(id, pins, this.options.catatonit) : undefined;
-
-      const paths = { resolvConf: join(dir, 'resolv.conf'), hostname: join(dir, 'hostname'), hosts: join(dir, 'hosts') };
       const hosts = podNet ? hostsFile(plan.hostname, ips.ip) : await readFile('/etc/hosts', 'utf8').catch(() => hostsFile(plan.hostname, ''));
-      await writePodFiles(paths, { resolvConf: await resolvConf(plan.dns), hostname: plan.hostname, hosts });
+      await writePodFiles({ hosts: paths.hosts }, { hosts });
 
       const ownsCgroup = !plan.cgroupParent;
       const entry: PodEntry = {
@@ -310,7 +327,6 @@ export class PodSandboxes implements PodSandboxStore {
         config: plan.config,
         internals: { network, pidInit, ownsCgroup },
       };
-      if (plan.config.logDirectory) await mkdir(plan.config.logDirectory, { recursive: true });
       await this.persist(entry);
       this.entries.set(id, entry);
       this.log.info('pod sandbox ready', { pod: id, name: nameKey(plan.metadata), ip: ips.ip || undefined });

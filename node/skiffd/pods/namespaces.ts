@@ -1,6 +1,7 @@
 // A pod's net, ipc and uts namespaces outlive any process: util-linux unshare bind-mounts each new
 // namespace onto a file (as CRI-O's pinns does), and containers join them by path. The same exec that
-// creates them sets the hostname and brings loopback up, so a pod costs one short-lived process here.
+// creates them sets the hostname (a shell builtin) and, when asked, brings loopback up and mounts the
+// shm tmpfs (the last step is exec'd, not forked): every extra process costs the RPC a few ms.
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execChecked } from './command.ts';
@@ -13,6 +14,8 @@ export interface PinRequest {
   uts: boolean;
   /** Written inside the new uts namespace. */
   hostname: string;
+  /** Bring `lo` up here; not needed when the pod's CNI chain runs the loopback plugin. */
+  loopbackUp?: boolean;
   /** Where to mount the pod's shared /dev/shm tmpfs (pods with their own IPC namespace). */
   shm?: string;
 }
@@ -53,10 +56,12 @@ export async function pinNamespaces(dir: string, request: PinRequest): Promise<P
     paths[kind] = join(dir, kind);
     await writeFile(paths[kind]!, '');
   }
+  if (request.shm) await mkdir(request.shm, { recursive: true });
   const steps: string[] = ['set -e'];
   if (request.uts) steps.push(`printf '%s' "$1" > /proc/sys/kernel/hostname`);
-  if (request.net) steps.push('ip link set lo up');
-  if (request.shm) steps.push(`mkdir -p "$2" && mount -t tmpfs -o nosuid,nodev,noexec,mode=1777,size=65536k shm "$2"`);
+  if (request.net && (request.loopbackUp ?? true)) steps.push('ip link set lo up');
+  // Without a mount namespace of its own, this mounts in the host's, where containers find it.
+  if (request.shm) steps.push(`exec mount -t tmpfs -o nosuid,nodev,noexec,mode=1777,size=65536k shm "$2"`);
   const args = kinds.map((k) => `--${k}=${paths[k]}`);
   await execChecked('unshare', [...args, '--', '/bin/sh', '-c', steps.join('\n'), 'skiff-pin', request.hostname, request.shm ?? ''], { timeoutMs: TIMEOUT_MS });
   return paths;
