@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { ImageError } from './errors.ts';
 import { fsyncDir } from '../util/atomic-file.ts';
 import type { StoreLayout } from './store-layout.ts';
+import type { Trash } from './trash.ts';
 
 export interface BlobProgress {
   (bytes: number): void;
@@ -16,7 +17,10 @@ export interface BlobProgress {
 export class BlobStore {
   private readonly inflight = new Map<string, Promise<void>>();
 
-  constructor(private readonly layout: StoreLayout) {}
+  constructor(
+    private readonly layout: StoreLayout,
+    private readonly trash: Trash,
+  ) {}
 
   async has(digest: string): Promise<boolean> {
     try {
@@ -101,7 +105,7 @@ export class BlobStore {
   }
 
   async remove(digest: string): Promise<void> {
-    await rm(this.layout.blob(digest), { force: true });
+    await this.trash.discard(this.layout.blob(digest));
   }
 }
 

@@ -15,6 +15,7 @@ import { RegistryClient } from './registry-client.ts';
 import type { Credentials, RegistrySettings } from './registry-config.ts';
 import { mapLimit, Serial } from './serial.ts';
 import { StoreLayout } from './store-layout.ts';
+import { Trash } from './trash.ts';
 import { mountpointOf } from './fs-usage.ts';
 import type { Logger } from '../logger.ts';
 
@@ -35,6 +36,7 @@ export interface FsUsage {
 
 export class ImageManager {
   readonly layout: StoreLayout;
+  private readonly trash: Trash;
   private readonly blobs: BlobStore;
   private readonly layers: LayerStore;
   private readonly records: ImageStore;
@@ -47,8 +49,9 @@ export class ImageManager {
 
   private constructor(private readonly opts: ImageManagerOptions) {
     this.layout = new StoreLayout(opts.root);
-    this.blobs = new BlobStore(this.layout);
-    this.layers = new LayerStore(this.layout);
+    this.trash = new Trash(this.layout.trashDir);
+    this.blobs = new BlobStore(this.layout, this.trash);
+    this.layers = new LayerStore(this.layout, this.trash);
     this.records = new ImageStore(this.layout);
   }
 
@@ -75,6 +78,7 @@ export class ImageManager {
     const { log } = this.opts;
     await rm(this.layout.tmpDir, { recursive: true, force: true });
     await mkdir(this.layout.tmpDir, { recursive: true });
+    await this.trash.empty();
     await mkdir(this.layout.blobsDir, { recursive: true });
     const warn = (msg: string, fields?: Record<string, unknown>) => log.warn(msg, fields);
     await this.layers.load(warn);
@@ -403,7 +407,7 @@ export class ImageManager {
   async close(): Promise<void> {
     this.cancelPulls();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.pulls.values()]), new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
+    await Promise.race([Promise.allSettled([...this.pulls.values(), this.trash.idle()]), new Promise((resolve) => (timer = setTimeout(resolve, 5000)))]);
     clearTimeout(timer);
   }
 }

@@ -7,6 +7,7 @@ import { ImageError } from './errors.ts';
 import { syncFilesystem, unpackLayer } from './layer-unpack.ts';
 import { hex, type StoreLayout } from './store-layout.ts';
 import { fsyncDir, readJson } from '../util/atomic-file.ts';
+import type { Trash } from './trash.ts';
 
 export interface LayerInfo {
   diffId: string;
@@ -23,7 +24,10 @@ export class LayerStore {
   /** diff id -> info, for every committed layer. */
   readonly layers = new Map<string, LayerInfo>();
 
-  constructor(private readonly layout: StoreLayout) {}
+  constructor(
+    private readonly layout: StoreLayout,
+    private readonly trash: Trash,
+  ) {}
 
   async load(warn: (msg: string, fields?: Record<string, unknown>) => void): Promise<void> {
     await mkdir(this.layout.layersDir, { recursive: true });
@@ -88,18 +92,13 @@ export class LayerStore {
     }
   }
 
-  /** Takes the layer out of service at once (a rename) and deletes it afterwards. */
+  /** Takes the layer out of service at once (a rename) and deletes it after the call. */
   async remove(diffId: string): Promise<void> {
     this.layers.delete(diffId);
     await this.discard(this.layout.layer(diffId));
   }
 
   private async discard(dir: string): Promise<void> {
-    const exists = await stat(dir).catch(() => undefined);
-    if (!exists) return;
-    await mkdir(this.layout.tmpDir, { recursive: true });
-    const doomed = join(this.layout.tmpDir, `removed-${randomBytes(6).toString('hex')}`);
-    await rename(dir, doomed);
-    await rm(doomed, { recursive: true, force: true });
+    await this.trash.discard(dir);
   }
 }

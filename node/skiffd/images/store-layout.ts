@@ -30,6 +30,10 @@ export class StoreLayout {
   record(id: string): string {
     return join(this.recordsDir, `${hex(id)}.json`);
   }
+  /** Removed layers and blobs being deleted in the background; emptied at startup. */
+  get trashDir(): string {
+    return join(this.dir, 'trash');
+  }
   /** Downloads and unpacks in progress; emptied at startup. */
   get tmpDir(): string {
     return join(this.dir, 'tmp');

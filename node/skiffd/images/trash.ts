@@ -1,0 +1,46 @@
+// Deleting a layer tree (hundreds of unlinks on a busy disk) or a large blob costs a RemoveImage tens of
+// ms. A rename into the trash takes it out of the store at once; the delete runs after the call has
+// answered. Whatever a crash leaves in the trash is deleted at the next start.
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export class Trash {
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(readonly dir: string) {}
+
+  /** Startup: deletes the leftovers of deletes a crash cut short. */
+  async empty(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+  }
+
+  /** Moves `path` (file or directory) into the trash and deletes it in the background; absent is fine. */
+  async discard(path: string): Promise<void> {
+    const doomed = join(this.dir, randomBytes(8).toString('hex'));
+    try {
+      await rename(path, doomed);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        // Either the path is gone (nothing to do) or the trash is: recreate it once and retry.
+        await mkdir(this.dir, { recursive: true, mode: 0o700 });
+        try {
+          await rename(path, doomed);
+        } catch (again) {
+          if ((again as NodeJS.ErrnoException).code === 'ENOENT') return;
+          throw again;
+        }
+      } else throw err;
+    }
+    // A failed delete leaves the entry for the next start's empty().
+    const job = rm(doomed, { recursive: true, force: true }).catch(() => {});
+    this.pending.add(job);
+    void job.finally(() => this.pending.delete(job));
+  }
+
+  /** Resolves when every background delete has finished. */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
+  }
+}
