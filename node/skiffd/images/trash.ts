@@ -1,7 +1,8 @@
 // Deleting a layer tree (hundreds of unlinks on a busy disk) or a large blob costs a RemoveImage tens of
 // ms. A rename into the trash takes it out of the store at once; the delete runs after the call has
-// answered. Whatever a crash leaves in the trash is deleted at the next start.
-import { mkdir, rename, rm } from 'node:fs/promises';
+// answered, one file system operation at a time so it never fills the thread pool the calls that
+// follow need. Whatever a crash leaves in the trash is deleted at the next start.
+import { mkdir, readdir, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -34,7 +35,9 @@ export class Trash {
       } else throw err;
     }
     // A failed delete leaves the entry for the next start's empty().
-    const job = rm(doomed, { recursive: true, force: true }).catch(() => {});
+    const job = removeSlowly(doomed)
+      .catch(() => rm(doomed, { recursive: true, force: true }))
+      .catch(() => {});
     this.pending.add(job);
     void job.finally(() => this.pending.delete(job));
   }
@@ -43,4 +46,23 @@ export class Trash {
   async idle(): Promise<void> {
     await Promise.allSettled([...this.pending]);
   }
+}
+
+/** Deletes a file or tree with one pending operation at a time (fs.rm runs a whole directory at once). */
+async function removeSlowly(path: string): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(path, { withFileTypes: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') return unlink(path);
+    if (code === 'ENOENT') return;
+    throw err;
+  }
+  for (const entry of entries) {
+    const child = `${path}/${entry.name}`;
+    if (entry.isDirectory()) await removeSlowly(child);
+    else await unlink(child);
+  }
+  await rmdir(path);
 }
