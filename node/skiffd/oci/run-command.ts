@@ -1,5 +1,6 @@
 // Runs a short-lived helper command (runc, mount...) with a hard deadline, capturing its output.
 import { spawn } from 'node:child_process';
+import { helperCanRun, notFound, runThroughHelper } from '../util/helper-shell.ts';
 
 export interface CommandResult {
   code: number | null;
@@ -29,6 +30,16 @@ export class CommandError extends Error {
 
 /** Resolves with the result whatever the exit status; rejects only if the command cannot be spawned. */
 export function runCommand(file: string, args: string[], options: RunOptions = {}): Promise<CommandResult> {
+  // Plain calls (no input, cwd or env of their own) go through a helper shell: no fork of the daemon.
+  if (options.input === undefined && options.cwd === undefined && options.env === undefined && helperCanRun(file, args)) {
+    const helped = runThroughHelper(file, args, options.timeoutMs && options.timeoutMs > 0 ? options.timeoutMs : 24 * 3600_000);
+    // 127: not found (a spawn reports that as an error); a broken helper: spawn instead.
+    if (helped) return helped.then((r) => (notFound(r, file) ? spawnCommand(file, args, options) : r), () => spawnCommand(file, args, options));
+  }
+  return spawnCommand(file, args, options);
+}
+
+function spawnCommand(file: string, args: string[], options: RunOptions): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
       cwd: options.cwd,

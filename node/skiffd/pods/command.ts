@@ -1,6 +1,7 @@
 // Runs the short-lived helpers pods and CNI need (unshare, nsenter, umount, CNI plugins) with a hard
 // deadline, so a wedged helper turns into an error instead of a hung RPC.
 import { spawn } from 'node:child_process';
+import { helperCanRun, notFound, runThroughHelper } from '../util/helper-shell.ts';
 
 export interface CommandOutput {
   code: number | null;
@@ -18,6 +19,21 @@ export interface CommandOptions {
 
 /** Resolves whatever the exit status; rejects only when the program cannot be started. */
 export function execCommand(file: string, args: string[], options: CommandOptions): Promise<CommandOutput> {
+  // Plain calls (no input, no env of their own) go through a helper shell: no fork of the daemon.
+  if (options.input === undefined && options.env === undefined && helperCanRun(file, args)) {
+    const helped = runThroughHelper(file, args, options.timeoutMs);
+    // 127: not found (a spawn reports that as an error); a broken helper: spawn instead.
+    if (helped) {
+      return helped.then(
+        (r) => (notFound(r, file) ? spawnCommand(file, args, options) : { ...r, timedOut: r.signal === 'SIGKILL' && r.stderr.endsWith(`(timed out after ${options.timeoutMs} ms)`) }),
+        () => spawnCommand(file, args, options),
+      );
+    }
+  }
+  return spawnCommand(file, args, options);
+}
+
+function spawnCommand(file: string, args: string[], options: CommandOptions): Promise<CommandOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
       env: options.env ?? process.env,

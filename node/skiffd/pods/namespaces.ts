@@ -63,7 +63,7 @@ export async function pinNamespaces(dir: string, request: PinRequest): Promise<P
   // Without a mount namespace of its own, this mounts in the host's, where containers find it.
   if (request.shm) steps.push(`exec mount -t tmpfs -o nosuid,nodev,noexec,mode=1777,size=65536k shm "$2"`);
   const args = kinds.map((k) => `--${k}=${paths[k]}`);
-  await execChecked('unshare', [...args, '--', '/bin/sh', '-c', steps.join('\n'), 'skiff-pin', request.hostname, request.shm ?? ''], { timeoutMs: TIMEOUT_MS });
+  await execChecked('unshare', [...args, '--', '/bin/sh', '-c', steps.join('; '), 'skiff-pin', request.hostname, request.shm ?? ''], { timeoutMs: TIMEOUT_MS });
   return paths;
 }
 
