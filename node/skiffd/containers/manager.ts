@@ -448,14 +448,18 @@ export class ContainerManager {
     this.names.set(fullName, id);
     this.retainImage(id, image.layers);
     return this.lock.run(id, async () => {
+      let mounting: Promise<void> | undefined;
       try {
         // No record until the end: a directory without one is a create that never finished, and
         // recovery removes it (unmounting first).
         await mkdir(dir, { recursive: true, mode: 0o700 });
         const dirs = rootfsDirs(dir);
-        await mountRootfs(dirs, image.layers, true);
-        this.mounted.add(id);
-        const [passwd, group] = await Promise.all([readImageFile(dirs.merged, 'etc/passwd'), readImageFile(dirs.merged, 'etc/group')]);
+        mounting = mountRootfs(dirs, image.layers, true);
+        mounting.catch(() => {}); // awaited below; a failure before that is not unhandled
+        // A single layer is its own merged view: the spec is built from it while the mount is made.
+        if (image.layers.length > 1) await mounting;
+        const view = image.layers.length === 1 ? image.layers[0] : dirs.merged;
+        const [passwd, group] = await Promise.all([readImageFile(view, 'etc/passwd'), readImageFile(view, 'etc/group')]);
         const built = buildSpec({
           id,
           config,
@@ -472,10 +476,10 @@ export class ContainerManager {
           seccompProfile,
           host: this.host,
         });
-        await mkdir(this.bundle(id), { recursive: true });
-        await mkdir(this.persistDir(id), { recursive: true });
+        await Promise.all([mkdir(this.bundle(id), { recursive: true }), mkdir(this.persistDir(id), { recursive: true }), mkdir(dirname(record.conmonLogPath), { recursive: true })]);
         await writeJsonAtomic(join(this.bundle(id), 'config.json'), built.spec);
-        await mkdir(dirname(record.conmonLogPath), { recursive: true });
+        await mounting;
+        this.mounted.add(id);
         const pidNs = built.spec.linux.namespaces.find((n) => n.type === 'pid');
         const done: ContainerRecord = {
           ...record,
@@ -491,6 +495,8 @@ export class ContainerManager {
         this.emit(done, ContainerEventType.CONTAINER_CREATED_EVENT);
         return id;
       } catch (err) {
+        // The mount may still be under way; the cleanup must come after it.
+        await mounting?.catch(() => {});
         await this.destroy(id, record).catch((e) => this.log.warn('cleanup after a failed create failed', { id, err: String(e) }));
         this.names.delete(fullName);
         if (err instanceof ServerError) throw err;
