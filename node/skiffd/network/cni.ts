@@ -180,8 +180,7 @@ export class Cni {
     const out = await execCommand(binary, [], {
       timeoutMs: this.timeoutMs,
       input: JSON.stringify(conf),
-      env: {
-        ...process.env,
+      extraEnv: {
         CNI_COMMAND: command,
         CNI_CONTAINERID: attachment.containerId,
         CNI_NETNS: netns,

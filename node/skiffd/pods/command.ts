@@ -15,13 +15,18 @@ export interface CommandOptions {
   timeoutMs: number;
   input?: string;
   env?: NodeJS.ProcessEnv;
+  /** Variables added to the daemon's environment (what CNI plugins get); `env` replaces it instead. */
+  extraEnv?: Record<string, string>;
 }
 
 /** Resolves whatever the exit status; rejects only when the program cannot be started. */
 export function execCommand(file: string, args: string[], options: CommandOptions): Promise<CommandOutput> {
-  // Plain calls (no input, no env of their own) go through a helper shell: no fork of the daemon.
-  if (options.input === undefined && options.env === undefined && helperCanRun(file, args)) {
-    const helped = runThroughHelper(file, args, options.timeoutMs);
+  // Calls without an environment of their own go through a helper shell: no fork of the daemon.
+  // Added variables are set by env(1), which then execs the program.
+  const extra = Object.entries(options.extraEnv ?? {}).map(([k, v]) => `${k}=${v}`);
+  const [hFile, hArgs] = extra.length > 0 ? ['env', [...extra, file, ...args]] : [file, args];
+  if (options.env === undefined && helperCanRun(hFile, hArgs, options.input)) {
+    const helped = runThroughHelper(hFile, hArgs, options.timeoutMs, options.input);
     // 127: not found (a spawn reports that as an error); a broken helper: spawn instead.
     if (helped) {
       return helped.then(
@@ -36,7 +41,7 @@ export function execCommand(file: string, args: string[], options: CommandOption
 function spawnCommand(file: string, args: string[], options: CommandOptions): Promise<CommandOutput> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
-      env: options.env ?? process.env,
+      env: options.env ?? (options.extraEnv ? { ...process.env, ...options.extraEnv } : process.env),
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

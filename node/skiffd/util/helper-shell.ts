@@ -4,10 +4,11 @@
 // forks cheaply and the daemon only writes a request line. Measured: ~0.5 ms per command through a
 // helper against ~3 ms for a spawn.
 //
-// Protocol: the daemon writes the argument count, then one argument per line; the shell runs the
-// command with stdin from /dev/null, its stdout and stderr going to the shell's own, then prints
+// Protocol: the daemon writes the argument count (and "input" when it sends stdin), then one argument
+// per line, then the input as one line; the shell runs the command with that input (else /dev/null)
+// as stdin, its stdout and stderr going to the shell's own, then prints
 // "\n<token> <status>" on stdout and "\n<token>" on stderr. The token is random per shell, so command
-// output cannot fake it. Arguments holding a newline cannot be sent; such calls spawn directly.
+// output cannot fake it. Arguments or input holding a newline cannot be sent; such calls spawn directly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
@@ -20,10 +21,15 @@ export interface HelperResult {
 
 const SCRIPT = [
   't=$1',
-  'while IFS= read -r n; do',
+  'while IFS=" " read -r n mode; do',
   '  set --',
   '  while [ "$n" -gt 0 ]; do IFS= read -r a; set -- "$@" "$a"; n=$((n - 1)); done',
-  '  "$@" </dev/null',
+  '  if [ "$mode" = input ]; then',
+  '    IFS= read -r input',
+  `    printf '%s\n' "$input" | "$@"`,
+  '  else',
+  '    "$@" </dev/null',
+  '  fi',
   '  rc=$?',
   `  printf '\\n%s %s\\n' "$t" "$rc"`,
   `  printf '\\n%s\\n' "$t" >&2`,
@@ -33,6 +39,7 @@ const SCRIPT = [
 interface Job {
   file: string;
   args: string[];
+  input?: string;
   timeoutMs: number;
   resolve: (r: HelperResult) => void;
   reject: (err: Error) => void;
@@ -79,7 +86,9 @@ class HelperShell {
     this.current = { job, timer };
     this.stdout = '';
     this.stderr = '';
-    this.child.stdin!.write(`${job.args.length + 1}\n${[job.file, ...job.args].join('\n')}\n`);
+    const head = job.input === undefined ? `${job.args.length + 1}` : `${job.args.length + 1} input`;
+    const tail = job.input === undefined ? '' : `${job.input}\n`;
+    this.child.stdin!.write(`${head}\n${[job.file, ...job.args].join('\n')}\n${tail}`);
   }
 
   private check(): void {
@@ -129,9 +138,9 @@ function signalName(n: number): NodeJS.Signals | null {
 const MAX_SHELLS = 4;
 const shells: HelperShell[] = [];
 
-/** Whether a call can go through a helper shell (no newline in any argument). */
-export function helperCanRun(file: string, args: string[]): boolean {
-  return !file.includes('\n') && args.every((a) => !a.includes('\n'));
+/** Whether a call can go through a helper shell (no newline in any argument or in the input). */
+export function helperCanRun(file: string, args: string[], input?: string): boolean {
+  return !file.includes('\n') && args.every((a) => !a.includes('\n')) && !input?.includes('\n');
 }
 
 /**
@@ -139,7 +148,7 @@ export function helperCanRun(file: string, args: string[]): boolean {
  * then, so one slow command never holds up another). Resolves whatever the exit status (a signal
  * death shows as the signal); rejects only if the helper itself broke.
  */
-export function runThroughHelper(file: string, args: string[], timeoutMs: number): Promise<HelperResult> | undefined {
+export function runThroughHelper(file: string, args: string[], timeoutMs: number, input?: string): Promise<HelperResult> | undefined {
   for (let i = shells.length - 1; i >= 0; i--) if (shells[i].dead) shells.splice(i, 1);
   let shell = shells.find((s) => !s.busy);
   if (!shell) {
@@ -148,10 +157,10 @@ export function runThroughHelper(file: string, args: string[], timeoutMs: number
     shells.push(shell);
   }
   const chosen = shell;
-  return new Promise((resolve, reject) => chosen.run({ file, args, timeoutMs, resolve, reject }));
+  return new Promise((resolve, reject) => chosen.run({ file, args, input, timeoutMs, resolve, reject }));
 }
 
 /** The helper could not find the program (a spawn would have failed with ENOENT instead). */
 export function notFound(r: HelperResult, file: string): boolean {
-  return r.code === 127 && r.stderr.includes(`${file}: not found`);
+  return r.code === 127 && (r.stderr.includes(`${file}: not found`) || (r.stderr.startsWith('env: ') && r.stderr.includes(file) && r.stderr.includes('No such file')));
 }
