@@ -29,6 +29,8 @@ export interface Measurement {
    * steadier than req/s on a shared machine, since it does not count time spent waiting for a core.
    */
   cpuMicroseconds?: number;
+  /** req/s as a fraction of the ceiling's (the median of per-round ratios when there are rounds). */
+  ratio?: number;
   /** Requests answered with a non-2xx status or failed at the socket (should be 0). */
   failures: number;
   /** Set when the server's answer differs from graphql-js's (by bytes, or even by value). */

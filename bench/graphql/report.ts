@@ -4,6 +4,7 @@ import type { Measurement } from './http-bench.ts';
 import type { BenchQuery } from './queries.ts';
 
 function ratio(m: Measurement | undefined, ceiling: Measurement | undefined): number | undefined {
+  if (m?.ratio !== undefined) return m.ratio;
   if (!m || !ceiling || ceiling.requestsPerSecond === 0) return undefined;
   return m.requestsPerSecond / ceiling.requestsPerSecond;
 }

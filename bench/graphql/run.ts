@@ -98,7 +98,8 @@ log(
     `one server at a time, ${roundCount} round${roundCount > 1 ? 's' : ''}`,
 );
 // Rounds: every server is started, loaded and stopped once per round, in an order that rotates
-// from round to round; each cell reports its median round. On a shared machine this spreads
+// from round to round; each cell reports its median round, and its ratio to the ceiling is the
+// median of the per-round ratios. On a shared machine this spreads
 // background noise over all servers instead of letting it land on whichever ran at a bad moment.
 const rounds: Measurement[][] = [];
 for (let round = 0; round < roundCount; round++) {
@@ -145,17 +146,33 @@ if (args.json) {
   }
 }
 
-/** Per (server, query), the round with the median req/s (its p99 comes with it). */
+/**
+ * Per (server, query): the round with the median req/s (its p99 and CPU come with it), and the
+ * median over rounds of the ratio to the ceiling measured in the same round.
+ */
 function medianRounds(all: Measurement[][]): Measurement[] {
   const cells = new Map<string, Measurement[]>();
-  for (const round of all) for (const m of round) {
-    const key = `${m.server}\u0000${m.query}`;
-    cells.set(key, [...(cells.get(key) ?? []), m]);
+  const ratios = new Map<string, number[]>();
+  for (const round of all) {
+    for (const m of round) {
+      const key = `${m.server}\u0000${m.query}`;
+      cells.set(key, [...(cells.get(key) ?? []), m]);
+      const ceiling = round.find((c) => c.server === 'ceiling' && c.query === m.query);
+      if (ceiling && ceiling.requestsPerSecond > 0) ratios.set(key, [...(ratios.get(key) ?? []), m.requestsPerSecond / ceiling.requestsPerSecond]);
+    }
   }
-  return [...cells.values()].map((ms) => {
+  return [...cells].map(([key, ms]) => {
     const sorted = [...ms].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
     const picked = { ...sorted[(sorted.length - 1) >> 1] };
     picked.failures = ms.reduce((sum, m) => sum + m.failures, 0);
+    const r = ratios.get(key);
+    if (r) picked.ratio = median(r);
     return picked;
   });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
