@@ -273,7 +273,15 @@ export class PodSandboxes implements PodSandboxStore {
           )
         : undefined;
       const loopbackUp = !attachment?.network.plugins.some((p) => p.type === 'loopback');
-      const pins = await pinNamespaces(this.nsDir(id), { net: podNet, ipc: plan.ipcMode === 'POD', uts: podNet, hostname: plan.hostname, shm, loopbackUp });
+      // The attachment is saved before ADD can run, so a crash during ADD can still be undone with DEL
+      // (a DEL whose namespace is gone gets an empty CNI_NETNS); it is written while the pin runs.
+      const [pinned, saved] = await Promise.allSettled([
+        pinNamespaces(this.nsDir(id), { net: podNet, ipc: plan.ipcMode === 'POD', uts: podNet, hostname: plan.hostname, shm, loopbackUp }),
+        attachment ? writeJsonAtomic(join(dir, NETWORK_FILE), attachment) : undefined,
+      ]);
+      if (pinned.status === 'rejected') throw pinned.reason;
+      if (saved.status === 'rejected') throw saved.reason;
+      const pins = pinned.value;
       const paths = { resolvConf: join(dir, 'resolv.conf'), hostname: join(dir, 'hostname'), hosts: join(dir, 'hosts') };
 
       // What does not depend on the network runs while the CNI chain does (it is most of the call).
@@ -281,8 +289,6 @@ export class PodSandboxes implements PodSandboxStore {
       let ips = { ip: '', additionalIps: [] as string[] };
       const attach = async () => {
         if (!attachment) return;
-        // Saved before ADD runs, so a crash during ADD can still be undone with DEL.
-        await writeJsonAtomic(join(dir, NETWORK_FILE), attachment);
         attachment.result = await this.cni.add(attachment);
         network = { attachment, attached: true };
         ips = resultIps(attachment.result, attachment.ifname);
