@@ -478,8 +478,6 @@ export class ContainerManager {
         });
         await Promise.all([mkdir(this.bundle(id), { recursive: true }), mkdir(this.persistDir(id), { recursive: true }), mkdir(dirname(record.conmonLogPath), { recursive: true })]);
         await writeJsonAtomic(join(this.bundle(id), 'config.json'), built.spec);
-        await mounting;
-        this.mounted.add(id);
         const pidNs = built.spec.linux.namespaces.find((n) => n.type === 'pid');
         const done: ContainerRecord = {
           ...record,
@@ -491,7 +489,11 @@ export class ContainerManager {
           cgroupsPath: built.spec.linux.cgroupsPath ?? '',
           killAll: !pidNs || !!pidNs.path,
         };
+        // The record does not wait for the mount: recovery mounts the rootfs of a created container
+        // that lacks it. The call still answers only once the rootfs is mounted.
         await this.save(done);
+        await mounting;
+        this.mounted.add(id);
         this.emit(done, ContainerEventType.CONTAINER_CREATED_EVENT);
         return id;
       } catch (err) {
