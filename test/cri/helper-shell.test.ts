@@ -45,7 +45,7 @@ test('helper shell: input and added environment variables reach the program', as
     extraEnv: { CNI_COMMAND: 'ADD', CNI_NETNS: '' },
   });
   assert.equal(out.code, 0, out.stderr);
-  assert.equal(out.stdout, `ADD||${input}\n`);
+  assert.equal(out.stdout, `ADD||${input}`, 'the input arrives exactly, with no newline added');
   assert.equal(JSON.parse(out.stdout.slice('ADD||'.length)).text, 'line\nbreak');
 });
 

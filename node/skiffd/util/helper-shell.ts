@@ -26,7 +26,7 @@ const SCRIPT = [
   '  while [ "$n" -gt 0 ]; do IFS= read -r a; set -- "$@" "$a"; n=$((n - 1)); done',
   '  if [ "$mode" = input ]; then',
   '    IFS= read -r input',
-  `    printf '%s\n' "$input" | "$@"`,
+  `    printf '%s' "$input" | "$@"`,
   '  else',
   '    "$@" </dev/null',
   '  fi',
