@@ -1,4 +1,7 @@
 // Deno: `deno serve` calls the default export's `fetch` (see the `serve` task in deno.json).
 import countries from '../src/index.ts';
+import { countriesSchema } from '../src/countries/index.ts';
+import { withGraphQLWebSocket } from './websocket-deno.ts';
 
-export default countries;
+// WebSocket upgrades on /graphql speak graphql-transport-ws; everything else is the HTTP handler.
+export default { fetch: withGraphQLWebSocket(countries.fetch, { schema: countriesSchema }) };

@@ -1,8 +1,13 @@
 // Cloudflare Workers (workerd): a module worker; wrangler.toml points `main` at the bundle of this file.
 import countries from '../src/index.ts';
+import { countriesSchema } from '../src/countries/index.ts';
+import { withGraphQLWebSocket } from './websocket-workerd.ts';
+
+// WebSocket upgrades on /graphql speak graphql-transport-ws; everything else is the HTTP handler.
+const fetch = withGraphQLWebSocket(countries.fetch, { schema: countriesSchema });
 
 export default {
-  fetch(request: Request): Promise<Response> {
-    return countries.fetch(request);
+  fetch(request: Request): Response | Promise<Response> {
+    return fetch(request);
   },
 };

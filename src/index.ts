@@ -5,6 +5,7 @@ import type { GraphQLFetchHandler, GraphQLHandlerOptions } from './handler/optio
 
 export { createGraphQLHandler } from './handler/create-handler.ts';
 export type { ContextFactory, GraphQLFetchHandler, GraphQLHandlerOptions } from './handler/options.ts';
+export * from './subscriptions/index.ts';
 
 /** The countries API with any handler options but the schema (e.g. `path: null` on Vercel). */
 export function createCountriesHandler(options: Omit<GraphQLHandlerOptions, 'schema'> = {}): GraphQLFetchHandler {

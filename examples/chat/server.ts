@@ -1,10 +1,8 @@
 // The chat example on Node: GraphQL over HTTP (queries, mutations) and over WebSocket
-// (subscriptions) on the same /graphql URL, with the in-process pub/sub or Redis when given one.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
-import { createApp } from '../../node/graphql/app.ts';
-import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from '../../node/graphql/websocket.ts';
+// (subscriptions) on the same /graphql URL, on the Node dev server, with the in-process pub/sub or
+// a shared one (Redis) when given.
+import { startServer } from '../../node/graphql/app.ts';
+import type { NodeGraphQLWebSocketOptions } from '../../node/graphql/websocket.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import type { PubSub } from '../../src/subscriptions/pubsub.ts';
 import { createChatSchema, type ChatTopics } from './schema.ts';
@@ -16,7 +14,9 @@ export interface ChatServerOptions {
   /** Default: in-process, i.e. this server only. */
   pubsub?: PubSub<ChatTopics>;
   /** Options for the WebSocket side (connectionInitWaitTimeout, onConnect, keepAlive…). */
-  webSocket?: Omit<NodeGraphQLWebSocketOptions, 'schema'>;
+  webSocket?: Omit<NodeGraphQLWebSocketOptions, 'schema' | 'path'>;
+  /** GraphiQL (with subscriptions) for browsers on the same URL. Default off. */
+  graphiql?: boolean;
 }
 
 export interface ChatServer {
@@ -25,40 +25,26 @@ export interface ChatServer {
   /** ws://host:port/graphql */
   wsUrl: string;
   port: number;
-  /** Closes sockets (1001), the pub/sub and the HTTP server. */
+  /** Closes sockets (1001), the HTTP server and the pub/sub. */
   close(): Promise<void>;
 }
 
 export async function startChatServer(options: ChatServerOptions = {}): Promise<ChatServer> {
-  const pubsub = options.pubsub;
-  const schema = createChatSchema({ pubsub });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({
-      fetch: createApp(createGraphQLHandler({ schema })).fetch,
-      port: options.port ?? 4000,
-      hostname: options.hostname,
-    }) as Server;
-    s.once('error', reject);
-    s.once('listening', () => {
-      s.off('error', reject);
-      resolve(s);
-    });
+  const schema = createChatSchema({ pubsub: options.pubsub });
+  const server = await startServer({
+    handler: createGraphQLHandler({ schema }),
+    port: options.port ?? 4000,
+    hostname: options.hostname,
+    graphiql: options.graphiql,
+    subscriptions: { ...options.webSocket, schema },
   });
-  const ws = attachGraphQLWebSocket(server, { ...options.webSocket, schema });
-  const { port } = server.address() as AddressInfo;
-  const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
-  const origin = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
-    url: `http://${origin}/graphql`,
-    wsUrl: `ws://${origin}/graphql`,
-    port,
+    url: server.url,
+    wsUrl: server.url.replace(/^http/, 'ws'),
+    port: server.port,
     async close() {
-      await ws.close();
-      await pubsub?.close();
-      await new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeIdleConnections();
-      });
+      await server.close();
+      await options.pubsub?.close();
     },
   };
 }

@@ -5,6 +5,7 @@ import { Hono } from 'hono';
 import { serve } from '@hono/node-server';
 import type { GraphQLFetchHandler } from '../../src/handler/options.ts';
 import { createGraphiQL, type GraphiQLOptions } from './graphiql.ts';
+import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from './websocket.ts';
 import type { RequestLog } from './logging.ts';
 
 export interface AppOptions {
@@ -39,6 +40,8 @@ export interface StartOptions {
   graphiql?: boolean | GraphiQLOptions;
   /** Request log; none by default, so tests stay quiet. */
   log?: RequestLog | null;
+  /** GraphQL over WebSocket (graphql-transport-ws) on `path`, e.g. `{ schema }`. Default off. */
+  subscriptions?: Omit<NodeGraphQLWebSocketOptions, 'path'>;
 }
 
 export interface RunningServer {
@@ -58,15 +61,20 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
     server.once('listening', () => {
       server.off('error', reject);
       const { port } = server.address() as AddressInfo;
+      const ws = options.subscriptions
+        ? attachGraphQLWebSocket(server, { ...options.subscriptions, path: options.path ?? '/graphql' })
+        : undefined;
       const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
       resolve({
         url: `http://${host.includes(':') ? `[${host}]` : host}:${port}${options.path ?? '/graphql'}`,
         port,
-        close: () =>
-          new Promise<void>((done, fail) => {
+        close: async () => {
+          await ws?.close();
+          await new Promise<void>((done, fail) => {
             server.close((error) => (error ? fail(error) : done()));
             server.closeIdleConnections();
-          }),
+          });
+        },
       });
     });
   });

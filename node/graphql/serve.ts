@@ -1,5 +1,6 @@
 // `npm start`: serves the countries API on http://localhost:$PORT/graphql (default 4000), GraphiQL on the
 // same URL in a browser, and one JSON log line per request (LOG_LEVEL=silent or --quiet turns them off).
+import { countriesSchema } from '../../src/countries/index.ts';
 import { createCountriesHandler } from '../../src/index.ts';
 import { startServer } from './app.ts';
 import { createRequestLog, logLevelFrom, type LogLevel } from './logging.ts';
@@ -27,7 +28,15 @@ try {
     // NODE_ENV=development shows resolver errors as they are instead of "Unexpected error."
     development: process.env.NODE_ENV === 'development',
   });
-  const server = await startServer({ handler, port, hostname: process.env.HOST || undefined, graphiql, log });
+  const server = await startServer({
+    handler,
+    port,
+    hostname: process.env.HOST || undefined,
+    graphiql,
+    log,
+    // The same URL answers WebSocket upgrades with GraphQL over WebSocket (graphql-transport-ws).
+    subscriptions: { schema: countriesSchema },
+  });
   console.log(`GraphQL endpoint ready at ${server.url}${graphiql ? ' (open it in a browser for GraphiQL)' : ''}`);
   const stop = () => {
     server.close().then(
