@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { build } from '../../scripts/build-edge.mjs';
 import { RecordedSubscription, graphqlWsClient, within } from '../fixtures/ws/clients.ts';
+import { killGroup } from '../fixtures/ws/runtimes.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -20,11 +21,12 @@ interface Running {
 
 /** Spawns `command`, waits for a line matching `ready`, returns the ws:// URL of its /graphql. */
 async function spawnServer(command: string, args: string[], options: { cwd: string; env?: Record<string, string> }, ready: RegExp): Promise<Running> {
-  const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Own process group, so wrappers (npm's deno bin, tsx) and what they start stop together.
+  const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await within(exited, 5000, `${command} to exit`).catch(() => child.kill('SIGKILL'));
+    killGroup(child.pid, 'SIGTERM');
+    await within(exited, 5000, `${command} to exit`).catch(() => killGroup(child.pid, 'SIGKILL'));
   };
   let output = '';
   try {
