@@ -7,9 +7,12 @@ export { createGraphQLHandler } from './handler/create-handler.ts';
 export type { ContextFactory, GraphQLFetchHandler, GraphQLHandlerOptions } from './handler/options.ts';
 export * from './subscriptions/index.ts';
 
-/** The countries API with any handler options but the schema (e.g. `path: null` on Vercel). */
+/**
+ * The countries API with any handler options but the schema (e.g. `path: null` on Vercel). Its
+ * resolvers are synchronous reads of a static dataset, so compiled execution is on by default.
+ */
 export function createCountriesHandler(options: Omit<GraphQLHandlerOptions, 'schema'> = {}): GraphQLFetchHandler {
-  return createGraphQLHandler({ ...options, schema: countriesSchema });
+  return createGraphQLHandler({ compiledExecution: true, ...options, schema: countriesSchema });
 }
 
 /** The countries API on `/graphql`, in the `{ fetch }` shape Deno, workerd and Bun serve directly. */

@@ -43,10 +43,10 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     createRequestParamsParser<RequestState>(maxBodyBytes, features.queryResolver),
     documents,
   );
-  // Cached, valid queries skip graphql-http's per-request work and run on a compiled plan
-  // (src/execution). A custom `execute` opts out: graphql-http then runs every operation.
+  // With `compiledExecution`, cached valid queries skip graphql-http's per-request work and run on
+  // a compiled plan (src/execution). A custom `execute` opts out: graphql-http then runs every operation.
   const fastPath =
-    options.execute === undefined && documentCacheSize > 0
+    options.compiledExecution === true && options.execute === undefined && documentCacheSize > 0
       ? createFastPath({
           schema,
           documents,

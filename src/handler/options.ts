@@ -34,6 +34,13 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   context?: Context | ContextFactory<Context>;
   /** The root value handed to top-level resolvers. */
   rootValue?: unknown;
+  /**
+   * Runs cached, valid queries on a compiled plan (src/execution) that writes the response bytes
+   * directly. Only for schemas whose query resolvers are synchronous and free of side effects: an
+   * operation the plan cannot finish (a resolver returned a promise) is run again by graphql-js, so
+   * its resolvers run twice. Default false; the countries handler turns it on. Ignored with `execute`.
+   */
+  compiledExecution?: boolean;
   /** Replaces graphql-js `execute` (same contract), e.g. for a compiled executor. */
   execute?: (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>;
   /** Maps every reported error (GraphQL or request error) before it is serialized. */

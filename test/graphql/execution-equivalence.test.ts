@@ -292,6 +292,7 @@ test('the handler answers through the compiled path with the bytes graphql-js gi
   const reads: string[] = [];
   const handler = createGraphQLHandler({
     schema: edgeSchema,
+    compiledExecution: true,
     maskErrors: false, // compared byte for byte with graphql-js, which does not mask resolver errors
     rootValue: { fromRoot: 'root value' },
     context: () => {
@@ -315,4 +316,22 @@ test('the handler answers through the compiled path with the bytes graphql-js gi
     }
   }
   assert.equal(reads.length, cases.length * 2, 'the context factory runs once per request');
+});
+
+test('without compiledExecution every resolver runs exactly once per request', async () => {
+  const { createGraphQLHandler } = await import('../../src/handler/create-handler.ts');
+  const { GraphQLObjectType, GraphQLSchema, GraphQLInt } = await import('graphql');
+  let calls = 0;
+  const schema = new GraphQLSchema({
+    query: new GraphQLObjectType({
+      name: 'Query',
+      fields: { counter: { type: GraphQLInt, resolve: async () => ++calls } },
+    }),
+  });
+  const handler = createGraphQLHandler({ schema });
+  for (let i = 1; i <= 3; i++) {
+    const response = await handler(new Request('http://localhost/graphql?query=%7Bcounter%7D'));
+    assert.equal(await response.text(), `{"data":{"counter":${i}}}`);
+  }
+  assert.equal(calls, 3);
 });

@@ -9,7 +9,7 @@ import { benchQueries, requestFor } from '../queries.ts';
 type Handler = (request: Request) => Promise<Response>;
 
 const handlers: Record<string, Handler> = {
-  skiff: createGraphQLHandler({ schema: countriesSchema }),
+  skiff: createGraphQLHandler({ schema: countriesSchema, compiledExecution: true }),
   // graphql-http's own fetch handler, as its README sets it up.
   'graphql-http': createPlainHandler({ schema: countriesSchema }),
 };
