@@ -156,6 +156,24 @@ function parseLog(text: string): LogLine[] {
     });
 }
 
+/**
+ * The lines a log reader shows: a partial (P) piece is joined to what follows on its stream. A
+ * command whose output reaches conmon in two writes (`printf x; echo`) may log either way.
+ */
+function fullLines(lines: LogLine[]): string[] {
+  const out: string[] = [];
+  const pending = new Map<string, string>();
+  for (const l of lines) {
+    const text = (pending.get(l.stream) ?? '') + l.text;
+    if (l.tag === 'P') pending.set(l.stream, text);
+    else {
+      pending.delete(l.stream);
+      out.push(text);
+    }
+  }
+  return [...out, ...pending.values()];
+}
+
 test('containers: exit codes, reasons (Completed, Error, OOMKilled), CRI logs, status fields, list filters', { timeout: 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
   const f = fixture();
@@ -536,7 +554,7 @@ test('containers: TARGET PID mode joins another container\'s PID namespace', { t
   const debug = await m.create({ podSandboxId: f.pod.id, config: debugCfg(target), sandboxConfig: undefined });
   await m.start(debug);
   const v = await exited(m, debug);
-  assert.deepEqual(parseLog(readFileSync(v.record.logPath, 'utf8')).map((l) => l.text.trim()), ['sleep 1000']);
+  assert.deepEqual(fullLines(parseLog(readFileSync(v.record.logPath, 'utf8'))).map((text) => text.trim()), ['sleep 1000']);
 });
 
 test('containers: resources updated before the start apply when it starts', { timeout: 60_000 }, async (t) => {
