@@ -7,10 +7,14 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { createRequire } from 'node:module';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** The fuse string Node's SEA loader looks for; fixed by Node. */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+/** The attach add-on (SOCK_SEQPACKET, native): node/skiffd/streaming/backends/seqpacket.ts finds it beside the bundle or as a SEA asset. */
+const ADDON_NAME = 'node-unix-socket.linux-x64-gnu.node';
+const ADDON = createRequire(join(root, 'package.json')).resolve(`node-unix-socket-linux-x64-gnu/${ADDON_NAME}`);
 
 /**
  * @param {{ outdir?: string, sea?: boolean, quiet?: boolean }} [options]
@@ -36,6 +40,7 @@ export async function build(options = {}) {
     logLevel: 'warning',
   });
   await chmod(cjs, 0o755);
+  await copyFile(ADDON, join(outdir, ADDON_NAME));
   const result = { cjs, cjsBytes: (await stat(cjs)).size };
   if (options.sea !== false) {
     result.sea = join(outdir, 'skiffd');
@@ -55,7 +60,7 @@ async function buildSea(mainScript, out) {
   try {
     const blob = join(work, 'skiffd.blob');
     const seaConfig = join(work, 'sea-config.json');
-    await writeFile(seaConfig, JSON.stringify({ main: mainScript, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }));
+    await writeFile(seaConfig, JSON.stringify({ main: mainScript, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets: { [ADDON_NAME]: ADDON } }));
     quietly(process.execPath, ['--experimental-sea-config', seaConfig]);
     await rm(out, { force: true });
     await copyFile(process.execPath, out);
