@@ -9,6 +9,7 @@ import type { DaemonContext } from './context.ts';
 import { openImages } from './images/index.ts';
 import { openPods } from './pods/index.ts';
 import { openContainers } from './containers/index.ts';
+import { closeStreaming, openStreaming } from './streaming/index.ts';
 import type { Logger } from './logger.ts';
 import { createGrpcServer, listenUnix, prepareSocketPath } from './server.ts';
 import { imageService } from './services/image/index.ts';
@@ -48,6 +49,8 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   ctx.containers = await openContainers(ctx);
   // Only now do containers hold leases on the layers they mount; sweeping earlier could delete them.
   await ctx.images.sweep();
+  // Listening now checks [streaming] address/port at startup rather than at the first Exec.
+  await openStreaming(ctx);
 
   const shuttingDown = new AbortController();
   const server = createGrpcServer(log, shuttingDown.signal);
@@ -79,9 +82,9 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
       const current = await stat(socket).catch(() => undefined);
       if (current?.ino === socketIno) await rm(socket, { force: true });
       // Reverse order of opening. Containers keep running (conmon holds them); only watchers stop.
+      await closeQuietly(log, 'streaming', { close: () => closeStreaming(ctx) });
       await closeQuietly(log, 'containers', ctx.containers);
       await closeQuietly(log, 'images', ctx.images);
-      await closeQuietly(log, 'containers', ctx.containers);
       log.info('stopped');
     })());
 

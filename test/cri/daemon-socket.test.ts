@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
 import { hermeticConfig, runSkiffd, startSkiffd } from '../support/skiffd.ts';
 
 function tempDir(t: { after(fn: () => void): void }): string {
@@ -108,4 +109,22 @@ test('on SIGTERM an open server stream (container events) ends cleanly instead o
   assert.deepEqual(exit, { code: 0, signal: null }, d.logs());
   assert.equal(await ended, 'ended', 'the stream completes with OK, not an error');
   assert.doesNotMatch(d.logs(), /drain timeout/);
+});
+
+test('the streaming server listens at startup: its URL is logged, and a taken port is a startup error', async (t) => {
+  const d = await startSkiffd();
+  t.after(() => d.cleanup());
+  const listening = /msg="streaming server listening" subsystem=streaming url=http:\/\/127\.0\.0\.1:(\d+)/.exec(d.logs());
+  assert.ok(listening, d.logs());
+
+  const dir = tempDir(t);
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.after(() => taken.close());
+  const port = (taken.address() as AddressInfo).port;
+  const config = join(dir, 'config.toml');
+  writeFileSync(config, hermeticConfig(`[streaming]\nport = ${port}\n`, dir));
+  const run = await runSkiffd(['--config', config, '--listen', join(dir, 'skiffd.sock'), '--root', join(dir, 'root'), '--state', join(dir, 'state')]);
+  assert.equal(run.code, 1, run.stderr);
+  assert.match(run.stderr, new RegExp(`streaming server cannot listen on 127\\.0\\.0\\.1:${port} \\(\\[streaming\\] address/port\\)`));
 });
