@@ -17,8 +17,9 @@ export interface RegistryHostConfig {
   password?: string;
   /** base64 of `username:password` */
   auth?: string;
+  /** An OAuth2 refresh token, traded at the bearer realm for an access token. */
   identityToken?: string;
-  /** Skip TLS verification and allow plain HTTP for this host. */
+  /** Skip TLS verification, and fall back to plain HTTP when the host does not speak TLS. */
   insecure?: boolean;
 }
 

@@ -1,23 +1,11 @@
 // What the daemon's config file says about registries: mirrors per registry host and per-host
 // credentials / TLS settings. Keys are registry hosts as they appear in image references
 // (`docker.io`, `registry.k8s.io`, `127.0.0.1:5000`).
+import type { RegistryConfig } from '../config.ts';
 import { DOCKER_HUB, DOCKER_HUB_API_HOST } from './reference.ts';
 
-export interface RegistryHostConfig {
-  username?: string;
-  password?: string;
-  /** base64 of `username:password` */
-  auth?: string;
-  /** An OAuth2 refresh token, traded at the bearer realm for an access token. */
-  identityToken?: string;
-  /** Skip TLS verification, and fall back to plain HTTP when the host does not speak TLS. */
-  insecure?: boolean;
-}
-
-export interface RegistrySettings {
-  mirrors: Record<string, { endpoints: string[] }>;
-  configs: Record<string, RegistryHostConfig>;
-}
+/** The `[registry]` part of the daemon config, as the image subsystem reads it. */
+export type RegistrySettings = RegistryConfig;
 
 export const emptyRegistrySettings = (): RegistrySettings => ({ mirrors: {}, configs: {} });
 
