@@ -1,12 +1,13 @@
 import { assertValidSchema, execute as graphqlExecute } from 'graphql';
 import { createHandler, type OperationContext } from 'graphql-http';
 import { createDocumentCache } from './document-cache.ts';
-import { createFastPath, withFastPath } from '../execution/fast-path.ts';
+import { createFastPath, withFastPath, type FastPath } from '../execution/fast-path.ts';
 import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions } from './options.ts';
 import { acceptableMediaTypes, negotiateMediaType } from './negotiation.ts';
 import { pathnameOf } from './path.ts';
 import { createProductionFeatures, newRequestState, type RequestState } from './production.ts';
-import { createRequestParamsParser } from './request-params.ts';
+import { createRequestParamsParser, paramsFromBody, paramsFromGet, postRefusal, readBody, type ParsedParams } from './request-params.ts';
+import type { RequestParams, Response as HttpResult } from 'graphql-http';
 import { errorResponse } from './responses.ts';
 
 /**
@@ -88,7 +89,26 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       });
       return features.finish(request, notAcceptable);
     }
-    const state = newRequestState();
+    let state = newRequestState();
+    if (fastPath !== null) {
+      // Cached valid queries are answered here without graphql-http's promise hops. Whatever the
+      // shortcut does not answer (errors, refusals, async context or persisted-query stores that
+      // end up unanswered) goes the full way below with the parameters already parsed, and is
+      // decided there exactly as before.
+      const parsed = request.method === 'GET' ? parseGet(request) : await parsePost(request);
+      if (parsed !== undefined) {
+        try {
+          const quick = quickAnswer(request, parsed, mediaType, state, fastPath);
+          const response = quick instanceof Promise ? await quick : quick;
+          if (response !== undefined) return response;
+        } catch (error) {
+          onInternalError(error, request);
+          return features.finish(request, errorResponse(500, 'Internal server error'), state);
+        }
+        state = newRequestState();
+        state.parsed = parsed;
+      }
+    }
     try {
       const [body, init] = await core({
         method: request.method,
@@ -106,6 +126,93 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       return features.finish(request, errorResponse(500, 'Internal server error'), state);
     }
   };
+
+  /** A GET's parameters, as a replayable outcome. */
+  function parseGet(request: Request): ParsedParams {
+    let params: ReturnType<ParsedParams>;
+    try {
+      params = paramsFromGet(request.url, features.queryResolver);
+    } catch (error) {
+      return () => {
+        throw error;
+      };
+    }
+    return () => params;
+  }
+
+  /** A JSON POST's parameters, as a replayable outcome; undefined for anything else (405, 415). */
+  async function parsePost(request: Request): Promise<ParsedParams | undefined> {
+    if (postRefusal(request) !== null) return undefined;
+    let params: ReturnType<ParsedParams>;
+    try {
+      params = paramsFromBody(await readBody(request, maxBodyBytes), features.queryResolver);
+    } catch (error) {
+      return () => {
+        throw error;
+      };
+    }
+    return () => params;
+  }
+
+  /**
+   * The parameters through the production features and the fast path, as the full path takes them;
+   * undefined when the full path has to decide.
+   */
+  function quickAnswer(
+    request: Request,
+    parsed: ParsedParams,
+    mediaType: string,
+    state: RequestState,
+    fast: FastPath,
+  ): Response | undefined | Promise<Response | undefined> {
+    let params: ReturnType<ParsedParams>;
+    try {
+      params = parsed();
+    } catch {
+      return undefined;
+    }
+    if (params instanceof Promise) {
+      return params.then(
+        (settled) => (isReady(settled) ? undefined : quickAnswer(request, () => settled, mediaType, state, fast)),
+        () => undefined,
+      );
+    }
+    if (isReady(params)) return undefined;
+    let admitted;
+    try {
+      admitted = features.admit(params, state, mediaType);
+    } catch {
+      return undefined;
+    }
+    let result: HttpResult | Promise<HttpResult> | undefined;
+    if (isReady(admitted)) result = admitted;
+    else {
+      // graphql-http would report anything thrown here as a 400; as withFastPath does, a failure is
+      // left to happen again on the full path, which makes it a 500.
+      try {
+        result = fast(request, params, mediaType);
+      } catch {
+        return undefined;
+      }
+    }
+    if (result === undefined) return undefined;
+    if (result instanceof Promise) {
+      return result.then(
+        (settled) => (settled === undefined ? undefined : respond(request, state, settled)),
+        () => undefined,
+      );
+    }
+    return respond(request, state, result);
+  }
+
+  function respond(request: Request, state: RequestState, [body, init]: HttpResult): Response {
+    return features.respond(request, state, body, init as { status: number; headers?: Record<string, string> });
+  }
+}
+
+/** A ready response (graphql-http's [body, init]) rather than request parameters. */
+function isReady(value: RequestParams | HttpResult): value is HttpResult {
+  return Array.isArray(value);
 }
 
 function positiveInteger(name: string, value: number): number {

@@ -5,7 +5,7 @@ import {
   type ParseOptions,
   type ValidationRule,
 } from 'graphql';
-import type { FormatError, ParseRequestParams, RequestParams } from 'graphql-http';
+import type { FormatError, ParseRequestParams, RequestParams, Response as HttpResult } from 'graphql-http';
 import { cacheControlValue } from './cache-control.ts';
 import { createCors, type Cors } from './cors.ts';
 import type { DocumentCache } from './document-cache.ts';
@@ -17,6 +17,7 @@ import type { GraphQLHandlerOptions, ResponseEvent } from './options.ts';
 import { createPersistedQueryResolver, type QueryResolver } from './persisted-queries.ts';
 import { createResponseCache, type CachedResponse, type ResponseCache } from './response-cache.ts';
 import { jsonContentType } from './responses.ts';
+import type { ParsedParams } from './request-params.ts';
 
 /**
  * What one request learns on its way through the protocol core, for the HTTP layer to act on. The
@@ -31,6 +32,8 @@ export interface RequestState {
   cacheKey: string | undefined;
   /** The cached response this request is answered with. */
   cached: CachedResponse | undefined;
+  /** The parameters, when the handler's shortcut has parsed them already. */
+  parsed?: ParsedParams;
 }
 
 export function newRequestState(): RequestState {
@@ -57,7 +60,12 @@ export interface ProductionFeatures {
   /** Resolves persisted queries; give it to the request-parameter parser. */
   queryResolver: QueryResolver;
   formatError: FormatError | undefined;
-  /** Request limits, state and response-cache hits around the request-parameter parser. */
+  /**
+   * Request limits, state and response-cache hits for parsed parameters: the parameters to go on
+   * with, or the cached answer. Throws (a limit) what graphql-http reports as 400.
+   */
+  admit(params: RequestParams, state: RequestState, mediaType: string | null): RequestParams | HttpResult;
+  /** `admit` around the request-parameter parser. */
   wrapParamsParser(parse: ParamsParser, documents: DocumentCache): ParamsParser;
   /** Answers a CORS preflight, or null. */
   preflight(request: Request): Response | null;
@@ -119,40 +127,45 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
     }
   };
 
+  function admit(params: RequestParams, state: RequestState, mediaType: string | null): RequestParams | HttpResult {
+    const { query, variables, operationName } = params;
+    checkRequestLimits(limits, query, variables);
+    state.operationName = operationName;
+    state.query = query;
+    if (responseCache !== undefined && documentsForNames !== undefined) {
+      let document;
+      try {
+        document = documentsForNames.parse(query);
+      } catch {
+        return params; // the core reports the syntax error
+      }
+      const key = responseCache.keyOf(document, operationName, variables);
+      const cached = responseCache.get(key);
+      if (cached === undefined) state.cacheKey = key;
+      else {
+        state.cached = cached;
+        const contentType = mediaType === applicationJson || mediaType === null ? jsonContentType : `${mediaType}; charset=utf-8`;
+        return [cached.body, { status: 200, statusText: 'OK', headers: { 'content-type': contentType } }];
+      }
+    }
+    return params;
+  }
+
   return {
     parseOptions: limits.maxTokens === Infinity ? undefined : { maxTokens: limits.maxTokens },
     validationRules: rules,
     queryResolver: createPersistedQueryResolver(options.persistedQueries, limits.maxQueryLength),
     formatError,
 
+    admit,
+
     wrapParamsParser(parse, documents) {
       documentsForNames = documents;
       return async (req) => {
         const params = await parse(req);
         if (!params || Array.isArray(params)) return params; // a ready response (405, 413, 415)
-        const { query, variables, operationName } = params as RequestParams;
-        checkRequestLimits(limits, query, variables);
-        const state = req.context;
-        state.operationName = operationName;
-        state.query = query;
-        if (responseCache !== undefined) {
-          let document;
-          try {
-            document = documents.parse(query);
-          } catch {
-            return params; // the core reports the syntax error
-          }
-          const key = responseCache.keyOf(document, operationName, variables);
-          const cached = responseCache.get(key);
-          if (cached === undefined) state.cacheKey = key;
-          else {
-            state.cached = cached;
-            const mediaType = typeof req.headers.get === 'function' ? req.headers.get('accept') : null;
-            const contentType = mediaType === applicationJson || mediaType === null ? jsonContentType : `${mediaType}; charset=utf-8`;
-            return [cached.body, { status: 200, statusText: 'OK', headers: { 'content-type': contentType } }];
-          }
-        }
-        return params;
+        const mediaType = typeof req.headers.get === 'function' ? req.headers.get('accept') : null;
+        return admit(params as RequestParams, req.context, mediaType);
       };
     },
 

@@ -1,5 +1,5 @@
 import type { ParseRequestParams, RequestParams, Response as HttpResult } from 'graphql-http';
-import { readBodyText } from './request-body.ts';
+import { readBodyText, type BodyRead } from './request-body.ts';
 import { errorBody, jsonContentType } from './responses.ts';
 import { searchOf } from './path.ts';
 import type { QueryResolver } from './persisted-queries.ts';
@@ -9,57 +9,136 @@ import type { QueryResolver } from './persisted-queries.ts';
  * Transport problems come back as a ready response (405, 413, 415); malformed parameters are thrown
  * as plain Errors, which graphql-http reports as 400 with the message in the `errors` list.
  */
-export function createRequestParamsParser<RequestContext = undefined>(
+export function createRequestParamsParser<RequestContext extends { parsed?: ParsedParams } | undefined = undefined>(
   maxBodyBytes: number,
   resolveQuery?: QueryResolver,
 ): ParseRequestParams<Request, RequestContext> {
   return async (req) => {
+    // The handler's shortcut may have parsed them already (a request is parsed once).
+    const parsed = req.context?.parsed;
+    if (parsed !== undefined) return parsed();
     const request = req.raw;
-    if (request.method === 'GET') return fromSearch(searchOf(request.url), resolveQuery);
-    if (request.method !== 'POST') {
-      return refusal(405, `Method ${request.method} is not allowed: use GET or POST`, { allow: 'GET, POST' });
-    }
-
-    const contentType = request.headers.get('content-type');
-    if (!isJsonContentType(contentType)) {
-      return refusal(
-        415,
-        contentType === null
-          ? 'Missing Content-Type header: POST a JSON body with "Content-Type: application/json"'
-          : `Unsupported Content-Type "${contentType}": POST a JSON body with "Content-Type: application/json"`,
-        { accept: 'application/json' },
-      );
-    }
-
-    let read;
-    try {
-      read = await readBodyText(request, maxBodyBytes);
-    } catch (error) {
-      throw new Error(`Could not read the request body: ${(error as Error)?.message ?? String(error)}`);
-    }
-    if (!read.ok) return refusal(read.status, read.message);
-    if (read.text.trim() === '') throw new Error('Missing body: POST a JSON object such as {"query": "{ __typename }"}');
-
-    let data: unknown;
-    try {
-      data = JSON.parse(read.text);
-    } catch (error) {
-      throw new Error(`Unparsable JSON body: ${(error as Error).message}`);
-    }
-    if (!isObject(data)) throw new Error('JSON body must be an object such as {"query": "{ __typename }"}');
-    return resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
+    if (request.method === 'GET') return paramsFromGet(request.url, resolveQuery);
+    const refused = postRefusal(request);
+    if (refused !== null) return refused;
+    return paramsFromBody(await readBody(request, maxBodyBytes), resolveQuery);
   };
 }
 
+/** The outcome of parsing a request's parameters, replayed: returns or throws what the parser did. */
+export type ParsedParams = () => RequestParams | HttpResult | Promise<RequestParams | HttpResult>;
+
+/** A GET's parameters from its URL (throws what graphql-http reports as 400). */
+export function paramsFromGet(url: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
+  return fromSearch(searchOf(url), resolveQuery);
+}
+
+/** The ready answer to a request that is not a JSON POST (405, 415), or null for a JSON POST. */
+export function postRefusal(request: Request): HttpResult | null {
+  if (request.method !== 'POST') {
+    return refusal(405, `Method ${request.method} is not allowed: use GET or POST`, { allow: 'GET, POST' });
+  }
+  const contentType = request.headers.get('content-type');
+  if (isJsonContentType(contentType)) return null;
+  return refusal(
+    415,
+    contentType === null
+      ? 'Missing Content-Type header: POST a JSON body with "Content-Type: application/json"'
+      : `Unsupported Content-Type "${contentType}": POST a JSON body with "Content-Type: application/json"`,
+    { accept: 'application/json' },
+  );
+}
+
+/** Reads a POST body under the limit; a failing read rejects with an Error saying so. */
+export async function readBody(request: Request, maxBodyBytes: number): Promise<BodyRead> {
+  try {
+    return await readBodyText(request, maxBodyBytes);
+  } catch (error) {
+    throw new Error(`Could not read the request body: ${(error as Error)?.message ?? String(error)}`);
+  }
+}
+
+/** A POST's parameters from its body text, or the ready refusal (413, bad Content-Length). */
+export function paramsFromBody(
+  read: BodyRead,
+  resolveQuery: QueryResolver | undefined,
+): RequestParams | HttpResult | Promise<RequestParams> {
+  if (!read.ok) return refusal(read.status, read.message);
+  if (read.text.trim() === '') throw new Error('Missing body: POST a JSON object such as {"query": "{ __typename }"}');
+  let data: unknown;
+  try {
+    data = JSON.parse(read.text);
+  } catch (error) {
+    throw new Error(`Unparsable JSON body: ${(error as Error).message}`);
+  }
+  if (!isObject(data)) throw new Error('JSON body must be an object such as {"query": "{ __typename }"}');
+  return resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
+}
+
 function fromSearch(search: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
-  const params = new URLSearchParams(search);
+  const found = searchParameters(search);
+  if (found === null) {
+    const params = new URLSearchParams(search);
+    return resolved(
+      params.get('query') ?? undefined,
+      params.get('operationName') ?? undefined,
+      jsonParameter(params.get('variables'), 'variables'),
+      jsonParameter(params.get('extensions'), 'extensions'),
+      resolveQuery,
+    );
+  }
   return resolved(
-    params.get('query') ?? undefined,
-    params.get('operationName') ?? undefined,
-    jsonParameter(params, 'variables'),
-    jsonParameter(params, 'extensions'),
+    found.query,
+    found.operationName,
+    jsonParameter(found.variables ?? null, 'variables'),
+    jsonParameter(found.extensions ?? null, 'extensions'),
     resolveQuery,
   );
+}
+
+interface GraphQLSearchParameters {
+  query?: string;
+  operationName?: string;
+  variables?: string;
+  extensions?: string;
+}
+
+/**
+ * The four GraphQL parameters of a query string, decoded as URLSearchParams would (first occurrence
+ * wins, `+` is a space), without building the whole list. Returns null when URLSearchParams is needed
+ * for exactness: an encoded name, a leading `?`, or a value decodeURIComponent refuses (an invalid
+ * escape or invalid UTF-8, which URLSearchParams keeps or replaces).
+ */
+function searchParameters(search: string): GraphQLSearchParameters | null {
+  const found: GraphQLSearchParameters = {};
+  if (search.charCodeAt(0) === 63 /* ? */) return null;
+  const end = search.length;
+  let start = 0;
+  while (start < end) {
+    let amp = search.indexOf('&', start);
+    if (amp === -1) amp = end;
+    let eq = search.indexOf('=', start);
+    if (eq === -1 || eq > amp) eq = amp;
+    const name = search.slice(start, eq);
+    if (name.includes('%') || name.includes('+')) return null;
+    if (
+      (name === 'query' || name === 'operationName' || name === 'variables' || name === 'extensions') &&
+      found[name] === undefined
+    ) {
+      let value = eq === amp ? '' : search.slice(eq + 1, amp);
+      if (value.includes('+')) value = value.replaceAll('+', ' ');
+      if (value.includes('%')) {
+        try {
+          value = decodeURIComponent(value);
+        } catch {
+          return null;
+        }
+      }
+      found[name] = value;
+    }
+    start = amp + 1;
+  }
+  return found;
 }
 
 /** The parameters once the query resolver (persisted queries) has had its say; synchronous when it has none. */
@@ -76,8 +155,7 @@ function resolved(
   return checked(actual, operationName, variables, extensions);
 }
 
-function jsonParameter(params: URLSearchParams, name: string): unknown {
-  const raw = params.get(name);
+function jsonParameter(raw: string | null, name: string): unknown {
   if (raw === null || raw === '') return undefined;
   try {
     return JSON.parse(raw);
