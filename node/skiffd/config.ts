@@ -102,11 +102,13 @@ export interface LoadOptions {
   overrides?: Overrides;
   /** For relative flag values. */
   cwd?: string;
+  /** The optional file read when no --config is given. Default /etc/skiffd/config.toml. */
+  defaultConfigFile?: string;
 }
 
 export function loadConfig(options: LoadOptions = {}): SkiffdConfig {
   const explicit = options.configFile !== undefined;
-  const file = resolve(options.cwd ?? process.cwd(), options.configFile ?? DEFAULT_CONFIG_FILE);
+  const file = resolve(options.cwd ?? process.cwd(), options.configFile ?? options.defaultConfigFile ?? DEFAULT_CONFIG_FILE);
   let text: string | undefined;
   try {
     text = readFileSync(file, 'utf8');

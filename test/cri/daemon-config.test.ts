@@ -2,10 +2,10 @@
 // kind of mistake answered with a message that names the key or flag to fix (exit code 2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DEFAULT_CONFIG_FILE, KEYS, loadConfig, parseConfig } from '../../node/skiffd/config.ts';
+import { ConfigError, KEYS, loadConfig, parseConfig } from '../../node/skiffd/config.ts';
 import { parseCli } from '../../node/skiffd/cli.ts';
 import { runSkiffd } from '../support/skiffd.ts';
 
@@ -126,13 +126,18 @@ test('flags: unknown ones and missing values are errors; --flag=value works', ()
   assert.match(configError(() => parseCli(['serve'])), /unexpected argument "serve"/);
 });
 
-test('a missing explicit --config is an error; a missing default file is fine', (t) => {
+test('a missing explicit --config is an error; a missing default file is fine', () => {
   assert.match(configError(() => loadConfig({ configFile: '/nonexistent/skiffd.toml' })), /cannot read config file \/nonexistent\/skiffd\.toml: no such file/);
-  if (existsSync(DEFAULT_CONFIG_FILE)) {
-    t.skip(`${DEFAULT_CONFIG_FILE} exists on this machine`);
-    return;
+  const dir = mkdtempSync(join(tmpdir(), 'skiffd-default-'));
+  try {
+    const defaultConfigFile = join(dir, 'config.toml');
+    assert.equal(loadConfig({ defaultConfigFile }).configFile, undefined);
+    writeFileSync(defaultConfigFile, 'log_level = "debug"\n');
+    const found = loadConfig({ defaultConfigFile });
+    assert.deepEqual([found.configFile, found.logLevel], [defaultConfigFile, 'debug']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  assert.equal(loadConfig({}).configFile, undefined);
 });
 
 test('the binary: --help documents every flag and key, --version, bad config exits 2', async (t) => {

@@ -13,7 +13,7 @@ import { request as httpRequest } from 'node:http';
 import WebSocket from 'ws';
 import { Status, type CallContext } from 'nice-grpc-common';
 import { ContainerConfig, ContainerState, ExecRequest, AttachRequest, PortForwardRequest, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
-import { needs, which } from '../support/prereq.ts';
+import { needs, unavailable, which } from '../support/prereq.ts';
 import { makeBusyboxRootfs } from '../support/rootfs.ts';
 import { startKubeFacade, type KubeFacade } from '../support/kube-facade.ts';
 import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
@@ -247,7 +247,7 @@ test('streaming: kubectl exec over WebSocket (v5.channel.k8s.io): exit code and 
   const w = ready(t, ['kubectl']);
   if (!w) return;
   if (kubectlMinor() < 30) {
-    t.skip('this kubectl predates WebSocket exec (1.30); the ws-client tests below cover the protocol');
+    unavailable(t, 'this kubectl predates WebSocket exec (1.30); install kubectl 1.30 or newer');
     return;
   }
   const before = w.facade.upgrades.length;
@@ -325,7 +325,7 @@ test('streaming: kubectl port-forward over WebSocket (SPDY tunnelled in WebSocke
   const w = ready(t, ['kubectl']);
   if (!w) return;
   if (kubectlMinor() < 31) {
-    t.skip('this kubectl predates WebSocket port-forward (1.31)');
+    unavailable(t, 'this kubectl predates WebSocket port-forward (1.31); install kubectl 1.31 or newer');
     return;
   }
   const child = spawn('kubectl', ['--server', w.facade.url, 'port-forward', 'pod/web', ':8081'], { env: { ...process.env, KUBECTL_PORT_FORWARD_WEBSOCKETS: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -31,9 +31,13 @@ export function needs(t: TestContext, requirements: { root?: boolean; commands?:
   if (requirements.root && !isRoot) missing.push('root');
   for (const cmd of requirements.commands ?? []) if (!which(cmd)) missing.push(cmd);
   if (missing.length === 0) return true;
-  const reason = `missing prerequisite(s): ${missing.join(', ')} (install them: see .ci/apt-packages.txt)`;
+  unavailable(t, `missing prerequisite(s): ${missing.join(', ')} (install them: see .ci/apt-packages.txt)`);
+  return false;
+}
+
+/** A test that cannot run here: a loud skip on a developer's machine, a failure under CI. */
+export function unavailable(t: TestContext, reason: string): void {
   if (inCI) throw new Error(`${reason}; under CI=true this is a failure, not a skip`);
   console.warn(`\n*** SKIPPING "${t.name}": ${reason} ***\n`);
   t.skip(reason);
-  return false;
 }
