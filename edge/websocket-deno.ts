@@ -1,11 +1,7 @@
 // Deno: GraphQL subscriptions over `Deno.upgradeWebSocket` on the GraphQL path, in front of any
 // fetch handler (HTTP requests pass through untouched).
-import {
-  createGraphQLWebSocketServer,
-  isWebSocketUpgrade,
-  type GraphQLWebSocketOptions,
-  type GraphQLWebSocketServer,
-} from '../src/subscriptions/graphql-ws-adapter.ts';
+import type { GraphQLWebSocketServer } from '../src/subscriptions/graphql-ws-adapter.ts';
+import { withFetchWebSocket, type FetchHandler, type FetchWebSocketOptions } from '../src/subscriptions/fetch-upgrade.ts';
 
 // The one Deno API used here, declared so tsc (with Node's types) checks this file too.
 declare const Deno: {
@@ -15,26 +11,15 @@ declare const Deno: {
   };
 };
 
-export interface DenoGraphQLWebSocketOptions extends GraphQLWebSocketOptions {
-  /** URL path that accepts upgrades. Default "/graphql"; null for every path. */
-  path?: string | null;
-}
-
-export type FetchHandler = (request: Request) => Response | Promise<Response>;
+export type { FetchHandler };
+export type DenoGraphQLWebSocketOptions = FetchWebSocketOptions;
 
 /** `fetch` answering WebSocket upgrades on `path` with GraphQL over WebSocket, and the rest with `handler`. */
 export function withGraphQLWebSocket(
   handler: FetchHandler,
   options: DenoGraphQLWebSocketOptions,
 ): FetchHandler & { readonly webSocketServer: GraphQLWebSocketServer } {
-  const { path = '/graphql', ...adapterOptions } = options;
-  const server = createGraphQLWebSocketServer(adapterOptions);
-  const fetch = (request: Request): Response | Promise<Response> => {
-    if (!isWebSocketUpgrade(request) || (path !== null && new URL(request.url).pathname !== path)) {
-      return handler(request);
-    }
-    if (request.method !== 'GET') return new Response('WebSocket upgrades must use GET', { status: 405, headers: { allow: 'GET' } });
-    const protocol = server.selectProtocol(request.headers.get('sec-websocket-protocol'));
+  return withFetchWebSocket(handler, options, (request, protocol, server) => {
     let upgraded: { socket: WebSocket; response: Response };
     try {
       upgraded = Deno.upgradeWebSocket(request, protocol ? { protocol } : {});
@@ -44,6 +29,5 @@ export function withGraphQLWebSocket(
     }
     void server.serve(upgraded.socket, { request, protocol: protocol ?? '' });
     return upgraded.response;
-  };
-  return Object.assign(fetch, { webSocketServer: server });
+  });
 }
