@@ -19,6 +19,7 @@ import { makeOciRuntime } from '../../node/skiffd/oci/index.ts';
 import { isMountPoint, rootfsDirs } from '../../node/skiffd/containers/rootfs.ts';
 import { allCgroupDirs, controllerDir } from '../../node/skiffd/cgroups/layout.ts';
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
+import { testPodRecord } from '../support/pods.ts';
 
 const IMAGE_ID = `sha256:${'b'.repeat(64)}`;
 
@@ -40,28 +41,7 @@ function fixture(): Fixture {
   const rootfs = makeBusyboxRootfs({ parent: dir });
   const cgroupParent = `/skiff-test-${randomBytes(4).toString('hex')}`;
   const logDir = join(dir, 'logs');
-  const pod = {
-    id: randomBytes(32).toString('hex'),
-    metadata: { name: 'pod', uid: randomBytes(8).toString('hex'), namespace: 'default', attempt: 0 },
-    state: 'SANDBOX_READY',
-    createdAt: 0n,
-    labels: {},
-    annotations: {},
-    logDirectory: logDir,
-    hostname: 'testpod',
-    namespaces: {},
-    networkMode: 'NODE',
-    ipcMode: 'NODE',
-    pidMode: 'CONTAINER',
-    cgroupParent,
-    runtimeHandler: '',
-    resolvConfPath: '',
-    hostnamePath: '',
-    hostsPath: '',
-    ip: '',
-    additionalIps: [],
-    config: undefined as never,
-  } satisfies PodSandboxRecord;
+  const pod = testPodRecord({ logDirectory: logDir, cgroupParent });
   const managers: ContainerManager[] = [];
   const f: Fixture = {
     dir,

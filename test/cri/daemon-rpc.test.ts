@@ -6,21 +6,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClientError, Status } from 'nice-grpc';
+import { grpcError } from '../support/grpc.ts';
 import { CgroupDriver, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd, type RuntimeClient } from '../support/skiffd.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-
-async function grpcError(call: Promise<unknown>): Promise<ClientError> {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof ClientError) return err;
-    throw err;
-  }
-  assert.fail('expected the call to fail with a gRPC error');
-}
 
 async function conditions(runtime: RuntimeClient) {
   const res = await runtime.status({});

@@ -7,21 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClientError, Status } from 'nice-grpc';
+import { grpcError } from '../support/grpc.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd } from '../support/skiffd.ts';
 import { startImageFixtures } from '../support/image-fixtures.ts';
 import { startRegistry } from '../support/registry.ts';
 import { startTokenServer } from '../support/image-token-server.ts';
-
-async function grpcError(call: Promise<unknown>): Promise<ClientError> {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof ClientError) return err;
-    throw err;
-  }
-  assert.fail('expected the call to fail with a gRPC error');
-}
 
 test('registry authentication: basic and bearer token', async (t) => {
   if (!needs(t, { root: true, commands: ['docker-registry', 'htpasswd', 'openssl', 'setfattr'] })) return;

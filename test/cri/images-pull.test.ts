@@ -8,19 +8,10 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, r
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClientError, Status } from 'nice-grpc';
+import { grpcError } from '../support/grpc.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd, type ImageClient, type SkiffdHandle } from '../support/skiffd.ts';
 import { registryBlobPath, startImageFixtures, type ImageFixtures } from '../support/image-fixtures.ts';
-
-async function grpcError(call: Promise<unknown>): Promise<ClientError> {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof ClientError) return err;
-    throw err;
-  }
-  assert.fail('expected the call to fail with a gRPC error');
-}
 
 const pull = (images: ImageClient, image: string) => images.pullImage({ image: { image } });
 const status = async (images: ImageClient, image: string, verbose = false) => images.imageStatus({ image: { image }, verbose });

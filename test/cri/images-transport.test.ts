@@ -6,20 +6,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClientError, Status } from 'nice-grpc';
+import { grpcError } from '../support/grpc.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd } from '../support/skiffd.ts';
 import { selfSignedCert, startRegistry } from '../support/registry.ts';
 import { buildImage, buildTar, busyboxBaseEntries, overlayTestEntries, Pusher } from '../support/image-builder.ts';
-
-async function grpcError(call: Promise<unknown>): Promise<ClientError> {
-  try {
-    await call;
-  } catch (err) {
-    if (err instanceof ClientError) return err;
-    throw err;
-  }
-  assert.fail('expected the call to fail with a gRPC error');
-}
 
 test('registry transport: unverified TLS when insecure, zstd layers, moving tags', async (t) => {
   if (!needs(t, { root: true, commands: ['docker-registry', 'openssl', 'zstd', 'setfattr'] })) return;

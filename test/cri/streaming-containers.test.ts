@@ -23,6 +23,7 @@ import { parseConfig } from '../../node/skiffd/config.ts';
 import { createLogger } from '../../node/skiffd/logger.ts';
 import type { DaemonContext } from '../../node/skiffd/context.ts';
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
+import { testPodRecord } from '../support/pods.ts';
 import { closeStreaming } from '../../node/skiffd/streaming/index.ts';
 import { exec } from '../../node/skiffd/services/runtime/exec.ts';
 import { attach } from '../../node/skiffd/services/runtime/attach.ts';
@@ -73,28 +74,14 @@ before(async () => {
     execFileSync('ip', ['netns', 'add', netnsName]);
     execFileSync('ip', ['netns', 'exec', netnsName, 'ip', 'link', 'set', 'lo', 'up']);
     const cgroupParent = `/skiff-stream-${tag}`;
-    const pod: PodSandboxRecord = {
-      id: randomBytes(32).toString('hex'),
+    const pod = testPodRecord({
       metadata: { name: 'web', uid: `uid-${tag}`, namespace: 'default', attempt: 0 },
-      state: 'SANDBOX_READY',
-      createdAt: 0n,
-      labels: {},
-      annotations: {},
       logDirectory: join(dir, 'logs'),
       hostname: 'web',
       namespaces: { net: `/run/netns/${netnsName}` },
       networkMode: 'POD',
-      ipcMode: 'NODE',
-      pidMode: 'CONTAINER',
       cgroupParent,
-      runtimeHandler: '',
-      resolvConfPath: '',
-      hostnamePath: '',
-      hostsPath: '',
-      ip: '',
-      additionalIps: [],
-      config: undefined as never,
-    };
+    });
     const pods = { get: (id: string) => (id === pod.id ? pod : undefined), list: () => [pod], withLock: <T>(_id: string, fn: () => Promise<T>) => fn() };
     const manager = new ContainerManager({
       root: join(dir, 'root'),

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { Status } from 'nice-grpc';
 import { NamespaceMode, type DeepPartial, type PodSandboxConfig } from '../../proto/gen/runtime/v1/api.ts';
+import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
 
 export interface PodOptions {
   hostname?: string;
@@ -59,4 +60,32 @@ export interface PodInfo {
   cgroupParent: string;
   files: { resolvConf: string; hostname: string; hosts: string; shm: string | null };
   network: null | { name: string; attached: boolean; netns: string; result?: { interfaces?: { name: string; sandbox?: string }[] } };
+}
+
+/**
+ * A ready pod record as the pods subsystem keeps it, for tests that drive the container manager
+ * without RunPodSandbox: host namespaces unless `overrides` says otherwise, no CNI, no pod files.
+ */
+export function testPodRecord(overrides: Partial<PodSandboxRecord> & Pick<PodSandboxRecord, 'logDirectory' | 'cgroupParent'>): PodSandboxRecord {
+  return {
+    id: randomBytes(32).toString('hex'),
+    metadata: { name: 'pod', uid: randomBytes(8).toString('hex'), namespace: 'default', attempt: 0 },
+    state: 'SANDBOX_READY',
+    createdAt: 0n,
+    labels: {},
+    annotations: {},
+    hostname: 'testpod',
+    namespaces: {},
+    networkMode: 'NODE',
+    ipcMode: 'NODE',
+    pidMode: 'CONTAINER',
+    runtimeHandler: '',
+    resolvConfPath: '',
+    hostnamePath: '',
+    hostsPath: '',
+    ip: '',
+    additionalIps: [],
+    config: undefined as never,
+    ...overrides,
+  };
 }
