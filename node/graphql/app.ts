@@ -8,6 +8,9 @@ import { createGraphiQL, type GraphiQLOptions } from './graphiql.ts';
 import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from './websocket.ts';
 import type { RequestLog } from './logging.ts';
 
+/** A GraphQL handler, or any fetch-style function (tests serve their own). */
+export type AppHandler = ((request: Request) => Response | Promise<Response>) & Partial<Pick<GraphQLFetchHandler, 'fetch'>>;
+
 export interface AppOptions {
   /** GraphiQL on `GET /graphql` with `Accept: text/html`, assets under `/graphiql/`. Default off. */
   graphiql?: boolean | GraphiQLOptions;
@@ -16,20 +19,22 @@ export interface AppOptions {
 }
 
 /** A Hono app handing every request to the GraphQL handler, which owns paths, methods and errors. */
-export function createApp(handler: GraphQLFetchHandler, options: AppOptions = {}): Hono {
+export function createApp(handler: AppHandler, options: AppOptions = {}): Hono {
   const app = new Hono();
+  // The synchronous form lets @hono/node-server write a ready answer without awaiting it.
+  const fetch = handler.fetch ?? handler;
   if (options.log) app.use('*', options.log.middleware);
   if (options.graphiql) {
     const graphiql = createGraphiQL(options.graphiql === true ? {} : options.graphiql);
-    app.all('*', (c) => graphiql(c.req.raw) ?? handler(c.req.raw));
+    app.all('*', (c) => graphiql(c.req.raw) ?? fetch(c.req.raw));
   } else {
-    app.all('*', (c) => handler(c.req.raw));
+    app.all('*', (c) => fetch(c.req.raw));
   }
   return app;
 }
 
 export interface StartOptions {
-  handler: GraphQLFetchHandler;
+  handler: AppHandler;
   /** 0 picks a free port. Default 4000. */
   port?: number;
   /** Interface to listen on. Default: all interfaces. */

@@ -6,7 +6,8 @@ import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions } from '
 import { acceptableMediaTypes, negotiateMediaType } from './negotiation.ts';
 import { pathnameOf } from './path.ts';
 import { createProductionFeatures, newRequestState, type RequestState } from './production.ts';
-import { createRequestParamsParser, paramsFromBody, paramsFromGet, postRefusal, readBody, type ParsedParams } from './request-params.ts';
+import { bodyReadError, createRequestParamsParser, paramsFromBody, paramsFromGet, postRefusal, type ParsedParams } from './request-params.ts';
+import { readBodyText, type BodyRead } from './request-body.ts';
 import type { RequestParams, Response as HttpResult } from 'graphql-http';
 import { errorResponse } from './responses.ts';
 
@@ -72,7 +73,8 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     parseRequestParams: fastPath ? withFastPath(parseRequestParams, fastPath) : parseRequestParams,
   });
 
-  return async function handleGraphQL(request: Request): Promise<Response> {
+  /** Answers synchronously whenever nothing has to be waited for (see GraphQLFetchHandler.fetch). */
+  function handle(request: Request): Response | Promise<Response> {
     if (path !== null) {
       const requested = pathnameOf(request.url);
       if (requested !== path) {
@@ -89,26 +91,37 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       });
       return features.finish(request, notAcceptable);
     }
-    let state = newRequestState();
-    if (fastPath !== null) {
-      // Cached valid queries are answered here without graphql-http's promise hops. Whatever the
-      // shortcut does not answer (errors, refusals, async context or persisted-query stores that
-      // end up unanswered) goes the full way below with the parameters already parsed, and is
-      // decided there exactly as before.
-      const parsed = request.method === 'GET' ? parseGet(request) : await parsePost(request);
-      if (parsed !== undefined) {
-        try {
-          const quick = quickAnswer(request, parsed, mediaType, state, fastPath);
-          const response = quick instanceof Promise ? await quick : quick;
-          if (response !== undefined) return response;
-        } catch (error) {
-          onInternalError(error, request);
-          return features.finish(request, errorResponse(500, 'Internal server error'), state);
-        }
-        state = newRequestState();
-        state.parsed = parsed;
-      }
+    if (fastPath === null) return fullPath(request, mediaType, undefined);
+    // Cached valid queries are answered by the shortcut without graphql-http's promise hops (a GET
+    // without any). Whatever it does not answer (errors, refusals, async context or persisted-query
+    // stores that end up unanswered) goes the full way with the parameters already parsed, and is
+    // decided there exactly as before.
+    if (request.method === 'GET') return shortcut(request, mediaType, parseGet(request), fastPath);
+    const posted = parsePost(request);
+    if (posted === undefined) return fullPath(request, mediaType, undefined);
+    return posted.then((parsed) => shortcut(request, mediaType, parsed, fastPath));
+  }
+
+  function shortcut(request: Request, mediaType: string, parsed: ParsedParams, fast: FastPath): Response | Promise<Response> {
+    const state = newRequestState();
+    let quick: ReturnType<typeof quickAnswer>;
+    try {
+      quick = quickAnswer(request, parsed, mediaType, state, fast);
+    } catch (error) {
+      return internalError(request, error, state);
     }
+    if (quick === undefined) return fullPath(request, mediaType, parsed);
+    if (!(quick instanceof Promise)) return quick;
+    return quick.then(
+      (response) => response ?? fullPath(request, mediaType, parsed),
+      (error) => internalError(request, error, state),
+    );
+  }
+
+  /** graphql-http decides: everything the shortcut does not answer, and every request without it. */
+  async function fullPath(request: Request, mediaType: string, parsed: ParsedParams | undefined): Promise<Response> {
+    const state = newRequestState();
+    if (parsed !== undefined) state.parsed = parsed;
     try {
       const [body, init] = await core({
         method: request.method,
@@ -122,10 +135,23 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       // HTTP caching headers, 304, CORS headers and the observer, on whatever path answered.
       return features.respond(request, state, body, init as { status: number; headers?: Record<string, string> });
     } catch (error) {
-      onInternalError(error, request);
-      return features.finish(request, errorResponse(500, 'Internal server error'), state);
+      return internalError(request, error, state);
+    }
+  }
+
+  function internalError(request: Request, error: unknown, state: RequestState): Response {
+    onInternalError(error, request);
+    return features.finish(request, errorResponse(500, 'Internal server error'), state);
+  }
+
+  const handleGraphQL = (request: Request): Promise<Response> => {
+    try {
+      return Promise.resolve(handle(request));
+    } catch (error) {
+      return Promise.reject(error);
     }
   };
+  return Object.assign(handleGraphQL, { fetch: handle });
 
   /** A GET's parameters, as a replayable outcome. */
   function parseGet(request: Request): ParsedParams {
@@ -141,17 +167,33 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   }
 
   /** A JSON POST's parameters, as a replayable outcome; undefined for anything else (405, 415). */
-  async function parsePost(request: Request): Promise<ParsedParams | undefined> {
+  function parsePost(request: Request): Promise<ParsedParams> | undefined {
     if (postRefusal(request) !== null) return undefined;
-    let params: ReturnType<ParsedParams>;
+    let reading: Promise<BodyRead>;
     try {
-      params = paramsFromBody(await readBody(request, maxBodyBytes), features.queryResolver);
+      reading = readBodyText(request, maxBodyBytes);
     } catch (error) {
-      return () => {
-        throw error;
-      };
+      reading = Promise.reject(error);
     }
-    return () => params;
+    return reading.then(
+      (read) => {
+        let params: ReturnType<ParsedParams>;
+        try {
+          params = paramsFromBody(read, features.queryResolver);
+        } catch (error) {
+          return () => {
+            throw error;
+          };
+        }
+        return () => params;
+      },
+      (error: unknown) => {
+        const failed = bodyReadError(error);
+        return () => {
+          throw failed;
+        };
+      },
+    );
   }
 
   /**

@@ -23,6 +23,12 @@ export interface DocumentCache {
   readonly size: number;
 }
 
+interface Entry {
+  parsed: DocumentNode | GraphQLError;
+  /** The lookup count when the entry last moved to the newest place. */
+  used: number;
+}
+
 interface Validation {
   schema: GraphQLSchema;
   errors: readonly GraphQLError[];
@@ -30,31 +36,42 @@ interface Validation {
 
 /** `parseOptions` (e.g. maxTokens) apply to every parse, cached or not; they are fixed per handler. */
 export function createDocumentCache(maxEntries: number, parseOptions?: ParseOptions): DocumentCache {
-  // A Map iterates in insertion order: re-inserting on a hit makes its first key the least recently used.
-  const documents = new Map<string, DocumentNode | GraphQLError>();
+  // A Map iterates in insertion order, so re-inserting an entry on a hit keeps the least recently used
+  // one first. Re-inserting costs more than the lookup, so an entry moved within the last
+  // maxEntries/2 lookups stays put: evicting it would take maxEntries newer insertions since its
+  // move, so an entry used within the last maxEntries/2 lookups is still never the one evicted.
+  const documents = new Map<string, Entry>();
   // Keyed on the cached document object, so entries vanish with it when the LRU evicts the query.
   const validations = new WeakMap<DocumentNode, Validation>();
+  const fresh = maxEntries >> 1;
+  let clock = 0;
 
   const parse: typeof graphqlParse = (source, options) => {
     if (maxEntries <= 0 || options !== undefined || typeof source !== 'string' || source.length > maxCachedQueryLength) {
       return graphqlParse(source, options ?? parseOptions);
     }
+    clock++;
     let entry = documents.get(source);
     if (entry !== undefined) {
-      documents.delete(source);
-      documents.set(source, entry);
+      if (clock - entry.used >= fresh) {
+        documents.delete(source);
+        documents.set(source, entry);
+        entry.used = clock;
+      }
     } else {
+      let parsed: DocumentNode | GraphQLError;
       try {
-        entry = graphqlParse(source, parseOptions);
+        parsed = graphqlParse(source, parseOptions);
       } catch (error) {
         if (!(error instanceof GraphQLError)) throw error;
-        entry = error; // syntax errors are as repeatable as documents
+        parsed = error; // syntax errors are as repeatable as documents
       }
+      entry = { parsed, used: clock };
       documents.set(source, entry);
       if (documents.size > maxEntries) documents.delete(documents.keys().next().value as string);
     }
-    if (entry instanceof GraphQLError) throw entry;
-    return entry;
+    if (entry.parsed instanceof GraphQLError) throw entry.parsed;
+    return entry.parsed;
   };
 
   const validate: typeof graphqlValidate = (schema, document, rules, options, typeInfo) => {

@@ -7,7 +7,16 @@ import type { PersistedQueriesOptions } from './persisted-queries.ts';
 import type { ResponseCacheOptions } from './response-cache.ts';
 
 /** A fetch-style handler: what Deno, workerd, Vercel edge and Hono all call. */
-export type GraphQLFetchHandler = (request: Request) => Promise<Response>;
+export interface GraphQLFetchHandler {
+  (request: Request): Promise<Response>;
+  /**
+   * The same handler for hosts that take a plain Response as well as a promise of one (Hono,
+   * `Deno.serve`, workerd): a request answered without waiting (a cached query over GET) comes back
+   * as the Response itself. That saves a promise turn, and on @hono/node-server its slower
+   * asynchronous response path.
+   */
+  readonly fetch: (request: Request) => Response | Promise<Response>;
+}
 
 /** Builds the GraphQL context value for one operation from the incoming web request. */
 export type ContextFactory<Context extends OperationContext> = (

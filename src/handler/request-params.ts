@@ -2,6 +2,7 @@ import type { ParseRequestParams, RequestParams, Response as HttpResult } from '
 import { readBodyText, type BodyRead } from './request-body.ts';
 import { errorBody, jsonContentType } from './responses.ts';
 import { searchOf } from './path.ts';
+import { BoundedMemo } from './bounded-memo.ts';
 import type { QueryResolver } from './persisted-queries.ts';
 
 /**
@@ -50,12 +51,21 @@ export function postRefusal(request: Request): HttpResult | null {
 }
 
 /** Reads a POST body under the limit; a failing read rejects with an Error saying so. */
-export async function readBody(request: Request, maxBodyBytes: number): Promise<BodyRead> {
+export function readBody(request: Request, maxBodyBytes: number): Promise<BodyRead> {
+  let reading: Promise<BodyRead>;
   try {
-    return await readBodyText(request, maxBodyBytes);
+    reading = readBodyText(request, maxBodyBytes);
   } catch (error) {
-    throw new Error(`Could not read the request body: ${(error as Error)?.message ?? String(error)}`);
+    reading = Promise.reject(error);
   }
+  return reading.catch((error: unknown) => {
+    throw bodyReadError(error);
+  });
+}
+
+/** What a failed body read is reported as (graphql-http makes it a 400). */
+export function bodyReadError(error: unknown): Error {
+  return new Error(`Could not read the request body: ${(error as Error)?.message ?? String(error)}`);
 }
 
 /** A POST's parameters from its body text, or the ready refusal (413, bad Content-Length). */
@@ -64,16 +74,45 @@ export function paramsFromBody(
   resolveQuery: QueryResolver | undefined,
 ): RequestParams | HttpResult | Promise<RequestParams> {
   if (!read.ok) return refusal(read.status, read.message);
-  if (read.text.trim() === '') throw new Error('Missing body: POST a JSON object such as {"query": "{ __typename }"}');
+  const text = read.text;
+  const known = recentBodies.get(text);
+  if (known !== undefined) return resolved(known.query, known.operationName, known.variables, known.extensions, resolveQuery);
+  if (text.trim() === '') throw new Error('Missing body: POST a JSON object such as {"query": "{ __typename }"}');
   let data: unknown;
   try {
-    data = JSON.parse(read.text);
+    data = JSON.parse(text);
   } catch (error) {
     throw new Error(`Unparsable JSON body: ${(error as Error).message}`);
   }
   if (!isObject(data)) throw new Error('JSON body must be an object such as {"query": "{ __typename }"}');
-  return resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
+  const params = resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
+  // Clients send the same bodies over and over. Only bodies made of strings are remembered: their
+  // parameters can be shared between requests, where variables or extensions objects could be changed.
+  if (
+    typeof data.query === 'string' &&
+    (data.operationName == null || typeof data.operationName === 'string') &&
+    data.variables == null &&
+    data.extensions == null &&
+    !(params instanceof Promise)
+  ) {
+    recentBodies.set(text, {
+      query: data.query,
+      operationName: data.operationName as string | null | undefined,
+      variables: data.variables as null | undefined,
+      extensions: data.extensions as null | undefined,
+    });
+  }
+  return params;
 }
+
+interface PlainBody {
+  query: string;
+  operationName: string | null | undefined;
+  variables: null | undefined;
+  extensions: null | undefined;
+}
+
+const recentBodies = new BoundedMemo<PlainBody>(1 << 18);
 
 function fromSearch(search: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
   const found = searchParameters(search);
@@ -110,6 +149,19 @@ interface GraphQLSearchParameters {
  * escape or invalid UTF-8, which URLSearchParams keeps or replaces).
  */
 function searchParameters(search: string): GraphQLSearchParameters | null {
+  let found = recentSearches.get(search);
+  if (found === undefined) {
+    found = decodeSearch(search);
+    recentSearches.set(search, found);
+  }
+  return found;
+}
+
+// A GET endpoint sees the same query strings again and again (CDN misses, polling clients): decoding
+// one costs more than finding it. The decoded values are strings, shared safely between requests.
+const recentSearches = new BoundedMemo<GraphQLSearchParameters | null>(1 << 18);
+
+function decodeSearch(search: string): GraphQLSearchParameters | null {
   const found: GraphQLSearchParameters = {};
   if (search.charCodeAt(0) === 63 /* ? */) return null;
   const end = search.length;
@@ -185,6 +237,7 @@ function checked(query: unknown, operationName: unknown, variables: unknown, ext
 /** `application/json`, optionally with a UTF-8 charset (the only encoding GraphQL-over-HTTP allows). */
 export function isJsonContentType(header: string | null): boolean {
   if (header === null) return false;
+  if (header === 'application/json' || header === 'application/json; charset=utf-8') return true;
   const [mediaType, ...parameters] = header.split(';');
   if (mediaType.trim().toLowerCase() !== 'application/json') return false;
   for (const parameter of parameters) {
