@@ -40,10 +40,7 @@ function realPath(path: Path | undefined): Path | undefined {
 
 /** The path object for `field` under `parentPath`, or `lazyPath` where nothing below can ask for it. */
 function pathFor(field: FieldPlan, parentPath: Path | undefined): Path {
-  const completion = field.completion;
-  if (completion.kind === 'object' && !completion.fieldsNeedPath && field.resolve === undefined && !completion.type.isTypeOf) {
-    return lazyPath;
-  }
+  if (field.lazy) return lazyPath;
   return { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
 }
 
@@ -106,9 +103,56 @@ function executeFields(run: Run, fields: readonly FieldPlan[], source: unknown, 
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i];
     out += field.prefix;
-    out += field.typename !== null ? field.typename : executeField(run, field, source, path);
+    if (field.typename !== null) out += field.typename;
+    else if (field.lane !== null && typeof source === 'object' && source !== null) out += readLane(run, field, source, path);
+    else out += executeField(run, field, source, path);
   }
   return out + '}';
+}
+
+/**
+ * A lazy field holding plain data objects, or a list of them: the value is read once and, when it is
+ * what it usually is, its fields are written directly. Anything else takes the general steps with
+ * the value already read. Nothing below asks for a path, so any failure hands over to graphql-js.
+ */
+function readLane(run: Run, field: FieldPlan, source: object, parentPath: Path | undefined): string {
+  const value = (source as Record<string, unknown>)[field.fieldName];
+  const completion = field.completion;
+  try {
+    if (completion.kind === 'object') {
+      if (isPlainData(value)) return executeFields(run, completion.fields, value, lazyPath);
+    } else if (completion.kind === 'list' && Array.isArray(value)) {
+      const item = completion.item;
+      if (item.kind === 'object') {
+        const fields = item.fields;
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out += ',';
+          const element: unknown = value[i];
+          out += isPlainData(element)
+            ? executeFields(run, fields, element, lazyPath)
+            : complete(run, field, item, completion.itemNonNull, element, lazyPath, lazyPath, parentPath);
+        }
+        return out + ']';
+      }
+    }
+    if (typeof value === 'function') throw bail; // a method: graphql-js calls it with an info object
+    return complete(run, field, completion, field.nonNull, value, lazyPath, lazyPath, parentPath);
+  } catch (raw) {
+    if (raw === bail) throw raw;
+    // Reporting this needs the path that was never built.
+    throw bail;
+  }
+}
+
+/** An object completion can take as it is: not null, an Error or a promise. */
+function isPlainData(value: unknown): value is object {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !(value instanceof Error) &&
+    typeof (value as { then?: unknown }).then !== 'function'
+  );
 }
 
 function executeField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined): string {
@@ -258,7 +302,7 @@ function completeList(
   const item = completion.item;
   const itemNonNull = completion.itemNonNull;
   const leafItems = item.kind === 'leaf';
-  const lazyItems = item.kind === 'object' && !item.fieldsNeedPath && !item.type.isTypeOf;
+  const lazyItems = !item.needsPath;
   let out = '[';
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out += ',';
@@ -271,7 +315,7 @@ function completeList(
       out += complete(run, field, item, itemNonNull, items[i], itemPath, fieldPath, parentPath);
     } catch (raw) {
       if (raw === bail) throw raw;
-      itemPath = realPath(itemPath) ?? { prev: path, key: i, typename: undefined };
+      itemPath = realPath(itemPath) ?? { prev: realPath(path), key: i, typename: undefined };
       const error = locatedError(raw, field.fieldNodes, pathToArray(itemPath));
       if (itemNonNull) throw error;
       run.errors.push(error);

@@ -35,7 +35,7 @@ import {
 } from 'graphql';
 
 /** How a resolved value becomes JSON text; built once per return type of each field. */
-export type Completion =
+export type Completion = (
   | { kind: 'leaf'; type: GraphQLLeafType; fast: 'string' | 'boolean' | 'int' | 'float' | null }
   | { kind: 'list'; item: Completion; itemNonNull: boolean }
   | {
@@ -45,7 +45,14 @@ export type Completion =
       /** Some field resolves beyond a plain property read, so it needs the object's response path. */
       fieldsNeedPath: boolean;
     }
-  | { kind: 'abstract'; type: GraphQLAbstractType; byType: Map<string, FieldPlan[]> };
+  | { kind: 'abstract'; type: GraphQLAbstractType; byType: Map<string, FieldPlan[]> }
+) & {
+  /**
+   * Completing a value needs its response path when nothing goes wrong: something below resolves
+   * beyond a plain property read, or checks its type. Without it the path is only built on failure.
+   */
+  needsPath: boolean;
+};
 
 export interface FieldPlan {
   /** The response key (alias or field name). */
@@ -70,6 +77,13 @@ export interface FieldPlan {
    * plain property, which execution handles without the general machinery.
    */
   readonly plainLeaf: 'string' | 'boolean' | 'int' | 'float' | 'other' | null;
+  /** Read by the default resolver with arguments known at plan time, and nothing below needs a path. */
+  readonly lazy: boolean;
+  /**
+   * A lazy field holding an object (`object`) or a list of objects (`objectList`): execution reads
+   * these inline, the way most data is shaped, without the general completion steps.
+   */
+  readonly lane: 'object' | 'objectList' | null;
   readonly nonNull: boolean;
   readonly completion: Completion;
 }
@@ -141,6 +155,7 @@ export function planFields(context: PlanContext, type: GraphQLObjectType, select
     const args = staticArguments(def, fieldNodes[0]);
     const completion = planCompletion(context, def.type, fieldNodes);
     const resolve = def === TypeNameMetaFieldDef ? undefined : def.resolve;
+    const lazy = resolve === undefined && args !== null && !(args instanceof GraphQLError) && !completion.needsPath;
     plans.push({
       key,
       prefix: `${plans.length === 0 ? '' : ','}${JSON.stringify(key)}:`,
@@ -156,6 +171,14 @@ export function planFields(context: PlanContext, type: GraphQLObjectType, select
         completion.kind === 'leaf' && resolve === undefined && args !== null && !(args instanceof GraphQLError)
           ? (completion.fast ?? 'other')
           : null,
+      lazy,
+      lane: !lazy
+        ? null
+        : completion.kind === 'object'
+          ? 'object'
+          : completion.kind === 'list' && completion.item.kind === 'object'
+            ? 'objectList'
+            : null,
       nonNull,
       completion,
     });
@@ -166,13 +189,15 @@ export function planFields(context: PlanContext, type: GraphQLObjectType, select
 function planCompletion(context: PlanContext, type: GraphQLOutputType, fieldNodes: readonly FieldNode[]): Completion {
   const nullable = isNonNullType(type) ? type.ofType : type;
   if (isListType(nullable)) {
-    return { kind: 'list', item: planCompletion(context, nullable.ofType, fieldNodes), itemNonNull: isNonNullType(nullable.ofType) };
+    const item = planCompletion(context, nullable.ofType, fieldNodes);
+    return { kind: 'list', item, itemNonNull: isNonNullType(nullable.ofType), needsPath: item.needsPath };
   }
-  if (isLeafType(nullable)) return { kind: 'leaf', type: nullable, fast: fastLeaf(nullable) };
+  if (isLeafType(nullable)) return { kind: 'leaf', type: nullable, fast: fastLeaf(nullable), needsPath: false };
   const selectionSets = fieldNodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
   if (isObjectType(nullable)) {
     const fields = planFields(context, nullable, selectionSets);
-    return { kind: 'object', type: nullable, fields, fieldsNeedPath: fields.some((f) => f.typename === null && f.plainLeaf === null) };
+    const fieldsNeedPath = fields.some((f) => f.typename === null && !f.lazy);
+    return { kind: 'object', type: nullable, fields, fieldsNeedPath, needsPath: fieldsNeedPath || nullable.isTypeOf != null };
   }
   if (isAbstractType(nullable)) {
     // Planned per runtime type on first sight; the possible types are few and fixed.
@@ -180,7 +205,7 @@ function planCompletion(context: PlanContext, type: GraphQLOutputType, fieldNode
     for (const possible of context.schema.getPossibleTypes(nullable)) {
       byType.set(possible.name, planFields(context, possible, selectionSets));
     }
-    return { kind: 'abstract', type: nullable, byType };
+    return { kind: 'abstract', type: nullable, byType, needsPath: true };
   }
   throw new TypeError(`Cannot plan output type ${String(nullable)}`);
 }

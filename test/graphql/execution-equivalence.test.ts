@@ -335,3 +335,71 @@ test('without compiledExecution every resolver runs exactly once per request', a
   }
   assert.equal(calls, 3);
 });
+
+test('plain data read inline (objects and lists of objects) matches graphql-js or hands over', () => {
+  // Shapes the inline reading of plain objects meets: nested objects, lists with nulls, Errors,
+  // thenables, methods, getters and inherited properties, under nullable and non-null types.
+  let getterReads = 0;
+  class Inherited {
+    get name(): string {
+      return 'inherited';
+    }
+  }
+  const Leaf = new GraphQLObjectType({
+    name: 'Leaf',
+    fields: { name: { type: GraphQLString }, strict: { type: new GraphQLNonNull(GraphQLString) } },
+  });
+  const Branch = new GraphQLObjectType({
+    name: 'Branch',
+    fields: {
+      leaf: { type: Leaf },
+      strictLeaf: { type: new GraphQLNonNull(Leaf) },
+      leaves: { type: new GraphQLList(Leaf) },
+      strictLeaves: { type: new GraphQLList(new GraphQLNonNull(Leaf)) },
+      name: { type: GraphQLString },
+    },
+  });
+  const branches: Record<string, unknown> = {
+    plain: { leaf: { name: 'a', strict: 's' }, strictLeaf: { name: 'b', strict: 's' }, leaves: [{ name: 'c', strict: 's' }, null], strictLeaves: [], name: 'p' },
+    missing: { name: 'm' },
+    nullInStrictList: { strictLeaves: [{ name: 'x', strict: 's' }, null] },
+    strictNull: { leaf: { name: 'n', strict: null } },
+    errorValue: { leaf: new Error('leaf failed'), leaves: [new Error('item failed')] },
+    thenable: { leaf: Promise.resolve({ name: 'later', strict: 's' }) },
+    method: { leaf: () => ({ name: 'called', strict: 's' }) },
+    getter: {
+      get leaf() {
+        getterReads++;
+        return { name: 'got', strict: 's' };
+      },
+    },
+    inherited: { leaf: new Inherited(), leaves: [new Inherited()] },
+    notAList: { leaves: { name: 'object' } },
+  };
+  const schema = new GraphQLSchema({
+    query: new GraphQLObjectType({
+      name: 'Query',
+      fields: {
+        branch: { type: Branch, args: { id: { type: new GraphQLNonNull(GraphQLString) } }, resolve: (_s, { id }) => branches[id] },
+      },
+    }),
+  });
+  const selections = ['leaf { name }', 'strictLeaf { name }', 'leaves { name }', 'strictLeaves { name }', 'leaf { strict }', 'leaves { strict name }', 'name'];
+  let compiled = 0;
+  for (const id of Object.keys(branches)) {
+    for (const selection of selections) {
+      const c = { query: `{ branch(id: "${id}") { ${selection} } }` };
+      const before = getterReads;
+      const outcome = runCompiled(schema, c);
+      const readsWhileCompiled = getterReads - before;
+      if (outcome.kind === 'compiled') {
+        compiled++;
+        assert.equal(outcome.json, reference(schema, c), c.query);
+        if (id === 'getter' && selection.startsWith('leaf ')) assert.equal(readsWhileCompiled, 1, 'a getter is read once');
+      } else {
+        assert.equal(outcome.kind, 'bail', c.query);
+      }
+    }
+  }
+  assert.ok(compiled >= 40, `most shapes stay compiled (${compiled} did)`);
+});
