@@ -7,7 +7,7 @@ import { acceptableMediaTypes, negotiateMediaType } from './negotiation.ts';
 import { pathnameOf } from './path.ts';
 import { createProductionFeatures, newRequestState, type RequestState } from './production.ts';
 import { bodyReadError, createRequestParamsParser, paramsFromBody, paramsFromGet, postRefusal, type ParsedParams } from './request-params.ts';
-import { readBodyText, type BodyRead } from './request-body.ts';
+import { readBodyThen } from './request-body.ts';
 import type { RequestParams, Response as HttpResult } from 'graphql-http';
 import { errorResponse } from './responses.ts';
 
@@ -97,9 +97,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     // stores that end up unanswered) goes the full way with the parameters already parsed, and is
     // decided there exactly as before.
     if (request.method === 'GET') return shortcut(request, mediaType, parseGet(request), fastPath);
-    const posted = parsePost(request);
-    if (posted === undefined) return fullPath(request, mediaType, undefined);
-    return posted.then((parsed) => shortcut(request, mediaType, parsed, fastPath));
+    return shortcutPost(request, mediaType, fastPath) ?? fullPath(request, mediaType, undefined);
   }
 
   function shortcut(request: Request, mediaType: string, parsed: ParsedParams, fast: FastPath): Response | Promise<Response> {
@@ -166,32 +164,28 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     return () => params;
   }
 
-  /** A JSON POST's parameters, as a replayable outcome; undefined for anything else (405, 415). */
-  function parsePost(request: Request): Promise<ParsedParams> | undefined {
+  /** A JSON POST through the shortcut once its body is read (undefined for anything else: 405, 415). */
+  function shortcutPost(request: Request, mediaType: string, fast: FastPath): Promise<Response> | undefined {
     if (postRefusal(request) !== null) return undefined;
-    let reading: Promise<BodyRead>;
-    try {
-      reading = readBodyText(request, maxBodyBytes);
-    } catch (error) {
-      reading = Promise.reject(error);
-    }
-    return reading.then(
+    return readBodyThen(
+      request,
+      maxBodyBytes,
       (read) => {
         let params: ReturnType<ParsedParams>;
         try {
           params = paramsFromBody(read, features.queryResolver);
         } catch (error) {
-          return () => {
+          return shortcut(request, mediaType, () => {
             throw error;
-          };
+          }, fast);
         }
-        return () => params;
+        return shortcut(request, mediaType, () => params, fast);
       },
-      (error: unknown) => {
+      (error) => {
         const failed = bodyReadError(error);
-        return () => {
+        return shortcut(request, mediaType, () => {
           throw failed;
-        };
+        }, fast);
       },
     );
   }

@@ -9,20 +9,42 @@ export type BodyRead = { ok: true; text: string } | { ok: false; status: 400 | 4
  * chunk by chunk and abandoned as soon as the limit is crossed.
  */
 export function readBodyText(request: Request, maxBytes: number): Promise<BodyRead> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null) {
-    const length = /^\s*\d+\s*$/.test(declared) ? Number(declared) : NaN;
-    if (!Number.isSafeInteger(length)) {
-      return Promise.resolve({ ok: false, status: 400, message: `Invalid Content-Length header "${declared}"` });
-    }
-    if (length > maxBytes) return Promise.resolve(tooLarge(maxBytes));
-    // No async function around this: each would add promise turns to every POST.
-    return request.text().then((text) =>
-      // An in-process caller can declare a length it does not send; recount when the text could exceed it.
-      text.length * 3 > maxBytes && utf8Length(text) > maxBytes ? tooLarge(maxBytes) : { ok: true, text },
-    );
+  return readBodyThen(request, maxBytes, (read) => read, (error) => Promise.reject(error));
+}
+
+/**
+ * `readBodyText(...).then(onRead, onError)` in one step: on the hot path every promise turn counts,
+ * so the caller's continuation is attached straight to the body's own promise.
+ */
+export function readBodyThen<T>(
+  request: Request,
+  maxBytes: number,
+  onRead: (read: BodyRead) => T | PromiseLike<T>,
+  onError: (error: unknown) => T | PromiseLike<T>,
+): Promise<T> {
+  let declared: string | null;
+  try {
+    declared = request.headers.get('content-length');
+    if (declared === null) return readStream(request, maxBytes).then(onRead, onError);
+  } catch (error) {
+    return Promise.resolve(onError(error));
   }
-  return readStream(request, maxBytes);
+  const length = /^\s*\d+\s*$/.test(declared) ? Number(declared) : NaN;
+  if (!Number.isSafeInteger(length)) {
+    return Promise.resolve(onRead({ ok: false, status: 400, message: `Invalid Content-Length header "${declared}"` }));
+  }
+  if (length > maxBytes) return Promise.resolve(onRead(tooLarge(maxBytes)));
+  let text: Promise<string>;
+  try {
+    text = request.text();
+  } catch (error) {
+    return Promise.resolve(onError(error));
+  }
+  return text.then(
+    // An in-process caller can declare a length it does not send; recount when the text could exceed it.
+    (body) => onRead(body.length * 3 > maxBytes && utf8Length(body) > maxBytes ? tooLarge(maxBytes) : { ok: true, text: body }),
+    onError,
+  );
 }
 
 async function readStream(request: Request, maxBytes: number): Promise<BodyRead> {
