@@ -118,12 +118,12 @@ export async function checkAnswer(port: number, q: BenchQuery, expected: string)
   throw new Error(`${q.label} answered different data: ${text.slice(0, 200)}`);
 }
 
-function load(port: number, q: BenchQuery, connections: number, seconds: number): Promise<autocannon.Result> {
-  return autocannon({ ...requestOptions(port, q), connections, duration: seconds });
+function load(port: number, q: BenchQuery, connections: number, seconds: number, rate?: number): Promise<autocannon.Result> {
+  return autocannon({ ...requestOptions(port, q), connections, duration: seconds, ...(rate ? { overallRate: rate } : {}) });
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); undefined elsewhere. */
-function cpuSeconds(pid: number): number | undefined {
+export function cpuSeconds(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces) start after the last ')'.
@@ -152,6 +152,25 @@ export async function measure(server: string, running: StartedServer, q: BenchQu
       cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
         ? ((cpuAfter - cpuBefore) * 1e6) / result.requests.total
         : undefined,
+    failures: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+/**
+ * One slice of fixed-rate load: the requests answered and the server CPU seconds they took
+ * (undefined without /proc). Used by the interleaved comparison (interleaved-bench.ts).
+ */
+export async function loadSlice(
+  running: StartedServer,
+  q: BenchQuery,
+  options: { connections: number; seconds: number; rate: number },
+): Promise<{ requests: number; cpuSeconds: number | undefined; failures: number }> {
+  const before = cpuSeconds(running.pid);
+  const result = await load(running.port, q, options.connections, options.seconds, options.rate);
+  const after = cpuSeconds(running.pid);
+  return {
+    requests: result.requests.total,
+    cpuSeconds: before !== undefined && after !== undefined ? after - before : undefined,
     failures: result.non2xx + result.errors + result.timeouts,
   };
 }

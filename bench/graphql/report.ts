@@ -1,6 +1,7 @@
 // Tables and target checks for the bench results (Markdown, so they paste into the README as is).
 import type { EdgeMeasurement } from './edge-bench.ts';
 import type { Measurement } from './http-bench.ts';
+import type { InterleavedMeasurement } from './interleaved-bench.ts';
 import type { BenchQuery } from './queries.ts';
 
 function ratio(m: Measurement | undefined, ceiling: Measurement | undefined): number | undefined {
@@ -49,7 +50,11 @@ export function edgeTable(results: readonly EdgeMeasurement[], queries: readonly
 }
 
 /** The issue's targets, each marked met or not, for what this run measured. */
-export function targetLines(measurements: readonly Measurement[], edge: readonly EdgeMeasurement[]): string[] {
+export function targetLines(
+  measurements: readonly Measurement[],
+  edge: readonly EdgeMeasurement[],
+  interleaved: readonly InterleavedMeasurement[] = [],
+): string[] {
   const lines: string[] = [];
   const find = (server: string, query: string) => measurements.find((m) => m.server === server && m.query === query);
   const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
@@ -68,6 +73,23 @@ export function targetLines(measurements: readonly Measurement[], edge: readonly
       );
     }
   }
+  // The same goals on server CPU per request at equal offered load (the interleaved part).
+  for (const [query, goal] of [
+    ['q1-get', 0.9],
+    ['q1-post', 0.9],
+    ['q2-post', 0.3],
+  ] as const) {
+    const ours = interleaved.find((m) => m.server === 'skiff' && m.query === query);
+    if (ours?.ratio !== undefined) {
+      lines.push(`by CPU/req at equal load: ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${ours.ratio.toFixed(2)}, ${mark(ours.ratio >= goal)}`);
+    }
+    const mercurius = interleaved.find((m) => m.server === 'mercurius' && m.query === query);
+    if (ours && mercurius) {
+      lines.push(
+        `by CPU/req at equal load: ${query} cheaper than Mercurius: ${ours.cpuMicroseconds.toFixed(1)} vs ${mercurius.cpuMicroseconds.toFixed(1)} µs, ${mark(ours.cpuMicroseconds < mercurius.cpuMicroseconds)}`,
+      );
+    }
+  }
   for (const runtime of [...new Set(edge.map((e) => e.runtime))]) {
     if (runtime.startsWith('Node')) continue;
     for (const query of [...new Set(edge.map((e) => e.query))]) {
@@ -79,4 +101,30 @@ export function targetLines(measurements: readonly Measurement[], edge: readonly
     }
   }
   return lines;
+}
+
+export function interleavedTable(
+  results: readonly InterleavedMeasurement[],
+  queries: readonly BenchQuery[],
+  servers: readonly { name: string; label: string }[],
+  sliceSeconds: number,
+  slices: number,
+): string {
+  const header = `| server | ${queries.map((q) => {
+    const rate = results.find((r) => r.query === q.id)?.rate;
+    return `${q.label} at ${rate ?? '?'} req/s: server CPU/req · ratio`;
+  }).join(' | ')} |`;
+  const rule = `|---|${queries.map(() => '---:').join('|')}|`;
+  const rows = servers.map(({ name, label }) => {
+    const cells = queries.map((q) => {
+      const m = results.find((r) => r.server === name && r.query === q.id);
+      if (!m) return '–';
+      const offered = m.rate * sliceSeconds * slices;
+      // A server that answered well under the offered load was saturated: its figure is not comparable.
+      const short = m.requests < offered * 0.9 ? ` (answered ${Math.round((m.requests / offered) * 100)}%)` : '';
+      return `${m.cpuMicroseconds.toFixed(1)} µs · ${m.ratio === undefined ? '–' : m.ratio.toFixed(2)}${short}${m.failures ? ` ⚠ ${m.failures} failed` : ''}`;
+    });
+    return `| ${label} | ${cells.join(' | ')} |`;
+  });
+  return [header, rule, ...rows].join('\n');
 }

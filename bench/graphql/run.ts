@@ -1,18 +1,23 @@
 // `npm run bench`: the GraphQL endpoint against its peers on the same countries data.
 //  1. HTTP: each server alone in its own process, loaded by autocannon on Q1 GET, Q1 POST, Q2 POST;
 //     req/s, p99 and the ratio to a raw Hono endpoint returning the same bytes (the ceiling).
-//  2. Edge, in-process: our handler against graphql-http's plain fetch handler inside workerd and Deno.
+//  2. Interleaved: all servers at once, fixed-rate load moving between them in slices; server CPU per
+//     request and its ratio to the ceiling's, which background load on a shared machine skews less.
+//  3. Edge, in-process: our handler against graphql-http's plain fetch handler inside workerd and Deno.
 import { parseArgs } from 'node:util';
 import { runEdgeBench, edgeRuntimes, type EdgeMeasurement } from './edge-bench.ts';
 import { checkAnswer, measure, startServerProcess, type Measurement } from './http-bench.ts';
+import { runInterleaved, type InterleavedMeasurement } from './interleaved-bench.ts';
 import { benchQueries } from './queries.ts';
 import { benchServers, expectedBodies } from './servers.ts';
-import { edgeTable, httpTable, targetLines } from './report.ts';
+import { edgeTable, httpTable, interleavedTable, targetLines } from './report.ts';
 
 const usage = `Usage: npm run bench -- [options]
 
 Starts each GraphQL server in its own process, one at a time, and loads it with autocannon on
-Q1 GET, Q1 POST and Q2 POST; then times our handler against graphql-http's inside workerd and Deno.
+Q1 GET, Q1 POST and Q2 POST; then runs them all at once under the same fixed request rate, moving
+the load between them in slices, for server CPU per request; then times our handler against
+graphql-http's inside workerd and Deno.
 
 Options:
   --only LIST         servers to run, comma-separated (default: all): ${benchServers.map((s) => s.name).join(', ')}
@@ -23,6 +28,9 @@ Options:
   --rounds N          start-load-stop every server this many times, rotating the order; each
                       cell reports its median round (default 3)
   --connections N     autocannon connections (default 50)
+  --cpu-slices N      slices per server and query in the interleaved part (default 4); 0 skips it
+  --cpu-slice SECONDS length of a slice (default 2)
+  --cpu-rate N        offered req/s for Q1 in the interleaved part (default 4000; Q2 gets a fifth)
   --edge LIST         edge runtimes for the in-process bench (default: workerd,deno,node); "none" skips it
   --edge-requests N   requests per timed batch in the edge bench (default 2000; Q2 gets a fifth)
   --edge-batches N    timed batches per edge cell, median reported (default 5)
@@ -45,6 +53,9 @@ try {
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       edge: { type: 'string', default: edgeRuntimes.join(',') },
+      'cpu-slices': { type: 'string', default: '4' },
+      'cpu-slice': { type: 'string', default: '2' },
+      'cpu-rate': { type: 'string', default: '4000' },
       'edge-requests': { type: 'string', default: '2000' },
       'edge-batches': { type: 'string', default: '5' },
       json: { type: 'boolean', default: false },
@@ -86,6 +97,10 @@ const queries = benchQueries.filter((q) => list('queries', args.queries, benchQu
 const runtimes = args.edge === 'none' ? [] : list('edge', args.edge, edgeRuntimes);
 const edgeRequests = positive('edge-requests', args['edge-requests']!, true);
 const edgeBatches = positive('edge-batches', args['edge-batches']!, true);
+const cpuSlices = Number(args['cpu-slices']);
+if (!(Number.isInteger(cpuSlices) && cpuSlices >= 0)) fail(`--cpu-slices must be 0 or a positive integer (got "${args['cpu-slices']}")`);
+const cpuSlice = positive('cpu-slice', args['cpu-slice']!, false);
+const cpuRate = positive('cpu-rate', args['cpu-rate']!, true);
 const log = (line: string) => {
   if (!args.json) console.log(line);
   else console.error(line);
@@ -124,6 +139,20 @@ for (let round = 0; round < roundCount; round++) {
 }
 const measurements: Measurement[] = medianRounds(rounds);
 
+let interleaved: InterleavedMeasurement[] = [];
+if (cpuSlices > 0) {
+  log(`All servers at once, fixed-rate load in ${cpuSlice} s slices (${cpuSlices} per server and query): server CPU per request`);
+  interleaved = await runInterleaved({
+    servers,
+    queries,
+    slices: cpuSlices,
+    sliceSeconds: cpuSlice,
+    connections: 20,
+    rate: (q) => (q.id === 'q2-post' ? Math.round(cpuRate / 5) : cpuRate),
+    log,
+  });
+}
+
 let edge: EdgeMeasurement[] = [];
 if (runtimes.length > 0) {
   log(`Edge handlers in-process: ${edgeBatches} batches of ${edgeRequests} requests (Q2: ${Math.round(edgeRequests / 5)}), median batch`);
@@ -131,15 +160,20 @@ if (runtimes.length > 0) {
 }
 
 if (args.json) {
-  console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, edge }, null, 2));
+  console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, interleaved, edge }, null, 2));
 } else {
   console.log('');
   console.log(httpTable(measurements, queries, servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }))));
+  if (interleaved.length > 0) {
+    console.log('');
+    const labels = servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }));
+    console.log(interleavedTable(interleaved, queries, labels, cpuSlice, cpuSlices));
+  }
   if (edge.length > 0) {
     console.log('');
     console.log(edgeTable(edge, queries));
   }
-  const targets = targetLines(measurements, edge);
+  const targets = targetLines(measurements, edge, interleaved);
   if (targets.length > 0) {
     console.log('');
     for (const line of targets) console.log(line);

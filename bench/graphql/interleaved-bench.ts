@@ -1,0 +1,74 @@
+// Server CPU per request at one fixed request rate, with every server running at once and the load
+// moving between them in short slices. Each server then sees the same moments of the machine, so
+// background load that comes and goes (this machine is shared) lands on all of them alike; the
+// one-at-a-time req/s figures cannot offer that.
+import { loadSlice, startServerProcess, type StartedServer } from './http-bench.ts';
+import type { BenchQuery } from './queries.ts';
+
+export interface InterleavedOptions {
+  servers: readonly string[];
+  queries: readonly BenchQuery[];
+  /** Slices per server and query. */
+  slices: number;
+  sliceSeconds: number;
+  connections: number;
+  /** Offered load in req/s for a query: below what the slowest server answers keeps it equal. */
+  rate: (q: BenchQuery) => number;
+  log: (line: string) => void;
+}
+
+export interface InterleavedMeasurement {
+  server: string;
+  query: BenchQuery['id'];
+  rate: number;
+  requests: number;
+  /** Server CPU (user + system) per request, µs. */
+  cpuMicroseconds: number;
+  /** The ceiling's CPU per request divided by this server's: 1.0 costs what serving fixed bytes costs. */
+  ratio?: number;
+  failures: number;
+}
+
+export async function runInterleaved(options: InterleavedOptions): Promise<InterleavedMeasurement[]> {
+  const running: { name: string; server: StartedServer }[] = [];
+  const results: InterleavedMeasurement[] = [];
+  try {
+    for (const name of options.servers) running.push({ name, server: await startServerProcess(name) });
+    for (const q of options.queries) {
+      const rate = options.rate(q);
+      const totals = running.map(() => ({ requests: 0, cpu: 0, failures: 0 }));
+      // Unmeasured first slice each: JIT, caches, graphql-jit's compilation.
+      for (const { server } of running) await loadSlice(server, q, { connections: options.connections, seconds: options.sliceSeconds, rate });
+      for (let slice = 0; slice < options.slices; slice++) {
+        // Alternate the direction so no server always follows the same one.
+        const order = slice % 2 === 0 ? running.map((_, i) => i) : running.map((_, i) => running.length - 1 - i);
+        for (const i of order) {
+          const r = await loadSlice(running[i].server, q, { connections: options.connections, seconds: options.sliceSeconds, rate });
+          if (r.cpuSeconds === undefined) throw new Error('the interleaved bench reads server CPU from /proc, which this system lacks');
+          totals[i].requests += r.requests;
+          totals[i].cpu += r.cpuSeconds;
+          totals[i].failures += r.failures;
+        }
+      }
+      const measured = running.map(({ name }, i) => ({
+        server: name,
+        query: q.id,
+        rate,
+        requests: totals[i].requests,
+        cpuMicroseconds: totals[i].requests > 0 ? (totals[i].cpu * 1e6) / totals[i].requests : NaN,
+        failures: totals[i].failures,
+      }));
+      const ceiling = measured.find((m) => m.server === 'ceiling');
+      for (const m of measured) {
+        const withRatio: InterleavedMeasurement = ceiling ? { ...m, ratio: ceiling.cpuMicroseconds / m.cpuMicroseconds } : m;
+        results.push(withRatio);
+        options.log(
+          `  ${q.label.padEnd(8)} ${m.server.padEnd(10)} ${m.cpuMicroseconds.toFixed(1).padStart(7)} µs CPU/req at ${rate} req/s${withRatio.ratio !== undefined ? `  ratio ${withRatio.ratio.toFixed(2)}` : ''}${m.failures ? `  ${m.failures} FAILED` : ''}`,
+        );
+      }
+    }
+  } finally {
+    await Promise.all(running.map(({ server }) => server.stop()));
+  }
+  return results;
+}
