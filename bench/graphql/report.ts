@@ -65,7 +65,7 @@ export function targetLines(
   ] as const) {
     const ours = find('skiff', query);
     const r = ratio(ours, find('ceiling', query));
-    if (r !== undefined) lines.push(`target ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${r.toFixed(2)}, ${mark(r >= goal)}`);
+    if (r !== undefined) lines.push(`target ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${r.toFixed(3)}, ${mark(r >= goal)}`);
     const mercurius = find('mercurius', query);
     if (ours && mercurius) {
       lines.push(
@@ -81,7 +81,7 @@ export function targetLines(
   ] as const) {
     const ours = interleaved.find((m) => m.server === 'skiff' && m.query === query);
     if (ours?.ratio !== undefined) {
-      lines.push(`by CPU/req at equal load: ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${ours.ratio.toFixed(2)}, ${mark(ours.ratio >= goal)}`);
+      lines.push(`by CPU/req at equal load: ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${ours.ratio.toFixed(3)}, ${mark(ours.ratio >= goal)}`);
     }
     const mercurius = interleaved.find((m) => m.server === 'mercurius' && m.query === query);
     if (ours && mercurius) {
