@@ -15,6 +15,7 @@ import {
   type OperationDefinitionNode,
 } from 'graphql';
 import type { Completion, FieldPlan, OperationPlan } from './plan.ts';
+import { codegenAvailable, generateFieldsWriter, type FieldsWriter, type InterpreterParts } from './codegen.ts';
 
 /** Thrown when graphql-js has to execute the operation instead. */
 export const bail: unique symbol = Symbol('bail to graphql-js');
@@ -99,24 +100,64 @@ export function executePlan(
 }
 
 function executeFields(run: Run, fields: readonly FieldPlan[], source: unknown, path: Path | undefined): string {
+  if (generatedCode && typeof source === 'object' && source !== null) {
+    let writer = (fields as WithWriter)[writerKey];
+    if (writer === undefined) writer = (fields as WithWriter)[writerKey] = generateFieldsWriter(fields, interpreterParts);
+    if (writer !== null) return writer(run, source, path);
+  }
+  return interpretFields(run, fields, source, path);
+}
+
+function interpretFields(run: Run, fields: readonly FieldPlan[], source: unknown, path: Path | undefined): string {
   let out = '{';
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i];
     out += field.prefix;
     if (field.typename !== null) out += field.typename;
-    else if (field.lane !== null && typeof source === 'object' && source !== null) out += readLane(run, field, source, path);
-    else out += executeField(run, field, source, path);
+    else if (field.lane !== null && typeof source === 'object' && source !== null) {
+      out += laneValue(run, field, (source as Record<string, unknown>)[field.fieldName], path);
+    } else out += executeField(run, field, source, path);
   }
   return out + '}';
 }
 
+// The generated writer of a field list (src/execution/codegen.ts), kept on the list itself: null where
+// none is generated. A list is planned once per document, so this is made once per selection.
+const writerKey = Symbol('fields writer');
+type WithWriter = { [writerKey]?: FieldsWriter<Run, Path> | null };
+let generatedCode = codegenAvailable;
+
 /**
- * A lazy field holding plain data objects, or a list of them: the value is read once and, when it is
- * what it usually is, its fields are written directly. Anything else takes the general steps with
- * the value already read. Nothing below asks for a path, so any failure hands over to graphql-js.
+ * Whether field lists run as generated code where the runtime allows it (the default). Both ways give
+ * the same bytes; tests compare them, and a host can keep to the interpreter.
  */
-function readLane(run: Run, field: FieldPlan, source: object, parentPath: Path | undefined): string {
-  const value = (source as Record<string, unknown>)[field.fieldName];
+export function useGeneratedCode(on: boolean): void {
+  generatedCode = on && codegenAvailable;
+}
+
+const interpreterParts: InterpreterParts<Run, Path> = {
+  executeField,
+  leafValue,
+  laneValue,
+  laneItem: (run, field, item, path) => {
+    const completion = field.completion as Extract<Completion, { kind: 'list' }>;
+    return complete(run, field, completion.item, completion.itemNonNull, item, lazyPath, lazyPath, path);
+  },
+  isPlainData,
+  quoted,
+  writerFor: (fields) =>
+    ((fields as WithWriter)[writerKey] ??= generateFieldsWriter(fields, interpreterParts)) ??
+    ((run, source, path) => interpretFields(run, fields, source, path)),
+  lazyPath,
+  bail,
+};
+
+/**
+ * A lazy field holding plain data objects, or a list of them, its value already read: when it is what
+ * it usually is, its fields are written directly; anything else takes the general steps. Nothing below
+ * asks for a path, so any failure hands over to graphql-js.
+ */
+function laneValue(run: Run, field: FieldPlan, value: unknown, parentPath: Path | undefined): string {
   const completion = field.completion;
   try {
     if (completion.kind === 'object') {
@@ -163,15 +204,20 @@ function executeField(run: Run, field: FieldPlan, source: unknown, parentPath: P
     if ((typeof source === 'object' && source !== null) || typeof source === 'function') {
       value = (source as Record<string, unknown>)[field.fieldName];
       if (typeof value === 'string' && plainLeaf === 'string') return quoted(value);
-      if (typeof value === 'function') return resolveField(run, field, source, parentPath); // a method: reads it again, as graphql-js does
     }
-    try {
-      return complete(run, field, field.completion, field.nonNull, value, undefined, undefined, parentPath);
-    } catch (raw) {
-      return fieldError(run, field, raw, undefined, parentPath);
-    }
+    return leafValue(run, field, source, value, parentPath);
   }
   return resolveField(run, field, source, parentPath);
+}
+
+/** A plain leaf field's value, already read from `source`, completed as graphql-js would. */
+function leafValue(run: Run, field: FieldPlan, source: unknown, value: unknown, parentPath: Path | undefined): string {
+  if (typeof value === 'function') return resolveField(run, field, source, parentPath); // a method: reads it again, as graphql-js does
+  try {
+    return complete(run, field, field.completion, field.nonNull, value, undefined, undefined, parentPath);
+  } catch (raw) {
+    return fieldError(run, field, raw, undefined, parentPath);
+  }
 }
 
 /** graphql-js's executeField: arguments, resolver (or default property read), completion, errors. */

@@ -26,7 +26,8 @@ import {
   type ExecutionResult,
 } from 'graphql';
 import { countriesSchema } from '../../src/countries/index.ts';
-import { bail, executePlan } from '../../src/execution/execute-plan.ts';
+import { bail, executePlan, useGeneratedCode } from '../../src/execution/execute-plan.ts';
+import { codegenAvailable } from '../../src/execution/codegen.ts';
 import { planOperation } from '../../src/execution/plan.ts';
 
 interface Case {
@@ -336,7 +337,9 @@ test('without compiledExecution every resolver runs exactly once per request', a
   assert.equal(calls, 3);
 });
 
-test('plain data read inline (objects and lists of objects) matches graphql-js or hands over', () => {
+test('plain data read inline (objects and lists of objects) matches graphql-js or hands over', () => plainDataShapes());
+
+function plainDataShapes(): void {
   // Shapes the inline reading of plain objects meets: nested objects, lists with nulls, Errors,
   // thenables, methods, getters and inherited properties, under nullable and non-null types.
   let getterReads = 0;
@@ -402,4 +405,24 @@ test('plain data read inline (objects and lists of objects) matches graphql-js o
     }
   }
   assert.ok(compiled >= 40, `most shapes stay compiled (${compiled} did)`);
+}
+
+// Where `new Function` is allowed (here, on Node) field lists run as generated code; workerd and
+// Vercel's edge runtime run the interpreter. Both must give graphql-js's bytes.
+test('the interpreter alone gives the same bytes as generated code', () => {
+  assert.ok(codegenAvailable, 'Node allows generated code, so the cases above ran through it');
+  useGeneratedCode(false);
+  try {
+    for (const c of countriesCases) assertEquivalent(countriesSchema, c);
+    for (const c of edgeCases) assertEquivalent(edgeSchema, c);
+    plainDataShapes();
+  } finally {
+    useGeneratedCode(true);
+  }
+  const q2 = planOperation(countriesSchema, parse('{ countries { code name continent { name } languages { code } } }'), undefined)!;
+  const generated = executePlan(q2, countriesSchema, undefined, undefined, {}).data;
+  useGeneratedCode(false);
+  const interpreted = executePlan(q2, countriesSchema, undefined, undefined, {}).data;
+  useGeneratedCode(true);
+  assert.equal(generated, interpreted);
 });
