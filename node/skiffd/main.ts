@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type SkiffdConfig } from './config.ts';
 import { startDaemon } from './daemon.ts';
 import { createLogger } from './logger.ts';
 import { StartupError } from './server.ts';
+import { RUNTIME_VERSION } from './version.ts';
 
 async function main(argv: string[]): Promise<number> {
   let config: SkiffdConfig;
@@ -28,6 +29,9 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const log = createLogger(config.logLevel);
+  // The first line, before any subsystem opens: a start that never gets further is then told apart
+  // from one that never ran.
+  log.info('starting', { version: RUNTIME_VERSION, pid: process.pid });
   // A stray rejection or exception in a background task is logged, never fatal: pods keep running.
   process.on('unhandledRejection', (err) => log.error('unhandled rejection', { err: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
   process.on('uncaughtException', (err) => log.error('uncaught exception', { err: err.stack ?? err.message }));

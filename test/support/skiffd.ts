@@ -9,7 +9,7 @@
 // By default the daemon runs from source (node --import tsx node/skiffd/main.ts). Set `command`, or
 // the SKIFFD_BIN environment variable (e.g. `dist/skiffd` or `dist/skiffd.cjs`), to test a build.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -149,30 +149,30 @@ export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHa
   const configFile = join(dir, 'config.toml');
   writeFileSync(configFile, hermeticConfig(options.config ?? '', dir));
   const argv = ['--config', configFile, '--listen', `unix://${socket}`, '--root', root, '--state', state, ...(options.args ?? [])];
-  const run = spawnSkiffd(argv, options);
-
+  let run = spawnSkiffd(argv, options);
   const startTimeoutMs = options.startTimeoutMs ?? 30_000;
-  const ready = await new Promise<'ready' | 'exited' | 'timeout'>((resolve) => {
-    const timer = setTimeout(() => finish('timeout'), startTimeoutMs);
-    const onData = () => {
-      if (/ msg=serving /.test(run.stderr())) finish('ready');
-    };
-    const finish = (why: 'ready' | 'exited' | 'timeout') => {
-      clearTimeout(timer);
-      run.child.stderr!.off('data', onData);
-      resolve(why);
-    };
-    run.child.stderr!.on('data', onData);
-    run.exited.then(() => finish('exited'));
-    onData();
-  });
+  let ready = await waitForServing(run, startTimeoutMs);
+  if (ready === 'timeout' && !/ msg=starting /.test(run.stderr())) {
+    // Not one line in the whole wait: the process never reached skiffd's code (Node or the TypeScript
+    // loader stuck before it). That is no finding about skiffd, so it gets one more start; the stuck
+    // one is reported, and a daemon that starts and then hangs fails below as before.
+    console.error(`skiffd never ran within ${startTimeoutMs} ms; starting it again. The stuck process:\n${processReport(run.child.pid)}`);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    run = spawnSkiffd(argv, options);
+    ready = await waitForServing(run, startTimeoutMs);
+  }
+
   if (ready !== 'ready') {
+    // A start that hangs says where: the state of each of its threads and its children, taken before the kill.
+    const stuck = ready === 'timeout' ? processReport(run.child.pid) : '';
     if (ready === 'timeout') run.child.kill('SIGKILL');
     const exit = await run.exited;
     if (ownDir) rmSync(dir, { recursive: true, force: true });
     throw new Error(
       `skiffd did not start (${ready === 'timeout' ? `no "serving" line within ${startTimeoutMs} ms` : `exited with code ${exit.code} signal ${exit.signal}`})\n` +
-        `command: ${[...(options.command ?? skiffdCommand()), ...argv].join(' ')}\nstderr:\n${run.stderr()}`,
+        `command: ${[...(options.command ?? skiffdCommand()), ...argv].join(' ')}\nstderr:\n${run.stderr()}` +
+        (stuck ? `\nprocess when it was killed:\n${stuck}` : ''),
     );
   }
 
@@ -207,4 +207,55 @@ export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHa
   };
 
   return { dir, socket, root, state, configFile, child: run.child, channel, runtime, images, logs: run.stderr, stdout: run.stdout, exited: run.exited, stop, cleanup };
+}
+
+/**
+ * What a process and its descendants are doing, from /proc: per thread its name, state and the kernel
+ * function it waits in, and per child its command line. Best effort; empty where /proc says nothing.
+ */
+function processReport(pid: number | undefined, depth = 0): string {
+  if (pid === undefined || depth > 3) return '';
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const indent = '  '.repeat(depth);
+  const lines = [`${indent}pid ${pid}: ${read(`/proc/${pid}/cmdline`).split('\0').join(' ').trim().slice(0, 200)}`];
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return lines.join('\n');
+  }
+  for (const tid of tasks) {
+    const stat = read(`/proc/${pid}/task/${tid}/stat`);
+    const name = /\((.*)\)/.exec(stat)?.[1] ?? '?';
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '?';
+    lines.push(`${indent}  thread ${tid} (${name}) state ${state} wchan ${read(`/proc/${pid}/task/${tid}/wchan`) || '?'}`);
+    for (const child of read(`/proc/${pid}/task/${tid}/children`).split(' ').filter(Boolean)) {
+      lines.push(processReport(Number(child), depth + 1));
+    }
+  }
+  return lines.join('\n');
+}
+
+/** Waits until the daemon logs that it serves, exits, or the time is up. */
+function waitForServing(run: ReturnType<typeof spawnSkiffd>, startTimeoutMs: number): Promise<'ready' | 'exited' | 'timeout'> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => finish('timeout'), startTimeoutMs);
+    const onData = () => {
+      if (/ msg=serving /.test(run.stderr())) finish('ready');
+    };
+    const finish = (why: 'ready' | 'exited' | 'timeout') => {
+      clearTimeout(timer);
+      run.child.stderr!.off('data', onData);
+      resolve(why);
+    };
+    run.child.stderr!.on('data', onData);
+    run.exited.then(() => finish('exited'));
+    onData();
+  });
 }
