@@ -349,6 +349,8 @@ function completeList(
   const itemNonNull = completion.itemNonNull;
   const leafItems = item.kind === 'leaf';
   const lazyItems = !item.needsPath;
+  // complete's object case, for items whose type does not check values with isTypeOf.
+  const objectItems = item.kind === 'object' && !item.type.isTypeOf ? item.fields : null;
   let out = '[';
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out += ',';
@@ -358,7 +360,12 @@ function completeList(
         ? lazyPath
         : { prev: path, key: i, typename: undefined };
     try {
-      out += complete(run, field, item, itemNonNull, items[i], itemPath, fieldPath, parentPath);
+      const element = items[i];
+      // An object item that is plain data needs none of complete's other cases.
+      out +=
+        objectItems !== null && isPlainData(element)
+          ? executeFields(run, objectItems, element, itemPath)
+          : complete(run, field, item, itemNonNull, element, itemPath, fieldPath, parentPath);
     } catch (raw) {
       if (raw === bail) throw raw;
       itemPath = realPath(itemPath) ?? { prev: realPath(path), key: i, typename: undefined };
