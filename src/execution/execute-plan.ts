@@ -101,8 +101,7 @@ export function executePlan(
 
 function executeFields(run: Run, fields: readonly FieldPlan[], source: unknown, path: Path | undefined): string {
   if (generatedCode && typeof source === 'object' && source !== null) {
-    let writer = (fields as WithWriter)[writerKey];
-    if (writer === undefined) writer = (fields as WithWriter)[writerKey] = generateFieldsWriter(fields, interpreterParts);
+    const writer = generatedWriter(fields);
     if (writer !== null) return writer(run, source, path);
   }
   return interpretFields(run, fields, source, path);
@@ -127,6 +126,10 @@ const writerKey = Symbol('fields writer');
 type WithWriter = { [writerKey]?: FieldsWriter<Run, Path> | null };
 let generatedCode = codegenAvailable;
 
+function generatedWriter(fields: readonly FieldPlan[]): FieldsWriter<Run, Path> | null {
+  return ((fields as WithWriter)[writerKey] ??= generateFieldsWriter(fields, interpreterParts));
+}
+
 /**
  * Whether field lists run as generated code where the runtime allows it (the default). Both ways give
  * the same bytes; tests compare them, and a host can keep to the interpreter.
@@ -145,9 +148,7 @@ const interpreterParts: InterpreterParts<Run, Path> = {
   },
   isPlainData,
   quoted,
-  writerFor: (fields) =>
-    ((fields as WithWriter)[writerKey] ??= generateFieldsWriter(fields, interpreterParts)) ??
-    ((run, source, path) => interpretFields(run, fields, source, path)),
+  writerFor: (fields) => generatedWriter(fields) ?? ((run, source, path) => interpretFields(run, fields, source, path)),
   lazyPath,
   bail,
 };

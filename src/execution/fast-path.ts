@@ -13,7 +13,7 @@ import {
   type GraphQLSchema,
   type ValidationRule,
 } from 'graphql';
-import type { FormatError, ParseRequestParams, RequestParams, Response as HttpResult } from 'graphql-http';
+import type { FormatError, RequestParams, Response as HttpResult } from 'graphql-http';
 import type { DocumentCache } from '../handler/document-cache.ts';
 import { bail, executePlan, type PlanResult } from './execute-plan.ts';
 import { planOperation, type OperationPlan } from './plan.ts';
@@ -143,30 +143,4 @@ function resultResponse(result: ExecutionResult, mediaType: string, formatError:
 function errorReplacer(_key: string, value: unknown): unknown {
   if (value instanceof Error && !(value instanceof GraphQLError)) return { message: value.message };
   return value;
-}
-
-type ParamsParser = ParseRequestParams<Request, any>;
-
-/**
- * Puts the fast path behind a graphql-http `parseRequestParams`: a request it answers comes back as
- * a ready response (graphql-http returns those as they are), anything else as its parameters.
- * graphql-http is handed the negotiated media type as the request's only Accept value.
- */
-export function withFastPath<P extends ParamsParser>(parse: P, fastPath: FastPath): P {
-  const wrapped: ParamsParser = async (req) => {
-    const params = await parse(req);
-    if (!params || Array.isArray(params)) return params;
-    const accept = typeof req.headers.get === 'function' ? req.headers.get('accept') : null;
-    // graphql-http would turn anything thrown here into a 400; a failure (a throwing context factory,
-    // say) is instead left to happen again on graphql-http's own path, which the handler makes a 500.
-    let answered: ReturnType<FastPath>;
-    try {
-      answered = fastPath(req.raw, params as RequestParams, accept ?? 'application/json');
-    } catch {
-      return params;
-    }
-    if (answered instanceof Promise) return answered.then((result) => result ?? params, () => params);
-    return answered ?? params;
-  };
-  return wrapped as P;
 }

@@ -1,7 +1,7 @@
 import { assertValidSchema, execute as graphqlExecute } from 'graphql';
 import { createHandler, type OperationContext } from 'graphql-http';
 import { createDocumentCache } from './document-cache.ts';
-import { createFastPath, withFastPath, type FastPath } from '../execution/fast-path.ts';
+import { createFastPath, type FastPath } from '../execution/fast-path.ts';
 import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions } from './options.ts';
 import { acceptableMediaTypes, negotiateMediaType } from './negotiation.ts';
 import { pathnameOf } from './path.ts';
@@ -70,7 +70,8 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     validate: documents.validate,
     execute: (options.execute ?? graphqlExecute) as typeof graphqlExecute,
     formatError: features.formatError,
-    parseRequestParams: fastPath ? withFastPath(parseRequestParams, fastPath) : parseRequestParams,
+    // What reaches graphql-http has been through the fast path already (see `shortcut`): not again.
+    parseRequestParams,
   });
 
   /** Answers synchronously whenever nothing has to be waited for (see GraphQLFetchHandler.fetch). */
@@ -153,15 +154,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
 
   /** A GET's parameters, as a replayable outcome. */
   function parseGet(request: Request): ParsedParams {
-    let params: ReturnType<ParsedParams>;
-    try {
-      params = paramsFromGet(request.url, features.queryResolver);
-    } catch (error) {
-      return () => {
-        throw error;
-      };
-    }
-    return () => params;
+    return replayable(() => paramsFromGet(request.url, features.queryResolver));
   }
 
   /** A JSON POST through the shortcut once its body is read (undefined for anything else: 405, 415). */
@@ -170,17 +163,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     return readBodyThen(
       request,
       maxBodyBytes,
-      (read) => {
-        let params: ReturnType<ParsedParams>;
-        try {
-          params = paramsFromBody(read, features.queryResolver);
-        } catch (error) {
-          return shortcut(request, mediaType, () => {
-            throw error;
-          }, fast);
-        }
-        return shortcut(request, mediaType, () => params, fast);
-      },
+      (read) => shortcut(request, mediaType, replayable(() => paramsFromBody(read, features.queryResolver)), fast),
       (error) => {
         const failed = bodyReadError(error);
         return shortcut(request, mediaType, () => {
@@ -223,8 +206,8 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     let result: HttpResult | Promise<HttpResult> | undefined;
     if (isReady(admitted)) result = admitted;
     else {
-      // graphql-http would report anything thrown here as a 400; as withFastPath does, a failure is
-      // left to happen again on the full path, which makes it a 500.
+      // graphql-http would report anything thrown here as a 400; a failure (a throwing context
+      // factory, say) is left to happen again on the full path, which makes it a 500.
       try {
         result = fast(request, params, mediaType);
       } catch {
@@ -244,6 +227,19 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   function respond(request: Request, state: RequestState, [body, init]: HttpResult): Response {
     return features.respond(request, state, body, init as { status: number; headers?: Record<string, string> });
   }
+}
+
+/** Runs `parse` once; the outcome replays as often as asked: the same value, or the same error thrown. */
+function replayable(parse: () => ReturnType<ParsedParams>): ParsedParams {
+  let params: ReturnType<ParsedParams>;
+  try {
+    params = parse();
+  } catch (error) {
+    return () => {
+      throw error;
+    };
+  }
+  return () => params;
 }
 
 /** A ready response (graphql-http's [body, init]) rather than request parameters. */

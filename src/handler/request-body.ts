@@ -3,18 +3,12 @@
 export type BodyRead = { ok: true; text: string } | { ok: false; status: 400 | 413; message: string };
 
 /**
- * Reads the whole body as UTF-8 text. A declared Content-Length over the limit is refused before
- * anything is read; with a length, `text()` is used as is (fast on every runtime, and on
- * @hono/node-server it skips building a stream at all); without one, the body's own stream is read
- * chunk by chunk and abandoned as soon as the limit is crossed.
- */
-export function readBodyText(request: Request, maxBytes: number): Promise<BodyRead> {
-  return readBodyThen(request, maxBytes, (read) => read, (error) => Promise.reject(error));
-}
-
-/**
- * `readBodyText(...).then(onRead, onError)` in one step: on the hot path every promise turn counts,
- * so the caller's continuation is attached straight to the body's own promise.
+ * Reads the whole body as UTF-8 text and hands the outcome to `onRead` (a failed read to `onError`).
+ * A declared Content-Length over the limit is refused before anything is read; with a length,
+ * `text()` is used as is (fast on every runtime, and on @hono/node-server it skips building a stream
+ * at all) and the continuation is attached straight to its promise, since on the hot path every
+ * promise turn counts; without one, the body's own stream is read chunk by chunk and abandoned as
+ * soon as the limit is crossed.
  */
 export function readBodyThen<T>(
   request: Request,

@@ -1,5 +1,5 @@
 import type { ParseRequestParams, RequestParams, Response as HttpResult } from 'graphql-http';
-import { readBodyText, type BodyRead } from './request-body.ts';
+import { readBodyThen, type BodyRead } from './request-body.ts';
 import { errorBody, jsonContentType } from './responses.ts';
 import { searchOf } from './path.ts';
 import { BoundedMemo } from './bounded-memo.ts';
@@ -52,15 +52,7 @@ export function postRefusal(request: Request): HttpResult | null {
 
 /** Reads a POST body under the limit; a failing read rejects with an Error saying so. */
 export function readBody(request: Request, maxBodyBytes: number): Promise<BodyRead> {
-  let reading: Promise<BodyRead>;
-  try {
-    reading = readBodyText(request, maxBodyBytes);
-  } catch (error) {
-    reading = Promise.reject(error);
-  }
-  return reading.catch((error: unknown) => {
-    throw bodyReadError(error);
-  });
+  return readBodyThen(request, maxBodyBytes, (read) => read, (error) => Promise.reject(bodyReadError(error)));
 }
 
 /** What a failed body read is reported as (graphql-http makes it a 400). */
