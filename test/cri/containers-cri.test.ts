@@ -23,18 +23,10 @@ import { startRegistry } from '../support/registry.ts';
 import { buildImage, buildTar, busyboxBaseEntries, Pusher } from '../support/image-builder.ts';
 import { createTestNetwork, skiffdNetworkConfig } from '../support/netns.ts';
 import { grpcCode, podConfig, type PodInfo } from '../support/pods.ts';
+import { until } from '../support/wait.ts';
 
 const PREREQS = { root: true, commands: ['runc', 'conmon', 'unshare', 'catatonit', '/usr/lib/cni/bridge', '/usr/bin/docker-registry'] };
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function logLines(path: string): { stream: string; tag: string; text: string }[] {
   return readFileSync(path, 'utf8')

@@ -20,6 +20,7 @@ import { isMountPoint, rootfsDirs } from '../../node/skiffd/containers/rootfs.ts
 import { allCgroupDirs, controllerDir } from '../../node/skiffd/cgroups/layout.ts';
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
 import { testPodRecord } from '../support/pods.ts';
+import { until } from '../support/wait.ts';
 
 const IMAGE_ID = `sha256:${'b'.repeat(64)}`;
 
@@ -98,15 +99,6 @@ function config(name: string, script: string, extra: DeepPartial<ContainerConfig
   });
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const exited = (m: ContainerManager, id: string) =>
   until(`container ${id.slice(0, 12)} to exit`, async () => {

@@ -9,7 +9,6 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import WebSocket from 'ws';
 import { Status, type CallContext } from 'nice-grpc-common';
 import { ContainerConfig, ContainerState, ExecRequest, AttachRequest, PortForwardRequest, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
@@ -28,6 +27,8 @@ import { closeStreaming } from '../../node/skiffd/streaming/index.ts';
 import { exec } from '../../node/skiffd/services/runtime/exec.ts';
 import { attach } from '../../node/skiffd/services/runtime/attach.ts';
 import { portForward } from '../../node/skiffd/services/runtime/port_forward.ts';
+import { until } from '../support/wait.ts';
+import { httpGetIndex, runCommand, type CommandResult } from '../support/commands.ts';
 
 const IMAGE_ID = `sha256:${'c'.repeat(64)}`;
 const COMMANDS = ['runc', 'conmon', 'nsenter', 'busybox', 'script', 'stty', 'ip'];
@@ -51,15 +52,6 @@ function containerConfig(name: string, command: string[], extra: DeepPartial<Con
   return ContainerConfig.fromPartial({ metadata: { name, attempt: 0 }, image: { image: 'busybox' }, command, logPath: `${name}.log`, ...extra });
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const canRun = () => COMMANDS.every((c) => which(c)) && process.getuid?.() === 0;
 
@@ -166,40 +158,13 @@ function ready(t: import('node:test').TestContext, extra: string[] = []): World 
   return world!;
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs a command with a hard deadline; a hang fails the test with what it printed. */
-function run(cmd: string, args: string[], options: { env?: Record<string, string>; input?: string; holdStdin?: boolean; timeoutMs?: number } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} did not finish in ${options.timeoutMs ?? 20_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, options.timeoutMs ?? 20_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.on('error', () => {});
-    // holdStdin: a terminal session whose user never types EOF.
-    if (options.input !== undefined) child.stdin.end(options.input);
-    else if (!options.holdStdin) child.stdin.end();
-  });
-}
 
 const SPDY = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false', KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' };
 const WEBSOCKET = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'true' };
 
-function kubectl(w: World, args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<Run> {
-  return run('kubectl', ['--server', w.facade.url, ...args], options);
+function kubectl(w: World, args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<CommandResult> {
+  return runCommand('kubectl', ['--server', w.facade.url, ...args], options);
 }
 
 /** kubectl's minor version: WebSocket remotecommand needs 1.30 or later. */
@@ -261,7 +226,7 @@ test('streaming: kubectl exec -ti gets a real terminal sized like the client', {
     // runc applies the size to the container's pty just after the process starts: wait for it.
     const probe = 'tty; i=0; while [ -z "$(stty size 2>/dev/null)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; stty size; exit 5';
     const inner = `stty rows 33 cols 101; kubectl --server ${w.facade.url} exec -ti web -c shell -- sh -c '${probe}'`;
-    const r = await run('script', ['-qfec', inner, '/dev/null'], { env, holdStdin: true });
+    const r = await runCommand('script', ['-qfec', inner, '/dev/null'], { env, holdStdin: true });
     assert.equal(r.code, 5, `exit code 5 expected (${JSON.stringify(env)}): ${r.stdout} ${r.stderr}`);
     assert.match(r.stdout, /\/dev\/pts\/\d+/, 'the command sees a terminal');
     assert.match(r.stdout, /33 101/, `the terminal has the client's size: ${JSON.stringify(r.stdout)}`);
@@ -303,7 +268,7 @@ test('streaming: kubectl port-forward over SPDY: two ports, concurrent connectio
     const m = [...out.matchAll(/Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)/g)];
     return m.length >= 2 ? Object.fromEntries(m.map((x) => [x[2], Number(x[1])])) : undefined;
   }, 15_000);
-  const bodies = await Promise.all([httpGet(ports['8080']), httpGet(ports['8080']), httpGet(ports['8081']), httpGet(ports['8080'])]);
+  const bodies = await Promise.all([httpGetIndex(ports['8080']), httpGetIndex(ports['8080']), httpGetIndex(ports['8081']), httpGetIndex(ports['8080'])]);
   for (const b of bodies) assert.equal(b, 'hello-from-pod\n');
   assert.equal(w.facade.upgrades.filter((u) => u.kind === 'portforward').at(-1)?.upgrade.toLowerCase(), 'spdy/3.1');
 });
@@ -321,25 +286,13 @@ test('streaming: kubectl port-forward over WebSocket (SPDY tunnelled in WebSocke
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
   const port = await until('kubectl port-forward to listen', () => Number(/Forwarding from 127\.0\.0\.1:(\d+) -> 8081/.exec(out)?.[1] ?? 0), 15_000);
-  const bodies = await Promise.all([httpGet(port), httpGet(port)]);
+  const bodies = await Promise.all([httpGetIndex(port), httpGetIndex(port)]);
   for (const b of bodies) assert.equal(b, 'hello-from-pod\n');
   const used = w.facade.upgrades.filter((u) => u.kind === 'portforward').at(-1);
   assert.equal(used?.upgrade.toLowerCase(), 'websocket', JSON.stringify(w.facade.upgrades.filter((u) => u.kind === 'portforward')) + out);
   assert.match(used?.protocols ?? '', /SPDY\/3\.1\+portforward\.k8s\.io/);
 });
 
-function httpGet(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/index.html', timeout: 10_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d));
-      res.on('end', () => resolve(body));
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET via port ${port} timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /** A raw channel-protocol client: collects what arrives per channel until the server closes. */
 function channelClient(url: string, protocol: string) {
@@ -537,7 +490,7 @@ test('streaming: large output arrives whole over SPDY and WebSocket; a vanished 
   const marker = `sleep ${3000 + (randomBytes(2).readUInt16LE(0) % 1000)}`;
   const c = channelClient(await execUrl(w, marker.split(' ')), 'v5.channel.k8s.io');
   await withDeadline('open', c.opened);
-  const running = () => run('runc', ['--root', join(w.dir, 'state', 'runc'), 'exec', w.ids.shell, 'ps', '-o', 'args']).then((r) => r.stdout.includes(marker));
+  const running = () => runCommand('runc', ['--root', join(w.dir, 'state', 'runc'), 'exec', w.ids.shell, 'ps', '-o', 'args']).then((r) => r.stdout.includes(marker));
   await until('the exec to start', running);
   c.ws.terminate();
   await until('the exec to be killed after the client left', async () => !(await running()));
@@ -563,12 +516,12 @@ test('streaming: interactive kubectl exec -ti follows terminal resizes mid-sessi
     await until('the shell prompt', () => out.includes('# '), 15_000).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
     await say('stty size\n', /33 101/, 'the initial size');
     const kubectlPid = await until('kubectl to run', async () => {
-      const r = await run('pgrep', ['-P', String(child.pid), '-f', 'kubectl']);
+      const r = await runCommand('pgrep', ['-P', String(child.pid), '-f', 'kubectl']);
       return Number(r.stdout.trim().split('\n')[0]) || undefined;
     });
     const { readlinkSync } = await import('node:fs');
     const pty = readlinkSync(`/proc/${kubectlPid}/fd/0`);
-    await run('stty', ['-F', pty, 'rows', '41', 'cols', '127']);
+    await runCommand('stty', ['-F', pty, 'rows', '41', 'cols', '127']);
     await say('stty size\n', /41 127/, 'the size after a resize');
     child.stdin.write('exit 6\n');
     assert.equal(await withDeadline('kubectl to exit', exited), 6);
@@ -584,7 +537,7 @@ test('streaming: kubectl attach -ti to a TTY container: initial size and resizes
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const kubectlPid = await until('kubectl to run', async () => Number((await run('pgrep', ['-P', String(child.pid), '-f', 'kubectl'])).stdout.trim().split('\n')[0]) || undefined);
+  const kubectlPid = await until('kubectl to run', async () => Number((await runCommand('pgrep', ['-P', String(child.pid), '-f', 'kubectl'])).stdout.trim().split('\n')[0]) || undefined);
   // Typing until the answer shows: the attach may not be wired up when the first line is sent.
   const ask = async (expect: RegExp, what: string) =>
     until(what, async () => {
@@ -594,7 +547,7 @@ test('streaming: kubectl attach -ti to a TTY container: initial size and resizes
     }, 15_000).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
   await ask(/29 97/, 'the initial size');
   const { readlinkSync } = await import('node:fs');
-  await run('stty', ['-F', readlinkSync(`/proc/${kubectlPid}/fd/0`), 'rows', '37', 'cols', '111']);
+  await runCommand('stty', ['-F', readlinkSync(`/proc/${kubectlPid}/fd/0`), 'rows', '37', 'cols', '111']);
   await ask(/37 111/, 'the size after a resize');
   child.kill('SIGKILL');
   assert.equal((await w.manager.status(w.ids.term)).state, ContainerState.CONTAINER_RUNNING);

@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request as httpRequest } from 'node:http';
 import { ContainerState, NamespaceMode, type ContainerConfig, type DeepPartial, type PodSandboxConfig } from '../../proto/gen/runtime/v1/api.ts';
 import { startSkiffd, type SkiffdHandle } from './skiffd.ts';
 import { startRegistry } from './registry.ts';
@@ -15,54 +14,16 @@ import { buildImage, buildTar, busyboxBaseEntries, Pusher } from './image-builde
 import { createTestNetwork, skiffdNetworkConfig } from './netns.ts';
 import { podConfig } from './pods.ts';
 import { startKubeFacade } from './kube-facade.ts';
+import { until } from './wait.ts';
+import { httpGetIndex, runCommand } from './commands.ts';
 
 export const STREAMING_DAEMON_PREREQS = {
   root: true,
   commands: ['runc', 'conmon', 'unshare', 'catatonit', 'nsenter', 'busybox', '/usr/lib/cni/bridge', '/usr/bin/docker-registry', 'kubectl'],
 };
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
-function run(cmd: string, args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${cmd} ${args.join(' ')} did not finish in ${options.timeoutMs ?? 20_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, options.timeoutMs ?? 20_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.input ?? '');
-  });
-}
 
-function httpGet(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/index.html', timeout: 10_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (d: string) => (body += d));
-      res.on('end', () => resolve(body));
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET via port ${port} timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const SPDY = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false', KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' };
 
@@ -126,7 +87,7 @@ export async function streamingThroughDaemon(t: import('node:test').TestContext,
     portForward: async (o) => (await d.runtime.portForward({ podSandboxId, port: o.ports })).url,
   });
   cleanups.push(() => facade.close());
-  const kubectl = (args: string[], input?: string) => run('kubectl', ['--server', facade.url, ...args], { env: SPDY, input });
+  const kubectl = (args: string[], input?: string) => runCommand('kubectl', ['--server', facade.url, ...args], { env: SPDY, input });
 
   const e = await kubectl(['exec', 'streampod', '-c', 'shell', '--', 'sh', '-c', 'echo from-exec; exit 3']);
   assert.equal(e.code, 3, `${e.stderr}\ndaemon log:\n${d.logs()}`);
@@ -144,7 +105,7 @@ export async function streamingThroughDaemon(t: import('node:test').TestContext,
   pf.stderr.setEncoding('utf8').on('data', (s: string) => (out += s));
   const port = await until('kubectl port-forward to listen', () => Number(/Forwarding from 127\.0\.0\.1:(\d+) -> 8080/.exec(out)?.[1] ?? 0), 15_000);
   // httpd starts a moment after the container: retry the first request briefly.
-  const body = await until('the pod web server through port-forward', () => httpGet(port).catch(() => undefined), 10_000);
+  const body = await until('the pod web server through port-forward', () => httpGetIndex(port).catch(() => undefined), 10_000);
   assert.equal(body, 'hello-from-daemon-pod\n');
 }
 

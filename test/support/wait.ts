@@ -1,0 +1,12 @@
+// Polling for a condition in tests, with a deadline that names what was awaited.
+
+/** Calls `fn` every 50 ms until it returns something truthy, which it returns; fails after `timeoutMs`. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
