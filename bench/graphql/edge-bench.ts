@@ -1,13 +1,14 @@
 // In-process handler cost on the edge runtimes: our handler against graphql-http's plain fetch
 // handler, both bundled the way the edge bundles are (neutral platform, no `new Function` needed),
 // looping inside workerd (Miniflare) and Deno, plus Node for reference.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { benchQueries } from './queries.ts';
+import { startDeno } from '../../test/support/graphql-edge.ts';
+import { within } from '../../test/support/graphql-fixtures.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const workerEntry = fileURLToPath(new URL('./edge/loop-worker.ts', import.meta.url));
@@ -45,7 +46,7 @@ async function bundle(outdir: string): Promise<string> {
   return outfile;
 }
 
-async function checked(response: Response, what: string): Promise<void> {
+async function checked(response: { status: number; text(): Promise<string> }, what: string): Promise<void> {
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${what}: ${response.status} ${text}`);
 }
@@ -66,75 +67,24 @@ async function startNode(file: string): Promise<LoopTarget> {
 async function startWorkerd(file: string): Promise<LoopTarget> {
   const { Miniflare } = await import('miniflare');
   const mf = new Miniflare({ modules: true, scriptPath: file, modulesRoot: join(file, '..'), compatibilityDate: '2025-01-01' });
-  await withTimeout(60_000, 'workerd (Miniflare) did not start', mf.ready);
+  await within(60_000, 'workerd (Miniflare) did not start', mf.ready);
   return {
     runtime: 'workerd (Miniflare)',
-    loop: async (impl, query, n) => {
-      const response = await mf.dispatchFetch(`http://localhost${loopPath(impl, query, n)}`);
-      const text = await response.text();
-      if (response.status !== 200) throw new Error(`workerd loop: ${response.status} ${text}`);
-    },
+    loop: async (impl, query, n) => checked(await mf.dispatchFetch(`http://localhost${loopPath(impl, query, n)}`), 'workerd loop'),
     stop: () => mf.dispose(),
   };
 }
 
-async function startDeno(file: string): Promise<LoopTarget> {
-  const denoDir = await mkdtemp(join(tmpdir(), 'skiff-bench-deno-'));
-  const child = spawn(join(repoRoot, 'node_modules', '.bin', 'deno'), ['serve', '--port', '0', '--host', '127.0.0.1', file], {
-    cwd: repoRoot,
-    env: { ...process.env, DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1', NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const origin = new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Listening on (http:\/\/[^\s/]+)\//.exec(output);
-      if (match) resolve(match[1]);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`deno serve exited (${code}): ${output}`)));
-  });
-  const stop = async () => {
-    await stopChild(child);
-    await rm(denoDir, { recursive: true, force: true });
-  };
-  let base: string;
-  try {
-    base = await withTimeout(60_000, 'deno serve did not start', origin);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+/** `deno serve` on the loop worker, started by the tests' runtime harness (test/support/graphql-edge.ts). */
+async function startDenoLoop(file: string): Promise<LoopTarget> {
+  const deno = await startDeno([file], { startupMs: 60_000 });
   return {
     runtime: 'Deno',
-    loop: async (impl, query, n) => checked(await fetch(base + loopPath(impl, query, n), { signal: AbortSignal.timeout(120_000) }), 'deno loop'),
-    stop,
+    // A loop call takes longer than the harness's per-request bound: plain fetch, own deadline.
+    loop: async (impl, query, n) =>
+      checked(await fetch(deno.origin + loopPath(impl, query, n), { signal: AbortSignal.timeout(120_000) }), 'deno loop'),
+    stop: deno.stop,
   };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function withTimeout<T>(ms: number, message: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(message)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 export const edgeRuntimes = ['workerd', 'deno', 'node'] as const;
@@ -154,7 +104,7 @@ export async function runEdgeBench(options: EdgeOptions): Promise<EdgeMeasuremen
   const results: EdgeMeasurement[] = [];
   try {
     const file = await bundle(outdir);
-    const starters: Record<string, (f: string) => Promise<LoopTarget>> = { workerd: startWorkerd, deno: startDeno, node: startNode };
+    const starters: Record<string, (f: string) => Promise<LoopTarget>> = { workerd: startWorkerd, deno: startDenoLoop, node: startNode };
     for (const name of options.runtimes) {
       const target = await starters[name](file);
       try {

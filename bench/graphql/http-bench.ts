@@ -1,11 +1,12 @@
 // Loads one server at a time over HTTP with autocannon. Each server runs in its own process
 // (server-process.ts) so the runner and autocannon never share its event loop or heap.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import autocannon from 'autocannon';
 import { getPath, postBody, type BenchQuery } from './queries.ts';
+import { stopChild } from '../../test/support/graphql-edge.ts';
 
 const serverProcess = fileURLToPath(new URL('./server-process.ts', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -74,15 +75,6 @@ export async function startServerProcess(name: string, startupMs = 60_000): Prom
   } finally {
     clearTimeout(timer);
   }
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 const acceptJson = 'application/json';

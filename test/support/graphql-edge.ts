@@ -101,7 +101,8 @@ function bounded(runtime: string, fetchFn: FetchFn, ms = 15_000): FetchFn {
   return (input, init) => within(ms, `${runtime} did not answer ${init?.method ?? 'GET'} ${input}`, fetchFn(input, init));
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
+/** SIGTERM, then SIGKILL after 5 s; resolves once the child has exited. */
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
