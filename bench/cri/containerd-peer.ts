@@ -6,7 +6,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, rmdirSync, writ
 import { join } from 'node:path';
 import { createChannel, createClient } from 'nice-grpc';
 import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
-import { listProcesses, onPath, run, unmountAllUnder } from './host.ts';
+import { deleteRuncContainers, killAll, listProcesses, onPath, unmountAllUnder } from './host.ts';
 import { PAUSE_ARGV } from './images.ts';
 import { createNetwork } from './network.ts';
 import type { Peer } from './peer.ts';
@@ -136,20 +136,13 @@ export async function startContainerdPeer(dir: string, registryHost: string, san
     if (existsSync(runcRoot)) {
       for (const ns of ['k8s.io']) {
         const nsRoot = join(runcRoot, ns);
-        const left = await run('runc', ['--root', nsRoot, 'list', '-q'], 10_000).catch(() => '');
-        for (const id of left.split('\n').filter(Boolean)) await run('runc', ['--root', nsRoot, 'delete', '-f', id], 10_000).catch(() => {});
+        await deleteRuncContainers(nsRoot);
       }
     }
     // Shims exit on their own once their pods are gone (and remove their sockets under /run/containerd/s);
     // only the ones still there after a few seconds are killed.
     for (let waited = 0; helperPids().length > 0 && waited < 5000; waited += 100) await new Promise((r) => setTimeout(r, 100));
-    for (const pid of helperPids()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
+    killAll(helperPids());
     await unmountAllUnder(dir);
     await net.cleanup();
     for (const d of createdRunDirs) {

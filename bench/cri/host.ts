@@ -108,3 +108,20 @@ export function sumMemory(pids: number[]): Memory {
 }
 
 export const mb = (kb: number) => `${(kb / 1024).toFixed(1)} MB`;
+
+/** Force-deletes every container a failed run left in a runc root. */
+export async function deleteRuncContainers(root: string): Promise<void> {
+  const left = await run('runc', ['--root', root, 'list', '-q'], 10_000).catch(() => '');
+  for (const id of left.split('\n').filter(Boolean)) await run('runc', ['--root', root, 'delete', '-f', id], 10_000).catch(() => {});
+}
+
+/** SIGKILLs each process that is still there. */
+export function killAll(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}

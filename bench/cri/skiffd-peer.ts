@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot, skiffdCommand, startSkiffd, type SkiffdHandle } from '../../test/support/skiffd.ts';
-import { listProcesses, run, unmountAllUnder } from './host.ts';
+import { deleteRuncContainers, killAll, listProcesses, run, unmountAllUnder } from './host.ts';
 import { createNetwork } from './network.ts';
 import type { Peer } from './peer.ts';
 import { removeAllPods } from './workload.ts';
@@ -66,15 +66,8 @@ export async function startSkiffdPeer(dir: string, registryHost: string, build: 
     d.channel.close();
     await d.stop('SIGTERM', 20_000).catch(() => {});
     // Whatever a failed run left: containers in our runc root, monitors, mounts, the bridge.
-    const left = await run('runc', ['--root', runcRoot, 'list', '-q'], 10_000).catch(() => '');
-    for (const id of left.split('\n').filter(Boolean)) await run('runc', ['--root', runcRoot, 'delete', '-f', id], 10_000).catch(() => {});
-    for (const pid of helperPids()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
+    await deleteRuncContainers(runcRoot);
+    killAll(helperPids());
     await unmountAllUnder(dir);
     await net.cleanup();
   };
