@@ -12,3 +12,5 @@ export interface BundleSize {
 }
 export const targets: EdgeTarget[];
 export function build(options?: { outdir?: string; quiet?: boolean }): Promise<BundleSize[]>;
+/** The esbuild settings every edge bundle shares; entry, output and format are per bundle. */
+export const edgeBuildOptions: import('esbuild').BuildOptions;

@@ -18,6 +18,25 @@ export const targets = [
 ];
 
 /**
+ * The esbuild settings every edge bundle shares (the benchmark's and the tests' worker bundles too):
+ * entry, output and format are per bundle.
+ */
+export const edgeBuildOptions = {
+  absWorkingDir: root,
+  bundle: true,
+  // No Node or Deno built-ins may sneak in: `neutral` fails the build on any.
+  platform: 'neutral',
+  // graphql 16 has no `exports` map; without these fields `neutral` finds no entry point.
+  mainFields: ['module', 'main'],
+  target: 'es2022',
+  minify: true,
+  legalComments: 'none',
+  // graphql-js reads process.env.NODE_ENV: Deno would ask for env permission, workerd has no `process`.
+  define: { 'process.env.NODE_ENV': '"production"' },
+  logLevel: 'warning',
+};
+
+/**
  * Builds every edge bundle into `outdir` (default dist/edge) and returns each file's size.
  * @param {{ outdir?: string, quiet?: boolean }} [options]
  */
@@ -27,21 +46,10 @@ export async function build(options = {}) {
   await Promise.all(
     targets.map((target) =>
       esbuild.build({
-        absWorkingDir: root,
+        ...edgeBuildOptions,
         entryPoints: [join(root, target.entry)],
         outfile: join(outdir, target.out),
-        bundle: true,
-        // No Node or Deno built-ins may sneak in: `neutral` fails the build on any.
-        platform: 'neutral',
-        // graphql 16 has no `exports` map; without these fields `neutral` finds no entry point.
-        mainFields: ['module', 'main'],
         format: target.format,
-        target: 'es2022',
-        minify: true,
-        legalComments: 'none',
-        // graphql-js reads process.env.NODE_ENV: Deno would ask for env permission, workerd has no `process`.
-        define: { 'process.env.NODE_ENV': '"production"' },
-        logLevel: 'warning',
       }),
     ),
   );

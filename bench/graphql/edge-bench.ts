@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
+import { edgeBuildOptions } from '../../scripts/build-edge.mjs';
 import { benchQueries } from './queries.ts';
 import { startDeno } from '../../test/support/graphql-edge.ts';
 import { within } from '../../test/support/graphql-fixtures.ts';
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const workerEntry = fileURLToPath(new URL('./edge/loop-worker.ts', import.meta.url));
 export const edgeImpls = ['skiff', 'graphql-http'] as const;
 
@@ -30,19 +30,7 @@ interface LoopTarget {
 
 async function bundle(outdir: string): Promise<string> {
   const outfile = join(outdir, 'loop-worker.js');
-  await esbuild.build({
-    absWorkingDir: repoRoot,
-    entryPoints: [workerEntry],
-    outfile,
-    bundle: true,
-    platform: 'neutral',
-    mainFields: ['module', 'main'],
-    format: 'esm',
-    target: 'es2022',
-    minify: true,
-    define: { 'process.env.NODE_ENV': '"production"' },
-    logLevel: 'warning',
-  });
+  await esbuild.build({ ...edgeBuildOptions, entryPoints: [workerEntry], outfile, format: 'esm' });
   return outfile;
 }
 
