@@ -4,8 +4,7 @@
 // and pod removal taking its containers along.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Status } from 'nice-grpc';
 import {
@@ -19,11 +18,11 @@ import {
 } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd, type SkiffdHandle } from '../support/skiffd.ts';
-import { startRegistry } from '../support/registry.ts';
 import { buildImage, buildTar, busyboxBaseEntries, Pusher } from '../support/image-builder.ts';
-import { createTestNetwork, skiffdNetworkConfig } from '../support/netns.ts';
+import { skiffdNetworkConfig } from '../support/netns.ts';
 import { grpcCode, podConfig, type PodInfo } from '../support/pods.ts';
 import { until } from '../support/wait.ts';
+import { startPodWorld } from '../support/pod-world.ts';
 
 const PREREQS = { root: true, commands: ['runc', 'conmon', 'unshare', 'catatonit', '/usr/lib/cni/bridge', '/usr/bin/docker-registry'] };
 
@@ -41,16 +40,7 @@ function logLines(path: string): { stream: string; tag: string; text: string }[]
 
 test('containers over CRI: pod namespaces, logs, exec, stats, update, events, stop signal, kill -9, pod removal', { timeout: 180_000 }, async (t) => {
   if (!needs(t, PREREQS)) return;
-  const dir = mkdtempSync(join(tmpdir(), 'skiff-ctr-'));
-  const net = createTestNetwork(dir);
-  const registry = await startRegistry();
-  const cleanups: (() => Promise<void>)[] = [];
-  t.after(async () => {
-    for (const c of cleanups.reverse()) await c().catch(() => {});
-    await registry.stop();
-    await net.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, net, registry, cleanups } = await startPodWorld(t, 'skiff-ctr-');
 
   // An image whose stop signal is SIGUSR1 and whose env and cmd the containers inherit.
   const image = buildImage({ format: 'oci', layers: [await buildTar(busyboxBaseEntries())], env: ['PATH=/bin', 'FROM_IMAGE=yes'], cmd: ['/bin/sh', '-c', 'echo default cmd'], stopSignal: 'SIGUSR1' });

@@ -4,18 +4,15 @@
 // Exec/Attach/PortForward return.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ContainerState, NamespaceMode, type ContainerConfig, type DeepPartial, type PodSandboxConfig } from '../../proto/gen/runtime/v1/api.ts';
 import { startSkiffd, type SkiffdHandle } from './skiffd.ts';
-import { startRegistry } from './registry.ts';
 import { buildImage, buildTar, busyboxBaseEntries, Pusher } from './image-builder.ts';
-import { createTestNetwork, skiffdNetworkConfig } from './netns.ts';
+import { skiffdNetworkConfig } from './netns.ts';
 import { podConfig } from './pods.ts';
 import { startKubeFacade } from './kube-facade.ts';
 import { until } from './wait.ts';
 import { httpGetIndex, runCommand } from './commands.ts';
+import { startPodWorld } from './pod-world.ts';
 
 export const STREAMING_DAEMON_PREREQS = {
   root: true,
@@ -29,16 +26,7 @@ const SPDY = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false', KUBECTL_PORT_FORWARD_
 
 /** The whole scenario against one daemon; `command` runs a build instead of the sources. */
 export async function streamingThroughDaemon(t: import('node:test').TestContext, command?: string[], cwd?: string): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'skiff-strd-'));
-  const net = createTestNetwork(dir);
-  const registry = await startRegistry();
-  const cleanups: (() => Promise<void>)[] = [];
-  t.after(async () => {
-    for (const c of cleanups.reverse()) await c().catch(() => {});
-    await registry.stop();
-    await net.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { net, registry, cleanups } = await startPodWorld(t, 'skiff-strd-');
 
   const image = buildImage({ format: 'oci', layers: [await buildTar(busyboxBaseEntries())], env: ['PATH=/bin'], cmd: ['/bin/sh'] });
   const pusher = new Pusher(registry.url);
