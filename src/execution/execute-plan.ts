@@ -86,7 +86,7 @@ export function executePlan(
   };
   let data: string;
   try {
-    data = executeFields(run, plan.fields, rootValue, undefined);
+    data = executeFields(run, plan.fields, rootValue, undefined, '');
   } catch (error) {
     if (error === bail) {
       if (run.sawPromise) plan.async = true;
@@ -99,23 +99,28 @@ export function executePlan(
   return { data, errors: run.errors };
 }
 
-function executeFields(run: Run, fields: readonly FieldPlan[], source: unknown, path: Path | undefined): string {
+// Every writer below takes the response text written so far (`out`) and returns it with its own part
+// appended. Threading one string through keeps the result a single left-leaning rope, which V8
+// flattens for writing at about two thirds of the cost of a tree of nested parts. Strings are
+// values, so a caller whose callee threw still holds its text as it was before the call.
+
+function executeFields(run: Run, fields: readonly FieldPlan[], source: unknown, path: Path | undefined, out: string): string {
   if (generatedCode && typeof source === 'object' && source !== null) {
     const writer = generatedWriter(fields);
-    if (writer !== null) return writer(run, source, path);
+    if (writer !== null) return writer(run, source, path, out);
   }
-  return interpretFields(run, fields, source, path);
+  return interpretFields(run, fields, source, path, out);
 }
 
-function interpretFields(run: Run, fields: readonly FieldPlan[], source: unknown, path: Path | undefined): string {
-  let out = '{';
+function interpretFields(run: Run, fields: readonly FieldPlan[], source: unknown, path: Path | undefined, out: string): string {
+  out += '{';
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i];
     out += field.prefix;
     if (field.typename !== null) out += field.typename;
     else if (field.lane !== null && typeof source === 'object' && source !== null) {
-      out += laneValue(run, field, (source as Record<string, unknown>)[field.fieldName], path);
-    } else out += executeField(run, field, source, path);
+      out = laneValue(run, field, (source as Record<string, unknown>)[field.fieldName], path, out);
+    } else out = executeField(run, field, source, path, out);
   }
   return out + '}';
 }
@@ -142,13 +147,13 @@ const interpreterParts: InterpreterParts<Run, Path> = {
   executeField,
   leafValue,
   laneValue,
-  laneItem: (run, field, item, path) => {
+  laneItem: (run, field, item, path, out) => {
     const completion = field.completion as Extract<Completion, { kind: 'list' }>;
-    return complete(run, field, completion.item, completion.itemNonNull, item, lazyPath, lazyPath, path);
+    return complete(run, field, completion.item, completion.itemNonNull, item, lazyPath, lazyPath, path, out);
   },
   isPlainData,
   quoted,
-  writerFor: (fields) => generatedWriter(fields) ?? ((run, source, path) => interpretFields(run, fields, source, path)),
+  writerFor: (fields) => generatedWriter(fields) ?? ((run, source, path, out) => interpretFields(run, fields, source, path, out)),
   lazyPath,
   bail,
 };
@@ -158,28 +163,28 @@ const interpreterParts: InterpreterParts<Run, Path> = {
  * it usually is, its fields are written directly; anything else takes the general steps. Nothing below
  * asks for a path, so any failure hands over to graphql-js.
  */
-function laneValue(run: Run, field: FieldPlan, value: unknown, parentPath: Path | undefined): string {
+function laneValue(run: Run, field: FieldPlan, value: unknown, parentPath: Path | undefined, out: string): string {
   const completion = field.completion;
   try {
     if (completion.kind === 'object') {
-      if (isPlainData(value)) return executeFields(run, completion.fields, value, lazyPath);
+      if (isPlainData(value)) return executeFields(run, completion.fields, value, lazyPath, out);
     } else if (completion.kind === 'list' && Array.isArray(value)) {
       const item = completion.item;
       if (item.kind === 'object') {
         const fields = item.fields;
-        let out = '[';
+        out += '[';
         for (let i = 0; i < value.length; i++) {
           if (i > 0) out += ',';
           const element: unknown = value[i];
-          out += isPlainData(element)
-            ? executeFields(run, fields, element, lazyPath)
-            : complete(run, field, item, completion.itemNonNull, element, lazyPath, lazyPath, parentPath);
+          out = isPlainData(element)
+            ? executeFields(run, fields, element, lazyPath, out)
+            : complete(run, field, item, completion.itemNonNull, element, lazyPath, lazyPath, parentPath, out);
         }
         return out + ']';
       }
     }
     if (typeof value === 'function') throw bail; // a method: graphql-js calls it with an info object
-    return complete(run, field, completion, field.nonNull, value, lazyPath, lazyPath, parentPath);
+    return complete(run, field, completion, field.nonNull, value, lazyPath, lazyPath, parentPath, out);
   } catch (raw) {
     if (raw === bail) throw raw;
     // Reporting this needs the path that was never built.
@@ -197,32 +202,32 @@ function isPlainData(value: unknown): value is object {
   );
 }
 
-function executeField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined): string {
+function executeField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined, out: string): string {
   const plainLeaf = field.plainLeaf;
   if (plainLeaf !== null) {
     // A plain property holding a leaf value: no arguments to coerce, no resolver, no path unless it fails.
     let value: unknown;
     if ((typeof source === 'object' && source !== null) || typeof source === 'function') {
       value = (source as Record<string, unknown>)[field.fieldName];
-      if (typeof value === 'string' && plainLeaf === 'string') return quoted(value);
+      if (typeof value === 'string' && plainLeaf === 'string') return out + quoted(value);
     }
-    return leafValue(run, field, source, value, parentPath);
+    return leafValue(run, field, source, value, parentPath, out);
   }
-  return resolveField(run, field, source, parentPath);
+  return resolveField(run, field, source, parentPath, out);
 }
 
 /** A plain leaf field's value, already read from `source`, completed as graphql-js would. */
-function leafValue(run: Run, field: FieldPlan, source: unknown, value: unknown, parentPath: Path | undefined): string {
-  if (typeof value === 'function') return resolveField(run, field, source, parentPath); // a method: reads it again, as graphql-js does
+function leafValue(run: Run, field: FieldPlan, source: unknown, value: unknown, parentPath: Path | undefined, out: string): string {
+  if (typeof value === 'function') return resolveField(run, field, source, parentPath, out); // a method: reads it again, as graphql-js does
   try {
-    return complete(run, field, field.completion, field.nonNull, value, undefined, undefined, parentPath);
+    return complete(run, field, field.completion, field.nonNull, value, undefined, undefined, parentPath, out);
   } catch (raw) {
-    return fieldError(run, field, raw, undefined, parentPath);
+    return out + fieldError(run, field, raw, undefined, parentPath);
   }
 }
 
 /** graphql-js's executeField: arguments, resolver (or default property read), completion, errors. */
-function resolveField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined): string {
+function resolveField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined, out: string): string {
   // Leaves read by the default resolver never need their path unless they fail.
   let path: Path | undefined = field.completion.kind === 'leaf' && field.resolve === undefined ? undefined : pathFor(field, parentPath);
   try {
@@ -244,9 +249,9 @@ function resolveField(run: Run, field: FieldPlan, source: unknown, parentPath: P
         );
       }
     }
-    return complete(run, field, field.completion, field.nonNull, value, path, path, parentPath);
+    return complete(run, field, field.completion, field.nonNull, value, path, path, parentPath, out);
   } catch (raw) {
-    return fieldError(run, field, raw, path, parentPath);
+    return out + fieldError(run, field, raw, path, parentPath);
   }
 }
 
@@ -261,8 +266,9 @@ function fieldError(run: Run, field: FieldPlan, raw: unknown, path: Path | undef
 }
 
 /**
- * `value` as JSON text for `completion`. `path` is the value's own path (undefined for a leaf that
- * has not needed it); `fieldPath`/`parentPath` let an info object be built for the field on demand.
+ * `out` followed by `value` as JSON text for `completion`. `path` is the value's own path (undefined
+ * for a leaf that has not needed it); `fieldPath`/`parentPath` let an info object be built for the
+ * field on demand.
  */
 function complete(
   run: Run,
@@ -273,30 +279,31 @@ function complete(
   path: Path | undefined,
   fieldPath: Path | undefined,
   parentPath: Path | undefined,
+  out: string,
 ): string {
   if (typeof value === 'object' || typeof value === 'function') {
     if (value === null) {
       if (nonNull) throw nonNullError(field);
-      return 'null';
+      return out + 'null';
     }
     if (value instanceof Error) throw value;
     if (typeof (value as { then?: unknown }).then === 'function') return abandonPromise(run, value as PromiseLike<unknown>);
   } else if (value === undefined) {
     if (nonNull) throw nonNullError(field);
-    return 'null';
+    return out + 'null';
   }
   switch (completion.kind) {
     case 'leaf':
-      return completeLeaf(completion, value);
+      return out + completeLeaf(completion, value);
     case 'list':
-      return completeList(run, field, completion, value, path!, fieldPath, parentPath);
+      return completeList(run, field, completion, value, path!, fieldPath, parentPath, out);
     case 'object': {
       const type = completion.type;
       if (type.isTypeOf) checkIsTypeOf(run, field, type.isTypeOf(value, run.contextValue, fieldInfo(run, field, fieldPath, parentPath)));
-      return executeFields(run, completion.fields, value, path);
+      return executeFields(run, completion.fields, value, path, out);
     }
     case 'abstract':
-      return completeAbstract(run, field, completion, value, path, fieldPath, parentPath);
+      return completeAbstract(run, field, completion, value, path, fieldPath, parentPath, out);
   }
 }
 
@@ -336,6 +343,7 @@ function completeList(
   path: Path,
   fieldPath: Path | undefined,
   parentPath: Path | undefined,
+  out: string,
 ): string {
   let items: ArrayLike<unknown>;
   if (Array.isArray(value)) items = value;
@@ -352,7 +360,7 @@ function completeList(
   const lazyItems = !item.needsPath;
   // complete's object case, for items whose type does not check values with isTypeOf.
   const objectItems = item.kind === 'object' && !item.type.isTypeOf ? item.fields : null;
-  let out = '[';
+  out += '[';
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out += ',';
     let itemPath: Path | undefined = leafItems
@@ -363,10 +371,10 @@ function completeList(
     try {
       const element = items[i];
       // An object item that is plain data needs none of complete's other cases.
-      out +=
+      out =
         objectItems !== null && isPlainData(element)
-          ? executeFields(run, objectItems, element, itemPath)
-          : complete(run, field, item, itemNonNull, element, itemPath, fieldPath, parentPath);
+          ? executeFields(run, objectItems, element, itemPath, out)
+          : complete(run, field, item, itemNonNull, element, itemPath, fieldPath, parentPath, out);
     } catch (raw) {
       if (raw === bail) throw raw;
       itemPath = realPath(itemPath) ?? { prev: realPath(path), key: i, typename: undefined };
@@ -387,6 +395,7 @@ function completeAbstract(
   path: Path | undefined,
   fieldPath: Path | undefined,
   parentPath: Path | undefined,
+  out: string,
 ): string {
   const abstract = completion.type;
   const info = fieldInfo(run, field, fieldPath, parentPath);
@@ -413,7 +422,7 @@ function completeAbstract(
   }
   const runtimeType = run.schema.getType(name) as { isTypeOf?: (v: unknown, c: unknown, i: GraphQLResolveInfo) => unknown };
   if (runtimeType.isTypeOf) checkIsTypeOf(run, field, runtimeType.isTypeOf(value, run.contextValue, info));
-  return executeFields(run, fields, value, path);
+  return executeFields(run, fields, value, path, out);
 }
 
 function checkIsTypeOf(run: Run, _field: FieldPlan, result: unknown): void {
