@@ -146,14 +146,9 @@ export function useGeneratedCode(on: boolean): void {
 const interpreterParts: InterpreterParts<Run, Path> = {
   executeField,
   leafValue,
-  laneValue,
-  laneItem: (run, field, item, path, out) => {
-    const completion = field.completion as Extract<Completion, { kind: 'list' }>;
-    return complete(run, field, completion.item, completion.itemNonNull, item, lazyPath, lazyPath, path, out);
-  },
+  interpretFields,
   isPlainData,
   quoted,
-  writerFor: (fields) => generatedWriter(fields) ?? ((run, source, path, out) => interpretFields(run, fields, source, path, out)),
   lazyPath,
   bail,
 };

@@ -348,9 +348,14 @@ function plainDataShapes(): void {
       return 'inherited';
     }
   }
-  const Leaf = new GraphQLObjectType({
+  const Leaf: GraphQLObjectType = new GraphQLObjectType({
     name: 'Leaf',
-    fields: { name: { type: GraphQLString }, strict: { type: new GraphQLNonNull(GraphQLString) } },
+    fields: () => ({
+      name: { type: GraphQLString },
+      strict: { type: new GraphQLNonNull(GraphQLString) },
+      next: { type: Leaf },
+      more: { type: new GraphQLList(Leaf) },
+    }),
   });
   const Branch = new GraphQLObjectType({
     name: 'Branch',
@@ -360,6 +365,12 @@ function plainDataShapes(): void {
       leaves: { type: new GraphQLList(Leaf) },
       strictLeaves: { type: new GraphQLList(new GraphQLNonNull(Leaf)) },
       name: { type: GraphQLString },
+      boom: {
+        type: GraphQLString,
+        resolve: () => {
+          throw new Error('boom');
+        },
+      },
     },
   });
   const branches: Record<string, unknown> = {
@@ -378,6 +389,12 @@ function plainDataShapes(): void {
     },
     inherited: { leaf: new Inherited(), leaves: [new Inherited()] },
     notAList: { leaves: { name: 'object' } },
+    empty: { leaves: [], strictLeaves: [], leaf: { more: [] } },
+    nested: {
+      leaves: [{ name: 'i1', next: { name: 'n1' }, more: [{ name: 'm1' }, { name: 'm2', next: null }] }, { next: null, more: [] }],
+      strictLeaves: [{ name: 's1', next: { name: 'sn' }, more: [{ next: { name: 'deep' } }] }],
+      leaf: { more: [{ next: { name: 'deep' } }, { next: null }, null], next: { more: null } },
+    },
   };
   const schema = new GraphQLSchema({
     query: new GraphQLObjectType({
@@ -387,7 +404,24 @@ function plainDataShapes(): void {
       },
     }),
   });
-  const selections = ['leaf { name }', 'strictLeaf { name }', 'leaves { name }', 'strictLeaves { name }', 'leaf { strict }', 'leaves { strict name }', 'name'];
+  // Besides the plain shapes: lists whose items start with an object or hold lists, items of
+  // __typename alone, and a failing resolver before data the generated code does not expect (its
+  // error must be reported once when that code starts over in the interpreter).
+  const selections = [
+    'leaf { name }',
+    'strictLeaf { name }',
+    'leaves { name }',
+    'strictLeaves { name }',
+    'leaf { strict }',
+    'leaves { strict name }',
+    'name',
+    'leaves { next { name } more { name next { name } } name }',
+    'strictLeaves { next { name } more { next { name } } }',
+    'leaf { more { next { name } } next { more { name } } }',
+    'leaves { __typename } strictLeaves { __typename }',
+    'boom leaves { name } leaf { name }',
+    'boom strictLeaf { name } name',
+  ];
   let compiled = 0;
   for (const id of Object.keys(branches)) {
     for (const selection of selections) {
