@@ -24,6 +24,11 @@ export interface InterpreterParts<Run extends { readonly errors: unknown[] }, Pa
   executeField(run: Run, field: FieldPlan, source: unknown, path: Path | undefined, out: string): string;
   /** A plain leaf field's already read value that is not a string. */
   leafValue(run: Run, field: FieldPlan, source: unknown, value: unknown, path: Path | undefined, out: string): string;
+  /** A resolver's value that is not a string, completed as the interpreter's resolveField does. */
+  resolvedValue(run: Run, field: FieldPlan, value: unknown, path: Path, parentPath: Path | undefined, out: string): string;
+  /** A resolver threw: the field's error, as the interpreter's resolveField reports it. */
+  resolverError(run: Run, field: FieldPlan, error: unknown, path: Path, parentPath: Path | undefined, out: string): string;
+  resolveInfo(run: Run, field: FieldPlan, path: Path): unknown;
   /** The interpreter's writer for a field list: where a generated writer starts over. */
   interpretFields(run: Run, fields: readonly FieldPlan[], source: unknown, path: Path | undefined, out: string): string;
   isPlainData(value: unknown): value is object;
@@ -162,6 +167,28 @@ function emitFields(em: Emitter, fields: readonly FieldPlan[], source: string, p
           : `else if (${v} === null || ${v} === undefined) out += ${literal(before + 'null')}; else break restart;`,
       );
       if (!inLane) em.lines.push('} catch (e) { throw BAIL; }');
+    } else if (
+      !inLane &&
+      field.resolve !== undefined &&
+      field.staticArgs !== null &&
+      field.argsError === null &&
+      completion.kind === 'leaf' &&
+      completion.fast === 'string'
+    ) {
+      // A resolver giving a string (Country.name): called here with its path and info, no
+      // dispatch on the kind of field; every other outcome goes to the interpreter's steps.
+      em.inlined++;
+      const v = em.name('v');
+      const p = em.name('p');
+      const key = literal(field.key);
+      const typename = literal(field.parentType.name);
+      em.lines.push(
+        `${em.flush()} if (path === lazyPath) out = executeField(run, ${plan}, ${source}, path, out); else {`,
+        `const ${p} = { prev: path, key: ${key}, typename: ${typename} }; let ${v};`,
+        `try { ${v} = ${plan}.resolve(${source}, ${plan}.staticArgs, run.contextValue, resolveInfo(run, ${plan}, ${p})); }`,
+        `catch (e) { ${v} = FAILED; out = resolverError(run, ${plan}, e, ${p}, path, out); }`,
+        `if (${v} !== FAILED) out = typeof ${v} === 'string' ? out + quoted(${v}) : resolvedValue(run, ${plan}, ${v}, ${p}, path, out); }`,
+      );
     } else {
       em.lines.push(`${em.flush()} out = executeField(run, ${plan}, ${source}, ${pathVar}, out);`);
     }
@@ -184,7 +211,8 @@ export function generateFieldsWriter<Run extends { readonly errors: unknown[] },
   // `break restart` leaves the block: the data was not what the code expects, so the interpreter
   // writes these fields instead, from the text as it was on entry.
   const source = `"use strict";
-const { executeField, leafValue, interpretFields, isPlainData, quoted, lazyPath } = H;
+const { executeField, leafValue, resolvedValue, resolverError, resolveInfo, interpretFields, isPlainData, quoted, lazyPath } = H;
+const FAILED = {};
 return function writeFields(run, s, path, given) {
 const errors = run.errors.length;
 let out = given;

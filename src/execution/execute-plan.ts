@@ -146,6 +146,15 @@ export function useGeneratedCode(on: boolean): void {
 const interpreterParts: InterpreterParts<Run, Path> = {
   executeField,
   leafValue,
+  resolvedValue: (run, field, value, path, parentPath, out) => {
+    try {
+      return complete(run, field, field.completion, field.nonNull, value, path, path, parentPath, out);
+    } catch (raw) {
+      return out + fieldError(run, field, raw, path, parentPath);
+    }
+  },
+  resolverError: (run, field, error, path, parentPath, out) => out + fieldError(run, field, error, path, parentPath),
+  resolveInfo,
   interpretFields,
   isPlainData,
   quoted,
@@ -355,6 +364,7 @@ function completeList(
   const lazyItems = !item.needsPath;
   // complete's object case, for items whose type does not check values with isTypeOf.
   const objectItems = item.kind === 'object' && !item.type.isTypeOf ? item.fields : null;
+  const writeItem = objectItems !== null && generatedCode ? generatedWriter(objectItems) : null;
   out += '[';
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out += ',';
@@ -368,7 +378,9 @@ function completeList(
       // An object item that is plain data needs none of complete's other cases.
       out =
         objectItems !== null && isPlainData(element)
-          ? executeFields(run, objectItems, element, itemPath, out)
+          ? writeItem !== null
+            ? writeItem(run, element, itemPath, out)
+            : interpretFields(run, objectItems, element, itemPath, out)
           : complete(run, field, item, itemNonNull, element, itemPath, fieldPath, parentPath, out);
     } catch (raw) {
       if (raw === bail) throw raw;

@@ -150,7 +150,7 @@ const Node: GraphQLObjectType = new GraphQLObjectType({
   name: 'Node',
   fields: () => ({
     id: { type: new GraphQLNonNull(GraphQLID) },
-    where: { type: GraphQLString, resolve: (_s, _a, _c, info) => responsePathAsArray(info.path).join('.') },
+    where: { type: GraphQLString, resolve: (_s, _a, _c, info) => `${responsePathAsArray(info.path).join('.')}@${info.path.typename}` },
     boom: { type: GraphQLString, resolve: () => { throw new Error('node boom'); } },
     strictBoom: { type: new GraphQLNonNull(GraphQLString), resolve: () => { throw new Error('strict boom'); } },
     child: { type: Node, resolve: (s: { id: string }) => ({ id: `${s.id}.c` }) },
