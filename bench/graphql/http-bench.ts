@@ -155,7 +155,7 @@ export async function measure(server: string, running: StartedServer, q: BenchQu
 export async function loadSlice(
   running: StartedServer,
   q: BenchQuery,
-  options: { connections: number; seconds: number; rate: number },
+  options: { connections: number; seconds: number; rate: number | undefined },
 ): Promise<{ requests: number; cpuSeconds: number | undefined; failures: number }> {
   const before = cpuSeconds(running.pid);
   const result = await load(running.port, q, options.connections, options.seconds, options.rate);

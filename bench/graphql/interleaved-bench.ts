@@ -1,7 +1,7 @@
-// Server CPU per request at one fixed request rate, with every server running at once and the load
-// moving between them in short slices. Each server then sees the same moments of the machine, so
-// background load that comes and goes (this machine is shared) lands on all of them alike; the
-// one-at-a-time req/s figures cannot offer that.
+// Every server running at once and the load moving between them in short slices, at one fixed
+// request rate (server CPU per request) or at saturation (req/s). Each server then sees the same
+// moments of the machine, so background load that comes and goes (this machine is shared) lands on
+// all of them alike; the one-at-a-time req/s figures cannot offer that.
 import { loadSlice, startServerProcess, type StartedServer } from './http-bench.ts';
 import type { BenchQuery } from './queries.ts';
 
@@ -12,16 +12,24 @@ export interface InterleavedOptions {
   slices: number;
   sliceSeconds: number;
   connections: number;
-  /** Offered load in req/s for a query: below what the slowest server answers keeps it equal. */
-  rate: (q: BenchQuery) => number;
+  /**
+   * Offered load in req/s for a query (below what the slowest server answers keeps it equal), or
+   * undefined for as much as each server answers (saturation).
+   */
+  rate: (q: BenchQuery) => number | undefined;
   log: (line: string) => void;
 }
 
 export interface InterleavedMeasurement {
   server: string;
   query: BenchQuery['id'];
-  rate: number;
+  /** Offered req/s; null at saturation. */
+  rate: number | null;
   requests: number;
+  /** Requests answered per second of this server's slices. */
+  requestsPerSecond: number;
+  /** This server's req/s divided by the ceiling's over the same slices (meaningful at saturation). */
+  throughputRatio?: number;
   /** Server CPU (user + system) per request, µs. */
   cpuMicroseconds: number;
   /** The ceiling's CPU per request divided by this server's: 1.0 costs what serving fixed bytes costs. */
@@ -53,18 +61,23 @@ export async function runInterleaved(options: InterleavedOptions): Promise<Inter
       const measured = running.map(({ name }, i) => ({
         server: name,
         query: q.id,
-        rate,
+        rate: rate ?? null,
         requests: totals[i].requests,
+        requestsPerSecond: totals[i].requests / (options.slices * options.sliceSeconds),
         cpuMicroseconds: totals[i].requests > 0 ? (totals[i].cpu * 1e6) / totals[i].requests : NaN,
         failures: totals[i].failures,
       }));
       const ceiling = measured.find((m) => m.server === 'ceiling');
       for (const m of measured) {
-        const withRatio: InterleavedMeasurement = ceiling ? { ...m, ratio: ceiling.cpuMicroseconds / m.cpuMicroseconds } : m;
+        const withRatio: InterleavedMeasurement = ceiling
+          ? { ...m, ratio: ceiling.cpuMicroseconds / m.cpuMicroseconds, throughputRatio: m.requests / ceiling.requests }
+          : m;
         results.push(withRatio);
-        options.log(
-          `  ${q.label.padEnd(8)} ${m.server.padEnd(10)} ${m.cpuMicroseconds.toFixed(1).padStart(7)} µs CPU/req at ${rate} req/s${withRatio.ratio !== undefined ? `  ratio ${withRatio.ratio.toFixed(2)}` : ''}${m.failures ? `  ${m.failures} FAILED` : ''}`,
-        );
+        const figure =
+          rate === undefined
+            ? `${Math.round(m.requestsPerSecond).toString().padStart(7)} req/s${withRatio.throughputRatio !== undefined ? `  ratio ${withRatio.throughputRatio.toFixed(2)}` : ''}  ${m.cpuMicroseconds.toFixed(1)} µs CPU/req`
+            : `${m.cpuMicroseconds.toFixed(1).padStart(7)} µs CPU/req at ${rate} req/s${withRatio.ratio !== undefined ? `  ratio ${withRatio.ratio.toFixed(2)}` : ''}`;
+        options.log(`  ${q.label.padEnd(8)} ${m.server.padEnd(10)} ${figure}${m.failures ? `  ${m.failures} FAILED` : ''}`);
       }
     }
   } finally {

@@ -54,6 +54,7 @@ export function targetLines(
   measurements: readonly Measurement[],
   edge: readonly EdgeMeasurement[],
   interleaved: readonly InterleavedMeasurement[] = [],
+  saturated: readonly InterleavedMeasurement[] = [],
 ): string[] {
   const lines: string[] = [];
   const find = (server: string, query: string) => measurements.find((m) => m.server === server && m.query === query);
@@ -70,6 +71,23 @@ export function targetLines(
     if (ours && mercurius) {
       lines.push(
         `target ${query} ahead of Mercurius: ${Math.round(ours.requestsPerSecond)} vs ${Math.round(mercurius.requestsPerSecond)} req/s, ${mark(ours.requestsPerSecond > mercurius.requestsPerSecond)}`,
+      );
+    }
+  }
+  // The same goals at saturation with all servers interleaved: req/s over the same moments.
+  for (const [query, goal] of [
+    ['q1-get', 0.9],
+    ['q1-post', 0.9],
+    ['q2-post', 0.3],
+  ] as const) {
+    const ours = saturated.find((m) => m.server === 'skiff' && m.query === query);
+    if (ours?.throughputRatio !== undefined) {
+      lines.push(`interleaved at saturation: ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${ours.throughputRatio.toFixed(3)}, ${mark(ours.throughputRatio >= goal)}`);
+    }
+    const mercurius = saturated.find((m) => m.server === 'mercurius' && m.query === query);
+    if (ours && mercurius) {
+      lines.push(
+        `interleaved at saturation: ${query} ahead of Mercurius: ${Math.round(ours.requestsPerSecond)} vs ${Math.round(mercurius.requestsPerSecond)} req/s, ${mark(ours.requestsPerSecond > mercurius.requestsPerSecond)}`,
       );
     }
   }
@@ -103,6 +121,26 @@ export function targetLines(
   return lines;
 }
 
+/** The interleaved slices at saturation: req/s, its ratio to the ceiling's, and server CPU per request. */
+export function saturatedTable(
+  results: readonly InterleavedMeasurement[],
+  queries: readonly BenchQuery[],
+  servers: readonly { name: string; label: string }[],
+): string {
+  const header = `| server | ${queries.map((q) => `${q.label} at saturation: req/s · ratio · server CPU/req`).join(' | ')} |`;
+  const rule = `|---|${queries.map(() => '---:').join('|')}|`;
+  const rows = servers.map(({ name, label }) => {
+    const cells = queries.map((q) => {
+      const m = results.find((r) => r.server === name && r.query === q.id);
+      if (!m) return '–';
+      const ratio = m.throughputRatio === undefined ? '–' : m.throughputRatio.toFixed(2);
+      return `${Math.round(m.requestsPerSecond)} · ${ratio} · ${m.cpuMicroseconds.toFixed(1)} µs${m.failures ? ` ⚠ ${m.failures} failed` : ''}`;
+    });
+    return `| ${label} | ${cells.join(' | ')} |`;
+  });
+  return [header, rule, ...rows].join('\n');
+}
+
 export function interleavedTable(
   results: readonly InterleavedMeasurement[],
   queries: readonly BenchQuery[],
@@ -119,7 +157,7 @@ export function interleavedTable(
     const cells = queries.map((q) => {
       const m = results.find((r) => r.server === name && r.query === q.id);
       if (!m) return '–';
-      const offered = m.rate * sliceSeconds * slices;
+      const offered = (m.rate ?? 0) * sliceSeconds * slices;
       // A server that answered well under the offered load was saturated: its figure is not comparable.
       const short = m.requests < offered * 0.9 ? ` (answered ${Math.round((m.requests / offered) * 100)}%)` : '';
       return `${m.cpuMicroseconds.toFixed(1)} µs · ${m.ratio === undefined ? '–' : m.ratio.toFixed(2)}${short}${m.failures ? ` ⚠ ${m.failures} failed` : ''}`;

@@ -1,8 +1,9 @@
 // `npm run bench`: the GraphQL endpoint against its peers on the same countries data.
 //  1. HTTP: each server alone in its own process, loaded by autocannon on Q1 GET, Q1 POST, Q2 POST;
 //     req/s, p99 and the ratio to a raw Hono endpoint returning the same bytes (the ceiling).
-//  2. Interleaved: all servers at once, fixed-rate load moving between them in slices; server CPU per
-//     request and its ratio to the ceiling's, which background load on a shared machine skews less.
+//  2. Interleaved: all servers at once, load moving between them in slices, so background load on a
+//     shared machine lands on all of them alike: at saturation (req/s and its ratio to the ceiling's,
+//     the measure of part 1 with less noise), then at a fixed rate (server CPU per request).
 //  3. Edge, in-process: our handler against graphql-http's plain fetch handler inside workerd and Deno.
 import { parseArgs } from 'node:util';
 import { runEdgeBench, edgeRuntimes, type EdgeMeasurement } from './edge-bench.ts';
@@ -10,14 +11,14 @@ import { checkAnswer, measure, startServerProcess, type Measurement } from './ht
 import { runInterleaved, type InterleavedMeasurement } from './interleaved-bench.ts';
 import { benchQueries } from './queries.ts';
 import { benchServers, expectedBodies } from './servers.ts';
-import { edgeTable, httpTable, interleavedTable, targetLines } from './report.ts';
+import { edgeTable, httpTable, interleavedTable, saturatedTable, targetLines } from './report.ts';
 
 const usage = `Usage: npm run bench -- [options]
 
 Starts each GraphQL server in its own process, one at a time, and loads it with autocannon on
-Q1 GET, Q1 POST and Q2 POST; then runs them all at once under the same fixed request rate, moving
-the load between them in slices, for server CPU per request; then times our handler against
-graphql-http's inside workerd and Deno.
+Q1 GET, Q1 POST and Q2 POST; then runs them all at once, moving the load between them in slices,
+at saturation (req/s) and at one fixed request rate (server CPU per request); then times our handler
+against graphql-http's inside workerd and Deno.
 
 Options:
   --only LIST         servers to run, comma-separated (default: all): ${benchServers.map((s) => s.name).join(', ')}
@@ -28,8 +29,11 @@ Options:
   --rounds N          start-load-stop every server this many times, rotating the order; each
                       cell reports its median round (default 3)
   --connections N     autocannon connections (default 50)
-  --cpu-slices N      slices per server and query in the interleaved part (default 4); 0 skips it
-  --cpu-slice SECONDS length of a slice (default 2)
+  --sat-slices N      saturating slices per server and query in the interleaved part (default 4);
+                      0 skips them
+  --cpu-slices N      fixed-rate slices per server and query in the interleaved part (default 4); 0
+                      skips them
+  --cpu-slice SECONDS length of a slice, either kind (default 2)
   --cpu-rate N        offered req/s for Q1 in the interleaved part (default 4000; Q2 gets a fifth)
   --edge LIST         edge runtimes for the in-process bench (default: workerd,deno,node); "none" skips it
   --edge-requests N   requests per timed batch in the edge bench (default 2000; Q2 gets a fifth)
@@ -53,6 +57,7 @@ try {
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '50' },
       edge: { type: 'string', default: edgeRuntimes.join(',') },
+      'sat-slices': { type: 'string', default: '4' },
       'cpu-slices': { type: 'string', default: '4' },
       'cpu-slice': { type: 'string', default: '2' },
       'cpu-rate': { type: 'string', default: '4000' },
@@ -70,6 +75,12 @@ try {
 if (args.help) {
   console.log(usage);
   process.exit(0);
+}
+
+function sliceCount(name: string, value: string): number {
+  const n = Number(value);
+  if (!(Number.isInteger(n) && n >= 0)) fail(`--${name} must be 0 or a positive integer (got "${value}")`);
+  return n;
 }
 
 function positive(name: string, raw: string, integer: boolean): number {
@@ -97,8 +108,8 @@ const queries = benchQueries.filter((q) => list('queries', args.queries, benchQu
 const runtimes = args.edge === 'none' ? [] : list('edge', args.edge, edgeRuntimes);
 const edgeRequests = positive('edge-requests', args['edge-requests']!, true);
 const edgeBatches = positive('edge-batches', args['edge-batches']!, true);
-const cpuSlices = Number(args['cpu-slices']);
-if (!(Number.isInteger(cpuSlices) && cpuSlices >= 0)) fail(`--cpu-slices must be 0 or a positive integer (got "${args['cpu-slices']}")`);
+const satSlices = sliceCount('sat-slices', args['sat-slices']!);
+const cpuSlices = sliceCount('cpu-slices', args['cpu-slices']!);
 const cpuSlice = positive('cpu-slice', args['cpu-slice']!, false);
 const cpuRate = positive('cpu-rate', args['cpu-rate']!, true);
 const log = (line: string) => {
@@ -139,6 +150,20 @@ for (let round = 0; round < roundCount; round++) {
 }
 const measurements: Measurement[] = medianRounds(rounds);
 
+let saturated: InterleavedMeasurement[] = [];
+if (satSlices > 0) {
+  log(`All servers at once, saturating load in ${cpuSlice} s slices (${satSlices} per server and query, ${load.connections} connections): req/s`);
+  saturated = await runInterleaved({
+    servers,
+    queries,
+    slices: satSlices,
+    sliceSeconds: cpuSlice,
+    connections: load.connections,
+    rate: () => undefined,
+    log,
+  });
+}
+
 let interleaved: InterleavedMeasurement[] = [];
 if (cpuSlices > 0) {
   log(`All servers at once, fixed-rate load in ${cpuSlice} s slices (${cpuSlices} per server and query): server CPU per request`);
@@ -160,20 +185,24 @@ if (runtimes.length > 0) {
 }
 
 if (args.json) {
-  console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, interleaved, edge }, null, 2));
+  console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, saturated, interleaved, edge }, null, 2));
 } else {
   console.log('');
   console.log(httpTable(measurements, queries, servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }))));
+  const labels = servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }));
+  if (saturated.length > 0) {
+    console.log('');
+    console.log(saturatedTable(saturated, queries, labels));
+  }
   if (interleaved.length > 0) {
     console.log('');
-    const labels = servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }));
     console.log(interleavedTable(interleaved, queries, labels, cpuSlice, cpuSlices));
   }
   if (edge.length > 0) {
     console.log('');
     console.log(edgeTable(edge, queries));
   }
-  const targets = targetLines(measurements, edge, interleaved);
+  const targets = targetLines(measurements, edge, interleaved, saturated);
   if (targets.length > 0) {
     console.log('');
     for (const line of targets) console.log(line);
