@@ -146,14 +146,8 @@ export function useGeneratedCode(on: boolean): void {
 const interpreterParts: InterpreterParts<Run, Path> = {
   executeField,
   leafValue,
-  resolvedValue: (run, field, value, path, parentPath, out) => {
-    try {
-      return complete(run, field, field.completion, field.nonNull, value, path, path, parentPath, out);
-    } catch (raw) {
-      return out + fieldError(run, field, raw, path, parentPath);
-    }
-  },
-  resolverError: (run, field, error, path, parentPath, out) => out + fieldError(run, field, error, path, parentPath),
+  resolvedValue,
+  resolverError,
   resolveInfo,
   interpretFields,
   isPlainData,
@@ -234,10 +228,10 @@ function leafValue(run: Run, field: FieldPlan, source: unknown, value: unknown, 
 function resolveField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined, out: string): string {
   // Leaves read by the default resolver never need their path unless they fail.
   let path: Path | undefined = field.completion.kind === 'leaf' && field.resolve === undefined ? undefined : pathFor(field, parentPath);
+  let value: unknown;
   try {
     if (field.argsError !== null) throw field.argsError;
     const args = field.staticArgs ?? getArgumentValues(field.def, field.fieldNodes[0], run.variableValues);
-    let value: unknown;
     if (field.resolve !== undefined) {
       path ??= { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
       value = field.resolve(source, args, run.contextValue, resolveInfo(run, field, path));
@@ -253,10 +247,24 @@ function resolveField(run: Run, field: FieldPlan, source: unknown, parentPath: P
         );
       }
     }
+  } catch (raw) {
+    return resolverError(run, field, raw, path, parentPath, out);
+  }
+  return resolvedValue(run, field, value, path, parentPath, out);
+}
+
+/** A field's resolved value completed, or, when completing it fails, the field's error. */
+function resolvedValue(run: Run, field: FieldPlan, value: unknown, path: Path | undefined, parentPath: Path | undefined, out: string): string {
+  try {
     return complete(run, field, field.completion, field.nonNull, value, path, path, parentPath, out);
   } catch (raw) {
     return out + fieldError(run, field, raw, path, parentPath);
   }
+}
+
+/** A resolver (or the arguments for it) threw: the field's error, or null propagation upwards. */
+function resolverError(run: Run, field: FieldPlan, raw: unknown, path: Path | undefined, parentPath: Path | undefined, out: string): string {
+  return out + fieldError(run, field, raw, path, parentPath);
 }
 
 /** A field failed: locate the error; a non-null field passes it up, a nullable one records it and is null. */
