@@ -49,6 +49,13 @@ export function edgeTable(results: readonly EdgeMeasurement[], queries: readonly
   return [header, rule, ...rows].join('\n');
 }
 
+/** The issue's ratio goals per query: ≥ this fraction of the ceiling. */
+const goals = [
+  ['q1-get', 0.9],
+  ['q1-post', 0.9],
+  ['q2-post', 0.3],
+] as const;
+
 /** The issue's targets, each marked met or not, for what this run measured. */
 export function targetLines(
   measurements: readonly Measurement[],
@@ -59,44 +66,34 @@ export function targetLines(
   const lines: string[] = [];
   const find = (server: string, query: string) => measurements.find((m) => m.server === server && m.query === query);
   const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
-  for (const [query, goal] of [
-    ['q1-get', 0.9],
-    ['q1-post', 0.9],
-    ['q2-post', 0.3],
-  ] as const) {
-    const ours = find('skiff', query);
-    const r = ratio(ours, find('ceiling', query));
-    if (r !== undefined) lines.push(`target ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${r.toFixed(3)}, ${mark(r >= goal)}`);
-    const mercurius = find('mercurius', query);
+  /** The ratio goal and the Mercurius goal for one req/s measure. */
+  const throughput = (
+    label: string,
+    query: string,
+    goal: number,
+    r: number | undefined,
+    ours: { requestsPerSecond: number } | undefined,
+    mercurius: { requestsPerSecond: number } | undefined,
+  ) => {
+    if (r !== undefined) lines.push(`${label}${query} ≥ ${goal.toFixed(2)} of the ceiling: ${r.toFixed(3)}, ${mark(r >= goal)}`);
     if (ours && mercurius) {
       lines.push(
-        `target ${query} ahead of Mercurius: ${Math.round(ours.requestsPerSecond)} vs ${Math.round(mercurius.requestsPerSecond)} req/s, ${mark(ours.requestsPerSecond > mercurius.requestsPerSecond)}`,
+        `${label}${query} ahead of Mercurius: ${Math.round(ours.requestsPerSecond)} vs ${Math.round(mercurius.requestsPerSecond)} req/s, ${mark(ours.requestsPerSecond > mercurius.requestsPerSecond)}`,
       );
     }
+  };
+  for (const [query, goal] of goals) {
+    const ours = find('skiff', query);
+    throughput('target ', query, goal, ratio(ours, find('ceiling', query)), ours, find('mercurius', query));
   }
   // The same goals at saturation with all servers interleaved: req/s over the same moments.
-  for (const [query, goal] of [
-    ['q1-get', 0.9],
-    ['q1-post', 0.9],
-    ['q2-post', 0.3],
-  ] as const) {
+  for (const [query, goal] of goals) {
     const ours = saturated.find((m) => m.server === 'skiff' && m.query === query);
-    if (ours?.throughputRatio !== undefined) {
-      lines.push(`interleaved at saturation: ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${ours.throughputRatio.toFixed(3)}, ${mark(ours.throughputRatio >= goal)}`);
-    }
     const mercurius = saturated.find((m) => m.server === 'mercurius' && m.query === query);
-    if (ours && mercurius) {
-      lines.push(
-        `interleaved at saturation: ${query} ahead of Mercurius: ${Math.round(ours.requestsPerSecond)} vs ${Math.round(mercurius.requestsPerSecond)} req/s, ${mark(ours.requestsPerSecond > mercurius.requestsPerSecond)}`,
-      );
-    }
+    throughput('interleaved at saturation: ', query, goal, ours?.throughputRatio, ours, mercurius);
   }
   // The same goals on server CPU per request at equal offered load (the interleaved part).
-  for (const [query, goal] of [
-    ['q1-get', 0.9],
-    ['q1-post', 0.9],
-    ['q2-post', 0.3],
-  ] as const) {
+  for (const [query, goal] of goals) {
     const ours = interleaved.find((m) => m.server === 'skiff' && m.query === query);
     if (ours?.ratio !== undefined) {
       lines.push(`by CPU/req at equal load: ${query} ≥ ${goal.toFixed(2)} of the ceiling: ${ours.ratio.toFixed(3)}, ${mark(ours.ratio >= goal)}`);
