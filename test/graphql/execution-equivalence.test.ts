@@ -271,6 +271,13 @@ test('the compiled executor hands promises and variable-dependent directives to 
   assert.equal(plan.async, true, 'a plan that met a promise is marked async');
   const rejectedPlan = planOperation(schema, parse('{ rejected }'), undefined)!;
   assert.throws(() => executePlan(rejectedPlan, schema, undefined, undefined, {}), (e) => e === bail);
+  // With an object as root value the root fields run as generated code, which calls these resolvers
+  // itself: the same hand-over, and the rejection is still absorbed.
+  const generatedPlan = planOperation(schema, document, undefined)!;
+  assert.throws(() => executePlan(generatedPlan, schema, {}, undefined, {}), (e) => e === bail);
+  assert.equal(generatedPlan.async, true, 'generated code marks the plan async too');
+  const generatedRejected = planOperation(schema, parse('{ sync rejected }'), undefined)!;
+  assert.throws(() => executePlan(generatedRejected, schema, {}, undefined, {}), (e) => e === bail);
   await new Promise((resolve) => setTimeout(resolve, 10)); // an unhandled rejection would fail the test run
 
   assert.equal(planOperation(schema, parse('query ($s: Boolean!) { sync @skip(if: $s) }'), undefined), null);
