@@ -38,13 +38,7 @@ import {
 export type Completion = (
   | { kind: 'leaf'; type: GraphQLLeafType; fast: 'string' | 'boolean' | 'int' | 'float' | null }
   | { kind: 'list'; item: Completion; itemNonNull: boolean }
-  | {
-      kind: 'object';
-      type: GraphQLObjectType;
-      fields: FieldPlan[];
-      /** Some field resolves beyond a plain property read, so it needs the object's response path. */
-      fieldsNeedPath: boolean;
-    }
+  | { kind: 'object'; type: GraphQLObjectType; fields: FieldPlan[] }
   | { kind: 'abstract'; type: GraphQLAbstractType; byType: Map<string, FieldPlan[]> }
 ) & {
   /**
@@ -196,8 +190,9 @@ function planCompletion(context: PlanContext, type: GraphQLOutputType, fieldNode
   const selectionSets = fieldNodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
   if (isObjectType(nullable)) {
     const fields = planFields(context, nullable, selectionSets);
+    // A field that resolves beyond a plain property read needs the object's response path.
     const fieldsNeedPath = fields.some((f) => f.typename === null && !f.lazy);
-    return { kind: 'object', type: nullable, fields, fieldsNeedPath, needsPath: fieldsNeedPath || nullable.isTypeOf != null };
+    return { kind: 'object', type: nullable, fields, needsPath: fieldsNeedPath || nullable.isTypeOf != null };
   }
   if (isAbstractType(nullable)) {
     // Planned per runtime type on first sight; the possible types are few and fixed.
