@@ -23,6 +23,16 @@ export class BoundedMemo<V> {
     return old;
   }
 
+  /** The remembered value for `key`, or `make(key)` remembered. */
+  remember(key: string, make: (key: string) => V): V {
+    let value = this.get(key);
+    if (value === undefined) {
+      value = make(key);
+      this.set(key, value);
+    }
+    return value;
+  }
+
   set(key: string, value: V): void {
     if (key.length > this.#budget) return;
     this.#used += key.length;

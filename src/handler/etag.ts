@@ -8,12 +8,7 @@ import { BoundedMemo } from './bounded-memo.ts';
  * not a defence against someone crafting collisions, and needs not be.
  */
 export function etagOf(body: string): string {
-  let tag = recentTags.get(body);
-  if (tag === undefined) {
-    tag = hashTag(body);
-    recentTags.set(body, tag);
-  }
-  return tag;
+  return recentTags.remember(body, hashTag);
 }
 
 // The same bodies are tagged over and over (that is what makes them cacheable): looking one up costs

@@ -141,12 +141,7 @@ interface GraphQLSearchParameters {
  * escape or invalid UTF-8, which URLSearchParams keeps or replaces).
  */
 function searchParameters(search: string): GraphQLSearchParameters | null {
-  let found = recentSearches.get(search);
-  if (found === undefined) {
-    found = decodeSearch(search);
-    recentSearches.set(search, found);
-  }
-  return found;
+  return recentSearches.remember(search, decodeSearch);
 }
 
 // A GET endpoint sees the same query strings again and again (CDN misses, polling clients): decoding
