@@ -187,9 +187,9 @@ if (runtimes.length > 0) {
 if (args.json) {
   console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, saturated, interleaved, edge }, null, 2));
 } else {
-  console.log('');
-  console.log(httpTable(measurements, queries, servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }))));
   const labels = servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }));
+  console.log('');
+  console.log(httpTable(measurements, queries, labels));
   if (saturated.length > 0) {
     console.log('');
     console.log(saturatedTable(saturated, queries, labels));

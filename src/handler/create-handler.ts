@@ -164,12 +164,15 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       request,
       maxBodyBytes,
       (read) => shortcut(request, mediaType, replayable(() => paramsFromBody(read, features.queryResolver)), fast),
-      (error) => {
-        const failed = bodyReadError(error);
-        return shortcut(request, mediaType, () => {
-          throw failed;
-        }, fast);
-      },
+      (error) =>
+        shortcut(
+          request,
+          mediaType,
+          replayable(() => {
+            throw bodyReadError(error);
+          }),
+          fast,
+        ),
     );
   }
 
