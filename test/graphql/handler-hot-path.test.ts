@@ -106,3 +106,20 @@ test('the document cache never evicts a query used within the last half of its s
   }
   assert.ok(misses < 2500, `the working set stays cached (${misses} misses)`);
 });
+
+test('a POST body that fails while being read is a 400 naming the failure, with or without Content-Length', async () => {
+  const handler = createCountriesHandler();
+  for (const length of ['10', null]) {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (length !== null) headers['content-length'] = length;
+    const failing = new ReadableStream({
+      pull(controller) {
+        controller.error(new Error('connection reset'));
+      },
+    });
+    const request = new Request('http://localhost/graphql', { method: 'POST', headers, body: failing, duplex: 'half' } as RequestInit);
+    const response = await handler.fetch(request);
+    assert.equal(response.status, 400, `Content-Length ${length}`);
+    assert.deepEqual(await response.json(), { errors: [{ message: 'Could not read the request body: connection reset' }] });
+  }
+});
