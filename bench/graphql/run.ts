@@ -21,7 +21,8 @@ at saturation (req/s) and at one fixed request rate (server CPU per request); th
 against graphql-http's inside workerd and Deno.
 
 Options:
-  --only LIST         servers to run, comma-separated (default: all): ${benchServers.map((s) => s.name).join(', ')}
+  --only LIST         servers to run, comma-separated (default: ${benchServers.filter((s) => !s.optional).map((s) => s.name).join(', ')});
+                      also ${benchServers.filter((s) => s.optional).map((s) => s.name).join(', ')}: our Node server answering fixed bytes
                       (ratios need "ceiling" in the list)
   --queries LIST      queries to run (default: all): ${benchQueries.map((q) => q.id).join(', ')}
   --duration SECONDS  measured load per query and round (default 5)
@@ -89,8 +90,8 @@ function positive(name: string, raw: string, integer: boolean): number {
   return value;
 }
 
-function list<T extends string>(name: string, raw: string | undefined, known: readonly T[]): T[] {
-  if (raw === undefined) return [...known];
+function list<T extends string>(name: string, raw: string | undefined, known: readonly T[], byDefault: readonly T[] = known): T[] {
+  if (raw === undefined) return [...byDefault];
   const picked = raw.split(',').map((s) => s.trim()).filter(Boolean);
   for (const p of picked) if (!known.includes(p as T)) fail(`--${name}: unknown "${p}" (known: ${known.join(', ')})`);
   return known.filter((k) => picked.includes(k));
@@ -103,7 +104,12 @@ const load = {
 };
 if (!(load.warmup >= 0)) fail(`--warmup must be 0 or more seconds (got "${args.warmup}")`);
 const roundCount = positive('rounds', args.rounds!, true);
-const servers = list('only', args.only, benchServers.map((s) => s.name));
+const servers = list(
+  'only',
+  args.only,
+  benchServers.map((s) => s.name),
+  benchServers.filter((s) => !s.optional).map((s) => s.name),
+);
 const queries = benchQueries.filter((q) => list('queries', args.queries, benchQueries.map((b) => b.id)).includes(q.id));
 const runtimes = args.edge === 'none' ? [] : list('edge', args.edge, edgeRuntimes);
 const edgeRequests = positive('edge-requests', args['edge-requests']!, true);

@@ -16,6 +16,8 @@ export interface RunningBenchServer {
 export interface BenchServer {
   name: string;
   label: string;
+  /** Run only when named in `--only`: a reference for finding costs, not one of the compared servers. */
+  optional?: true;
   start(): Promise<RunningBenchServer>;
 }
 
@@ -26,6 +28,23 @@ export function expectedBodies(): Map<string, string> {
     bodies.set(q.id, JSON.stringify(execute({ schema: countriesSchema, document: parse(q.query) })));
   }
   return bodies;
+}
+
+/** The expected bytes keyed as a request carries its query: GET by path and search, POST by body text. */
+function fixedAnswers(): { byGet: Map<string, string>; byPost: Map<string, string> } {
+  const bodies = expectedBodies();
+  const byGet = new Map<string, string>();
+  const byPost = new Map<string, string>();
+  for (const q of benchQueries) {
+    if (q.method === 'GET') byGet.set(getPath('/graphql', q.query), bodies.get(q.id)!);
+    else byPost.set(postBody(q.query), bodies.get(q.id)!);
+  }
+  return { byGet, byPost };
+}
+
+/** The path and search of an absolute URL. */
+function pathAndSearch(url: string): string {
+  return url.slice(url.indexOf('/', url.indexOf('//') + 2));
 }
 
 function listening(server: Server): Promise<RunningBenchServer> {
@@ -53,18 +72,11 @@ export const benchServers: readonly BenchServer[] = [
       // (GET) or body text (POST): what serving this data costs with no GraphQL at all.
       const { Hono } = await import('hono');
       const { serve } = await import('@hono/node-server');
-      const bodies = expectedBodies();
-      const byGet = new Map<string, string>();
-      const byPost = new Map<string, string>();
-      for (const q of benchQueries) {
-        if (q.method === 'GET') byGet.set(getPath('/graphql', q.query), bodies.get(q.id)!);
-        else byPost.set(postBody(q.query), bodies.get(q.id)!);
-      }
+      const { byGet, byPost } = fixedAnswers();
       const headers = { 'content-type': 'application/json; charset=utf-8' };
       const app = new Hono();
       app.get('/graphql', (c) => {
-        const url = c.req.url;
-        const body = byGet.get(url.slice(url.indexOf('/', url.indexOf('//') + 2)));
+        const body = byGet.get(pathAndSearch(c.req.url));
         return body === undefined ? c.text('unknown query', 400) : c.body(body, 200, headers);
       });
       app.post('/graphql', async (c) => {
@@ -84,6 +96,32 @@ export const benchServers: readonly BenchServer[] = [
             server.closeAllConnections();
           }),
       };
+    },
+  },
+  {
+    name: 'shell',
+    label: 'skiff\'s Node server, fixed bytes',
+    optional: true,
+    async start() {
+      // Our dev server (startServer, the Response global) around a handler that makes the request
+      // reads our GraphQL handler makes before any GraphQL work (the URL, accept, content-type,
+      // content-length, the body) and answers the ceiling's bytes: what our Node wrapper costs apart
+      // from GraphQL and the production features. Against the ceiling: `--only ceiling,shell,skiff`.
+      const { byGet, byPost } = fixedAnswers();
+      const answer = (body: string | undefined) =>
+        body === undefined
+          ? new Response('unknown query', { status: 400 })
+          : new Response(body, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
+      const handler = (request: Request): Response | Promise<Response> => {
+        const url = request.url;
+        request.headers.get('accept');
+        if (request.method === 'GET') return answer(byGet.get(pathAndSearch(url)));
+        request.headers.get('content-type');
+        request.headers.get('content-length');
+        return request.text().then((text) => answer(byPost.get(text)));
+      };
+      const server = await startServer({ handler, port: 0, hostname: '127.0.0.1' });
+      return { port: server.port, close: () => server.close() };
     },
   },
   {
