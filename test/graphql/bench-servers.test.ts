@@ -1,5 +1,5 @@
 // The bench compares servers on the same data: each bench server (our dev server, Mercurius with
-// graphql-jit, yoga, Apollo, the raw Hono ceiling) must answer the bench queries with the data
+// graphql-jit, yoga, Apollo, the raw Hono ceiling, the opt-in shell) must answer the bench queries with the data
 // graphql-js gives. No timing here; `npm run bench` measures.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
