@@ -26,7 +26,6 @@ import { startPodWorld } from '../support/pod-world.ts';
 
 const PREREQS = { root: true, commands: ['runc', 'conmon', 'unshare', 'catatonit', '/usr/lib/cni/bridge', '/usr/bin/docker-registry'] };
 
-
 function logLines(path: string): { stream: string; tag: string; text: string }[] {
   return readFileSync(path, 'utf8')
     .split('\n')

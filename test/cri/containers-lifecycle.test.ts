@@ -99,7 +99,6 @@ function config(name: string, script: string, extra: DeepPartial<ContainerConfig
   });
 }
 
-
 const exited = (m: ContainerManager, id: string) =>
   until(`container ${id.slice(0, 12)} to exit`, async () => {
     const v = await m.status(id);

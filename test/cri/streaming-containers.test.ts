@@ -52,7 +52,6 @@ function containerConfig(name: string, command: string[], extra: DeepPartial<Con
   return ContainerConfig.fromPartial({ metadata: { name, attempt: 0 }, image: { image: 'busybox' }, command, logPath: `${name}.log`, ...extra });
 }
 
-
 const canRun = () => COMMANDS.every((c) => which(c)) && process.getuid?.() === 0;
 
 before(async () => {
@@ -157,8 +156,6 @@ function ready(t: import('node:test').TestContext, extra: string[] = []): World 
   if (setupError) throw setupError;
   return world!;
 }
-
-/** Runs a command with a hard deadline; a hang fails the test with what it printed. */
 
 const SPDY = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false', KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' };
 const WEBSOCKET = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'true' };
@@ -292,7 +289,6 @@ test('streaming: kubectl port-forward over WebSocket (SPDY tunnelled in WebSocke
   assert.equal(used?.upgrade.toLowerCase(), 'websocket', JSON.stringify(w.facade.upgrades.filter((u) => u.kind === 'portforward')) + out);
   assert.match(used?.protocols ?? '', /SPDY\/3\.1\+portforward\.k8s\.io/);
 });
-
 
 /** A raw channel-protocol client: collects what arrives per channel until the server closes. */
 function channelClient(url: string, protocol: string) {

@@ -19,9 +19,6 @@ export const STREAMING_DAEMON_PREREQS = {
   commands: ['runc', 'conmon', 'unshare', 'catatonit', 'nsenter', 'busybox', '/usr/lib/cni/bridge', '/usr/bin/docker-registry', 'kubectl'],
 };
 
-
-
-
 const SPDY = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false', KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' };
 
 /** The whole scenario against one daemon; `command` runs a build instead of the sources. */
