@@ -6,6 +6,7 @@ import { execute, parse } from 'graphql';
 import { countriesSchema } from '../../src/countries/index.ts';
 import { createCountriesHandler } from '../../src/index.ts';
 import { startServer } from '../../node/graphql/app.ts';
+import { jsonContentType } from '../../src/handler/responses.ts';
 import { benchQueries, getPath, postBody } from './queries.ts';
 
 export interface RunningBenchServer {
@@ -73,7 +74,7 @@ export const benchServers: readonly BenchServer[] = [
       const { Hono } = await import('hono');
       const { serve } = await import('@hono/node-server');
       const { byGet, byPost } = fixedAnswers();
-      const headers = { 'content-type': 'application/json; charset=utf-8' };
+      const headers = { 'content-type': jsonContentType };
       const app = new Hono();
       app.get('/graphql', (c) => {
         const body = byGet.get(pathAndSearch(c.req.url));
@@ -111,7 +112,7 @@ export const benchServers: readonly BenchServer[] = [
       const answer = (body: string | undefined) =>
         body === undefined
           ? new Response('unknown query', { status: 400 })
-          : new Response(body, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
+          : new Response(body, { status: 200, headers: { 'content-type': jsonContentType } });
       const handler = (request: Request): Response | Promise<Response> => {
         const url = request.url;
         request.headers.get('accept');
