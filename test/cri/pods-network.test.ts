@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { execFile } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname as nodeHostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Status } from 'nice-grpc';
 import { PodSandboxState } from '../../proto/gen/runtime/v1/api.ts';
@@ -185,6 +185,14 @@ test('pod sandboxes on a CNI network', { timeout: 120_000 }, async (t) => {
     const listed = await d.runtime.listPodSandboxStats({ filter: { labelSelector: { stats: 'yes' } } });
     assert.deepEqual(listed.stats.map((s) => s.attributes!.id), [id]);
     assert.equal((await grpcCode(d.runtime.podSandboxStats({ podSandboxId: 'f'.repeat(64) }))).code, Status.NOT_FOUND);
+  });
+
+  await t.test('a pod without a hostname on its own network takes the node\'s hostname', async () => {
+    const id = await run(podConfig('nameless', { hostname: '' }));
+    const pod = await info(d, id);
+    assert.equal(pod.hostname, nodeHostname());
+    assert.equal((await inNamespaces({ uts: pod.namespaces.uts }, ['hostname'])).trim(), nodeHostname());
+    assert.equal(readFileSync(pod.files.hostname, 'utf8'), `${nodeHostname()}\n`);
   });
 
   await t.test('errors: unknown ids, invalid configs, duplicate names', async () => {

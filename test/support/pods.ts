@@ -55,6 +55,7 @@ export async function grpcCode(promise: Promise<unknown>): Promise<{ code: Statu
 
 /** The verbose `info` JSON of PodSandboxStatus. */
 export interface PodInfo {
+  hostname: string;
   namespaces: { net?: string; ipc?: string; uts?: string; pid?: string };
   pid: number;
   cgroupParent: string;

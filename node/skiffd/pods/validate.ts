@@ -84,10 +84,9 @@ export function planPod(request: RunPodSandboxRequest, knownHandlers: readonly s
   }
   if (security?.runAsGroup && !security.runAsUser) invalid('config.linux.security_context.run_as_group is set without run_as_user');
 
-  let hostname = config.hostname;
-  if (networkMode === 'NODE') hostname = hostname || nodeHostname();
-  if (!hostname) invalid('config.hostname is required unless the pod uses the node network (namespace_options.network = NODE)');
-  if (networkMode !== 'NODE' && (hostname.length > 64 || !HOSTNAME.test(hostname))) {
+  // An empty hostname means the node's, as in containerd and CRI-O; only one the client chose is checked.
+  const hostname = config.hostname || nodeHostname();
+  if (config.hostname && networkMode !== 'NODE' && (hostname.length > 64 || !HOSTNAME.test(hostname))) {
     invalid(`config.hostname "${hostname}" is not a valid hostname (RFC 1123, at most 64 characters)`);
   }
 
