@@ -5,6 +5,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { constants, tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
 import { runCommand } from './run-command.ts';
 import type { CreateOptions, CreateResult, ExecSyncOptions, ExecSyncResult, OciRuntime } from './runtime.ts';
@@ -24,6 +25,8 @@ export interface CliRuntimeOptions {
 }
 
 const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
+/** After a timed-out exec's process is killed, how long the runtime has to reap it and exit. */
+const EXEC_REAP_GRACE_MS = 2_000;
 const MISSING = /does not exist|not found|no such file/i;
 
 export class CliOciRuntime implements OciRuntime {
@@ -85,8 +88,10 @@ export class CliOciRuntime implements OciRuntime {
   }
 
   /**
-   * `runc exec` with pipes. The runtime setsid()s the exec'd process, so on timeout we kill that
-   * process group (its pid comes from --pid-file) as well as the runtime's own group.
+   * `runc exec` with pipes. The runtime setsid()s the exec'd process; on timeout we kill that process
+   * group (its pid comes from --pid-file) and let the runtime reap it and exit. Killing the runtime
+   * first would orphan the process to the container's init, which need not reap it: it would linger
+   * as a zombie that `pgrep` and `ps` inside the container still show.
    */
   execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult> {
     const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
@@ -101,25 +106,38 @@ export class CliOciRuntime implements OciRuntime {
       child.stdout!.on('data', (d: Buffer) => out.push(d));
       child.stderr!.on('data', (d: Buffer) => err.push(d));
       let timedOut = false;
-      let timer: NodeJS.Timeout | undefined;
+      let closed = false;
+      const timers: NodeJS.Timeout[] = [];
       if (options.timeoutMs && options.timeoutMs > 0) {
-        timer = setTimeout(() => {
-          timedOut = true;
-          void (async () => {
-            const pid = await readPid(pidFile);
-            if (pid) killGroup(pid);
-            if (child.pid) killGroup(child.pid);
-          })();
-        }, options.timeoutMs);
+        timers.push(
+          setTimeout(() => {
+            timedOut = true;
+            void (async () => {
+              // A very short timeout can fire before the runtime has written the pid file.
+              const deadline = Date.now() + EXEC_REAP_GRACE_MS;
+              let pid = await readPid(pidFile);
+              while (!pid && !closed && Date.now() < deadline) {
+                await sleep(5);
+                pid = await readPid(pidFile);
+              }
+              if (pid && !closed) killGroup(pid);
+            })();
+            // The runtime exits once it has reaped the process; if it does not, it goes too.
+            timers.push(setTimeout(() => child.pid && !closed && killGroup(child.pid), EXEC_REAP_GRACE_MS));
+          }, options.timeoutMs),
+        );
       }
-      child.on('error', (e) => {
-        if (timer) clearTimeout(timer);
+      const done = () => {
+        closed = true;
+        for (const t of timers) clearTimeout(t);
         void rm(pidFile, { force: true });
+      };
+      child.on('error', (e) => {
+        done();
         reject(new OciRuntimeError(`cannot run ${this.path}: ${e.message}`));
       });
       child.on('close', (code, signal) => {
-        if (timer) clearTimeout(timer);
-        void rm(pidFile, { force: true });
+        done();
         const exitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
         resolve({ exitCode, stdout: out.value(), stderr: err.value(), timedOut });
       });
