@@ -239,6 +239,7 @@ test('containers: ExecSync output and exit code, timeout kills the command, stat
   await until('first log lines', async () => existsSync(logPath) && readFileSync(logPath, 'utf8').includes('tick 2'));
   renameSync(logPath, `${logPath}.1`);
   await m.reopenLog(id);
+  assert.ok(existsSync(logPath), 'the reopened log file exists when ReopenContainerLog answers');
   const fresh = await until('lines in the reopened log', async () => (existsSync(logPath) ? parseLog(readFileSync(logPath, 'utf8')).filter((l) => l.tag === 'F') : []).length >= 2 && readFileSync(logPath, 'utf8'));
   const before = parseLog(readFileSync(`${logPath}.1`, 'utf8')).map((l) => Number(l.text.split(' ')[1]));
   const after = parseLog(fresh).map((l) => Number(l.text.split(' ')[1]));
@@ -543,4 +544,67 @@ test('containers: resources updated before the start apply when it starts', { ti
   assert.equal(readFileSync(join(memDir, file), 'utf8').trim(), String(48 << 20));
   await m.stop(id, 0);
   await assert.rejects(m.updateResources(id, { cpuPeriod: 0n, cpuQuota: 0n, cpuShares: 0n, memoryLimitInBytes: 1n << 30n, oomScoreAdj: 0n, cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: 0n }), grpcCode(Status.FAILED_PRECONDITION, /exited/));
+});
+
+test('containers: a timed-out ExecSync leaves no process behind, not even a zombie, under an init that never reaps', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  // tail never calls wait(): an orphan handed to it stays a zombie for as long as the container runs.
+  const id = await m.create({ podSandboxId: f.pod.id, config: config('no-reaper', 'exec tail -f /dev/null'), sandboxConfig: undefined });
+  await m.start(id);
+  for (let i = 0; i < 3; i++) {
+    await assert.rejects(m.execSync(id, ['sleep', '4321'], 1), grpcCode(Status.DEADLINE_EXCEEDED, /timed out after 1s/));
+    // Asked at once, as critest does: any sleep process, live or zombie, shows in /proc.
+    const left = await m.execSync(id, ['sh', '-c', 'grep -l "(sleep)" /proc/[0-9]*/stat || true'], 5);
+    assert.equal(left.stdout.toString().trim(), '', `round ${i}: processes left behind: ${left.stdout}`);
+  }
+});
+
+test('containers: a stop signal sent before the program could handle it is delivered once it can', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  // As PID 1 the shell drops SIGTERM until its trap is set; a stop that comes first must not be lost.
+  const id = await m.create({ podSandboxId: f.pod.id, config: config('late-trap', 'sleep 0.5; trap "echo bye; exit 0" TERM; while true; do sleep 0.1; done'), sandboxConfig: undefined });
+  await m.start(id);
+  await m.stop(id, 20);
+  const v = await m.status(id);
+  assert.equal(v.record.exitCode, 0, 'the trap ran: the signal was not lost and no SIGKILL was needed');
+  assert.match(readFileSync(v.record.logPath, 'utf8'), /stdout F bye/);
+  // Stops right after starts, as critest's benchmark does them: each ends by the program's own handler.
+  for (let i = 0; i < 10; i++) {
+    const quick = await m.create({ podSandboxId: f.pod.id, config: config(`quick-${i}`, 'trap "exit 0" TERM; while true; do sleep 0.1; done'), sandboxConfig: undefined });
+    await m.start(quick);
+    await m.stop(quick, 20);
+    assert.equal((await m.status(quick)).record.exitCode, 0, `container ${i} ended by its trap`);
+    await m.remove(quick);
+  }
+});
+
+test('containers: 50 containers leave no exit waits, CPU readings or listener warnings behind', { timeout: 120_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+  process.on('warning', onWarning);
+  t.after(() => process.off('warning', onWarning));
+  const ids: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    const id = await m.create({ podSandboxId: f.pod.id, config: config(`many-${i}`, 'trap "exit 0" TERM; while true; do sleep 0.1; done'), sandboxConfig: undefined });
+    await m.start(id);
+    ids.push(id);
+  }
+  for (const id of ids) await containerStats(m, await m.status(id));
+  assert.equal(m.cpuRate.size, 50);
+  // All stopped at once: 50 exit waits in flight together.
+  await Promise.all(ids.map((id) => m.stop(id, 20)));
+  assert.equal(m.pendingExitWaits(), 0);
+  await Promise.all(ids.map((id) => m.remove(id)));
+  assert.equal(m.cpuRate.size, 0, 'removed containers keep no CPU reading');
+  assert.deepEqual(warnings.filter((w) => /MaxListeners/.test(w)), []);
 });

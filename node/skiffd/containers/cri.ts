@@ -89,9 +89,6 @@ export function matchesFilter(v: ContainerView, filter: ContainerFilter | Contai
   return true;
 }
 
-// Previous CPU samples, for usage_nano_cores (a rate needs two readings).
-const lastCpu = new Map<string, { at: bigint; usage: bigint }>();
-
 export async function containerStats(manager: ContainerManager, v: ContainerView): Promise<DeepPartial<ContainerStats>> {
   const r = v.record;
   const now = BigInt(Date.now()) * 1_000_000n;
@@ -102,13 +99,8 @@ export async function containerStats(manager: ContainerManager, v: ContainerView
     manager.writableLayerUsage(r.id),
   ]);
   let nanoCores: bigint | undefined;
-  if (cpu) {
-    const prev = lastCpu.get(r.id);
-    if (prev && now > prev.at && cpu.usageNs >= prev.usage) nanoCores = ((cpu.usageNs - prev.usage) * 1_000_000_000n) / (now - prev.at);
-    lastCpu.set(r.id, { at: now, usage: cpu.usageNs });
-  } else {
-    lastCpu.delete(r.id);
-  }
+  if (cpu) nanoCores = manager.cpuRate.sample(r.id, now, cpu.usageNs);
+  else manager.cpuRate.forget(r.id);
   return {
     attributes: { id: r.id, metadata: r.metadata, labels: r.labels, annotations: r.annotations },
     cpu: { timestamp: now, usageCoreNanoSeconds: { value: cpu?.usageNs ?? 0n }, usageNanoCores: nanoCores === undefined ? undefined : { value: nanoCores } },
@@ -128,8 +120,4 @@ export async function containerStats(manager: ContainerManager, v: ContainerView
       inodesUsed: { value: layer.inodes },
     },
   };
-}
-
-export function forgetStats(id: string): void {
-  lastCpu.delete(id);
 }

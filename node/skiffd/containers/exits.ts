@@ -34,9 +34,13 @@ export async function readExit(exitDir: string, persistDir: string, id: string):
   return { exitCode: code, finishedAt: mtimeNs.toString(), oomKilled };
 }
 
-/** Emits `exit` with the container id whenever an exit file appears. */
+/**
+ * Emits `exit` with the container id whenever an exit file appears. Waiters are kept per id rather
+ * than as listeners, so any number of concurrent stops and starts cost one listener in all.
+ */
 export class ExitWatcher extends EventEmitter {
   private watcher: FSWatcher | undefined;
+  private readonly waiters = new Map<string, Set<() => void>>();
 
   constructor(readonly exitDir: string) {
     super();
@@ -45,7 +49,10 @@ export class ExitWatcher extends EventEmitter {
   async start(): Promise<void> {
     await mkdir(this.exitDir, { recursive: true });
     this.watcher = watch(this.exitDir, (_event, name) => {
-      if (name && !name.startsWith('.')) this.emit('exit', name.toString());
+      if (!name || name.startsWith('.')) return;
+      const id = name.toString();
+      for (const wake of this.waiters.get(id) ?? []) wake();
+      this.emit('exit', id);
     });
     this.watcher.on('error', () => {});
   }
@@ -55,6 +62,13 @@ export class ExitWatcher extends EventEmitter {
     this.watcher = undefined;
   }
 
+  /** How many waits are pending (leak checks). */
+  pendingWaits(): number {
+    let n = 0;
+    for (const set of this.waiters.values()) n += set.size;
+    return n;
+  }
+
   /** Resolves true once `<exitDir>/<id>` exists, false after timeoutMs. */
   async waitFor(id: string, timeoutMs: number): Promise<boolean> {
     const file = join(this.exitDir, id);
@@ -62,20 +76,22 @@ export class ExitWatcher extends EventEmitter {
     if (await exists()) return true;
     return new Promise((resolve) => {
       let done = false;
+      const check = () => void exists().then((e) => e && finish(true));
       const finish = (v: boolean) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
         clearInterval(poll);
-        this.off('exit', onExit);
+        const set = this.waiters.get(id);
+        set?.delete(check);
+        if (set?.size === 0) this.waiters.delete(id);
         resolve(v);
       };
-      const onExit = (name: string) => {
-        if (name === id) void exists().then((e) => e && finish(true));
-      };
-      this.on('exit', onExit);
+      let set = this.waiters.get(id);
+      if (!set) this.waiters.set(id, (set = new Set()));
+      set.add(check);
       // fs.watch is the fast path; a slow poll covers a missed notification.
-      const poll = setInterval(() => void exists().then((e) => e && finish(true)), 200);
+      const poll = setInterval(check, 200);
       const timer = setTimeout(() => void exists().then(finish), Math.max(0, timeoutMs));
     });
   }

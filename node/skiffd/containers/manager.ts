@@ -4,8 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { constants as fsConstants } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, rename, rm, realpath } from 'node:fs/promises';
+import { access, lstat, mkdir, open, readdir, readFile, rename, rm, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ContainerEventType,
   ContainerState,
@@ -15,6 +16,7 @@ import {
   type Mount,
   type PodSandboxConfig,
 } from '../../../proto/gen/runtime/v1/api.ts';
+import { CpuRate } from '../cgroups/cpu-rate.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 import { OciRuntimeError } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
@@ -25,6 +27,7 @@ import { hostDevices, readHostFacts, resolveDevices } from './host.ts';
 import { IdLock } from './lock.ts';
 import { mountToJson, msToNs, nowNs, resourcesFromJson, resourcesToJson, type ContainerRecord } from './record.ts';
 import { isMountPoint, mountRootfs, readImageFile, rootfsDirs, unmountRootfs } from './rootfs.ts';
+import { catchesSignal, killIfConmon, monitorAlive, processStartTime, untilProgramRuns } from './process.ts';
 import { criSignalFromNumber } from './signals.ts';
 import { buildSpec, seccompProfilePath, toOciResources, type HostFacts, type ImageConfigView, type PodView } from './spec-builder.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
@@ -88,6 +91,12 @@ export interface ContainerView {
 
 const MAX_EXEC_OUTPUT = 16 * 1024 * 1024;
 const KILL_WAIT_MS = 10_000;
+/** How long a stop waits for the runtime's init to exec the container's program. */
+const EXEC_WAIT_MS = 2_000;
+/** How long after a dropped stop signal the program may still install a handler and get it again. */
+const HANDLER_WAIT_MS = 2_000;
+const REDELIVERY_POLL_MS = 20;
+const REOPEN_WAIT_MS = 2_000;
 const CONTAINER_ID = /^[a-f0-9]{64}$/;
 
 export class ContainerManager {
@@ -97,6 +106,8 @@ export class ContainerManager {
   private readonly trashDir: string;
   readonly runtime: OciRuntime;
   readonly events = new EventEmitter();
+  /** CPU readings for usage_nano_cores, one per live container. */
+  readonly cpuRate = new CpuRate();
   private readonly records = new Map<string, ContainerRecord>();
   private readonly names = new Map<string, string>();
   private readonly imageLeases = new Map<string, () => void>();
@@ -544,6 +555,7 @@ export class ContainerManager {
       rm(join(this.socketDir, id), { force: true, recursive: true }),
     ]).catch((err) => this.log.warn('deleting a removed container\'s files failed', { id, err: String(err) }));
     this.records.delete(id);
+    this.cpuRate.forget(id);
     this.imageLeases.get(id)?.();
     this.imageLeases.delete(id);
     if (record) {
@@ -628,8 +640,10 @@ export class ContainerManager {
       return;
     }
     if (timeoutSeconds > 0) {
-      await this.signalInit(record, record.stopSignal);
-      if (await this.exits.waitFor(id, timeoutSeconds * 1000)) return this.finishStop(record);
+      const redelivery = await this.sendStopSignal(record);
+      const exited = await this.exits.waitFor(id, timeoutSeconds * 1000);
+      redelivery.cancel();
+      if (exited) return this.finishStop(record);
     }
     if (record.killAll) await this.runtime.kill(id, 9, true);
     else await this.signalInit(record, 9);
@@ -641,6 +655,42 @@ export class ContainerManager {
       return;
     }
     throw deadlineExceeded(`container ${id} did not exit ${KILL_WAIT_MS / 1000}s after SIGKILL`);
+  }
+
+  /**
+   * Sends the stop signal so the container's program gets it. A stop right after a start would
+   * otherwise race the program's own start-up: before execve the runtime's init takes the signal,
+   * and before the program installs its handler a namespace init drops it. So the signal waits for
+   * the execve, and is sent once more if the program installs a handler within a short window.
+   */
+  private async sendStopSignal(record: ContainerRecord): Promise<{ cancel(): void }> {
+    const signal = record.stopSignal;
+    const pid = record.pid;
+    if (!pid || !record.pidStartTime || (await processStartTime(pid)) !== record.pidStartTime) {
+      await this.signalInit(record, signal);
+      return { cancel() {} };
+    }
+    await untilProgramRuns(pid, this.runtime.name, EXEC_WAIT_MS);
+    const caught = await catchesSignal(pid, signal);
+    await this.signalInit(record, signal);
+    if (caught) return { cancel() {} };
+    let cancelled = false;
+    const deadline = Date.now() + HANDLER_WAIT_MS;
+    void (async () => {
+      while (!cancelled && Date.now() < deadline) {
+        await sleep(REDELIVERY_POLL_MS);
+        if (cancelled || (await processStartTime(pid)) !== record.pidStartTime) return;
+        if (await catchesSignal(pid, signal)) {
+          if (!cancelled) await this.signalInit(record, signal);
+          return;
+        }
+      }
+    })().catch((err) => this.log.warn('re-sending the stop signal failed', { id: record.id, err: String(err) }));
+    return {
+      cancel() {
+        cancelled = true;
+      },
+    };
   }
 
   /**
@@ -718,10 +768,20 @@ export class ContainerManager {
       if (code === 'ENXIO' || code === 'ENOENT') throw failedPrecondition(`the monitor (conmon) of container ${record.id} is not running; cannot reopen its log`);
       throw err;
     }
+    // Rotation renames the file away before the call; reopening a file still in place changes nothing visible.
+    const rotated = !(await exists(record.conmonLogPath));
     try {
       await handle.write('2 0 0\n');
     } finally {
       await handle.close();
+    }
+    if (!rotated) return;
+    // conmon reopens on its own time; the call answers once the new file is there, as the
+    // kubelet's log rotation expects.
+    const deadline = Date.now() + REOPEN_WAIT_MS;
+    while (!(await exists(record.conmonLogPath))) {
+      if (Date.now() >= deadline) throw internal(`the monitor (conmon) of container ${record.id} did not reopen ${record.conmonLogPath} within ${REOPEN_WAIT_MS / 1000}s`);
+      await sleep(2);
     }
   }
 
@@ -754,6 +814,11 @@ export class ContainerManager {
   /** Bytes and inodes in the writable layer. */
   async writableLayerUsage(id: string): Promise<{ bytes: bigint; inodes: bigint }> {
     return du(rootfsDirs(this.dir(id)).upper);
+  }
+
+  /** Pending exit waits (leak checks). */
+  pendingExitWaits(): number {
+    return this.exits.pendingWaits();
   }
 
   hostFacts(): HostFacts {
@@ -797,33 +862,8 @@ async function loadSeccompProfile(config: ContainerConfig): Promise<unknown> {
   return profile;
 }
 
-/** Field 22 of /proc/PID/stat (start time in clock ticks since boot); undefined if the process is gone. */
-async function processStartTime(pid: number): Promise<string | undefined> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-/** conmon is alive: the pid exists, is not a zombie, and is still conmon (not a reused pid). */
-async function monitorAlive(pid: number): Promise<boolean> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-    const m = /^\d+ \((.*)\) (\S)/.exec(stat);
-    return !!m && m[1] === 'conmon' && m[2] !== 'Z' && m[2] !== 'X';
-  } catch {
-    return false;
-  }
-}
-
-function killIfConmon(pid: number): void {
-  void readFile(`/proc/${pid}/comm`, 'utf8')
-    .then((comm) => {
-      if (comm.trim() === 'conmon') process.kill(pid, 'SIGKILL');
-    })
-    .catch(() => {});
+function exists(path: string): Promise<boolean> {
+  return access(path).then(() => true, () => false);
 }
 
 async function du(dir: string): Promise<{ bytes: bigint; inodes: bigint }> {

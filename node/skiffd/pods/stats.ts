@@ -2,6 +2,7 @@
 // the interface counters of the pod's network namespace.
 import { readFile } from 'node:fs/promises';
 import type { DeepPartial, NetworkInterfaceUsage, PodSandboxStats } from '../../../proto/gen/runtime/v1/api.ts';
+import { CpuRate } from '../cgroups/cpu-rate.ts';
 import { readCpu, readMemory, readProcessCount } from '../cgroups/stats.ts';
 import { execCommand } from './command.ts';
 import type { PodEntry } from './record-file.ts';
@@ -49,11 +50,10 @@ const usage = (c: InterfaceCounters): DeepPartial<NetworkInterfaceUsage> => ({
 });
 
 export class PodStatsCollector {
-  /** Previous CPU sample per pod, for usage_nano_cores. */
-  private readonly lastCpu = new Map<string, { at: bigint; usageNs: bigint }>();
+  readonly cpuRate = new CpuRate();
 
   forget(podId: string): void {
-    this.lastCpu.delete(podId);
+    this.cpuRate.forget(podId);
   }
 
   async collect(pod: PodEntry, now: () => bigint, ifname = 'eth0'): Promise<DeepPartial<PodSandboxStats>> {
@@ -70,12 +70,7 @@ export class PodStatsCollector {
     };
     const linux = stats.linux!;
     if (cpu) {
-      const previous = this.lastCpu.get(pod.id);
-      this.lastCpu.set(pod.id, { at, usageNs: cpu.usageNs });
-      let nanoCores: bigint | undefined;
-      if (previous && at > previous.at && cpu.usageNs >= previous.usageNs) {
-        nanoCores = ((cpu.usageNs - previous.usageNs) * 1_000_000_000n) / (at - previous.at);
-      }
+      const nanoCores = this.cpuRate.sample(pod.id, at, cpu.usageNs);
       linux.cpu = { timestamp: at, usageCoreNanoSeconds: { value: cpu.usageNs }, ...(nanoCores !== undefined ? { usageNanoCores: { value: nanoCores } } : {}) };
     }
     if (memory) {
