@@ -1,4 +1,4 @@
-// The countries example schema (issue 2): the public countries API, served from the embedded
+// The countries example schema: the public countries API, served from the embedded
 // dataset, plus its federation surface. Web standards only: this runs on every edge runtime.
 import { GraphQLObjectType, GraphQLSchema, printSchema, specifiedDirectives } from 'graphql';
 import { AnyScalar, EntityUnion, federationQueryFields, KeyDirective, ServiceType, subgraphSDL } from './federation.ts';

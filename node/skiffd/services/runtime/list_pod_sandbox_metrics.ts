@@ -3,4 +3,4 @@ import type { ListPodSandboxMetricsRequest, ListPodSandboxMetricsResponse } from
 import type { UnaryRpc } from '../rpc.ts';
 import { unimplemented } from '../unimplemented.ts';
 
-export const listPodSandboxMetrics: UnaryRpc<ListPodSandboxMetricsRequest, ListPodSandboxMetricsResponse> = async () => unimplemented('ListPodSandboxMetrics', 'pod metrics are', 'pods');
+export const listPodSandboxMetrics: UnaryRpc<ListPodSandboxMetricsRequest, ListPodSandboxMetricsResponse> = async () => unimplemented('ListPodSandboxMetrics', 'it serves no cAdvisor-style pod metrics; use ListPodSandboxStats and ListContainerStats');

@@ -4,5 +4,5 @@ import type { ServerStreamingRpc } from '../rpc.ts';
 import { unimplemented } from '../unimplemented.ts';
 
 export const streamPodSandboxMetrics: ServerStreamingRpc<StreamPodSandboxMetricsRequest, StreamPodSandboxMetricsResponse> = async function* () {
-  unimplemented('StreamPodSandboxMetrics', 'pod metrics are', 'pods');
+  unimplemented('StreamPodSandboxMetrics', 'it serves no cAdvisor-style pod metrics; use ListPodSandboxStats and ListContainerStats');
 };

@@ -3,4 +3,4 @@ import type { UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesRespons
 import type { UnaryRpc } from '../rpc.ts';
 import { unimplemented } from '../unimplemented.ts';
 
-export const updatePodSandboxResources: UnaryRpc<UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesResponse> = async () => unimplemented('UpdatePodSandboxResources', 'pod resource updates are', 'pods');
+export const updatePodSandboxResources: UnaryRpc<UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesResponse> = async () => unimplemented('UpdatePodSandboxResources', 'pod-level resources cannot be changed after the pod runs; update each container with UpdateContainerResources');
