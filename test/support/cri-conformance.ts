@@ -1,0 +1,141 @@
+// The CRI conformance kit beside the repository (../shared/cri-conformance): critest and crictl 1.29,
+// and the images critest pulls, served by Debian's docker-registry. Only tests and benchmarks use it;
+// the product never reads it.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from './skiffd.ts';
+import { runCommand } from './commands.ts';
+
+export const kitDir = process.env.CRI_CONFORMANCE_DIR ?? join(repoRoot, '..', 'shared', 'cri-conformance');
+export const critestBin = join(kitDir, 'bin', 'critest');
+export const crictlBin = join(kitDir, 'bin', 'crictl');
+
+/** Why the kit cannot be used here, or undefined when it can. */
+export function kitMissing(): string | undefined {
+  for (const file of [critestBin, join(kitDir, 'registry.sh'), join(kitDir, 'registry-data.tar.gz')]) {
+    if (!existsSync(file)) return `the CRI conformance kit is missing (${file}); put it at ../shared/cri-conformance or set CRI_CONFORMANCE_DIR`;
+  }
+  return undefined;
+}
+
+/** The one spec that cannot pass offline: it pins the digest of the upstream image. */
+export const OFFLINE_IMPOSSIBLE = 'public image with digest should be pulled and removed';
+
+export interface KitRegistry {
+  url: string;
+  port: number;
+  /** skiffd TOML mirroring every registry critest names to this one. */
+  mirrorsToml: string;
+  stop(): Promise<void>;
+}
+
+/** Unpacks the kit's images and serves them with docker-registry on 127.0.0.1:port. */
+export async function startKitRegistry(port: number): Promise<KitRegistry> {
+  const dir = mkdtempSync(join(tmpdir(), 'cri-kit-registry-'));
+  const script = join(kitDir, 'registry.sh');
+  const started = await runCommand('sh', [script, 'start', dir, String(port)], { timeoutMs: 120_000 });
+  if (started.code !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`registry.sh start failed (${started.code}): ${started.stderr || started.stdout}`);
+  }
+  const url = `http://127.0.0.1:${port}`;
+  const hosts = ['registry.k8s.io', 'gcr.io', 'public.ecr.aws', 'docker.io'];
+  const mirrorsToml = [
+    ...hosts.map((h) => `[registry.mirrors.${JSON.stringify(h)}]\nendpoints = [${JSON.stringify(url)}]`),
+    `[registry.configs."127.0.0.1:${port}"]\ninsecure = true`,
+  ].join('\n');
+  return {
+    url,
+    port,
+    mirrorsToml,
+    async stop() {
+      await runCommand('sh', [script, 'stop', dir], { timeoutMs: 10_000 });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SpecResult {
+  /** Describe texts and the spec's own text, as critest prints them. */
+  name: string;
+  leaf: string;
+  state: string;
+  message: string;
+}
+
+export interface CritestRun {
+  code: number | null;
+  /** What critest printed (colour codes kept out). */
+  output: string;
+  specs: SpecResult[];
+  timedOut: boolean;
+}
+
+/** Runs critest against a CRI socket, bounded, and reads its ginkgo JSON report. */
+export async function runCritest(socket: string, options: { focus?: string; skip?: string; timeoutMs?: number; extraArgs?: string[] } = {}): Promise<CritestRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'critest-'));
+  const report = join(dir, 'report.json');
+  const args = [
+    `--runtime-endpoint=unix://${socket}`,
+    `--image-endpoint=unix://${socket}`,
+    `--ginkgo.json-report=${report}`,
+    '--ginkgo.no-color',
+    ...(options.focus ? [`--ginkgo.focus=${options.focus}`] : []),
+    ...(options.skip ? [`--ginkgo.skip=${options.skip}`] : []),
+    ...(options.extraArgs ?? []),
+  ];
+  try {
+    const run = await runBounded(critestBin, args, options.timeoutMs ?? 15 * 60_000, dir);
+    const specs: SpecResult[] = [];
+    if (existsSync(report)) {
+      const suites = JSON.parse(readFileSync(report, 'utf8')) as {
+        SpecReports?: { State: string; LeafNodeText: string; ContainerHierarchyTexts?: string[]; LeafNodeType?: string; Failure?: { Message?: string } }[];
+      }[];
+      for (const suite of suites) {
+        for (const s of suite.SpecReports ?? []) {
+          if (s.LeafNodeType && s.LeafNodeType !== 'It') continue;
+          specs.push({ name: [...(s.ContainerHierarchyTexts ?? []), s.LeafNodeText].join(' '), leaf: s.LeafNodeText, state: s.State, message: (s.Failure?.Message ?? '').trim() });
+        }
+      }
+    }
+    return { ...run, specs };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function runBounded(file: string, args: string[], timeoutMs: number, cwd: string): Promise<{ code: number | null; output: string; timedOut: boolean }> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const take = (d: Buffer) => {
+      output += d.toString();
+      if (output.length > 4 << 20) output = output.slice(-(2 << 20));
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ code: -1, output: `${output}\ncannot run ${file}: ${err.message}`, timedOut });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output, timedOut });
+    });
+  });
+}
+
+/** A readable account of the failed specs: name and critest's message, one block each. */
+export function describeFailures(specs: SpecResult[]): string {
+  return specs
+    .filter((s) => s.state !== 'passed' && s.state !== 'skipped')
+    .map((s) => `- ${s.name} [${s.state}]\n    ${s.message.split('\n').slice(0, 6).join('\n    ')}`)
+    .join('\n');
+}
