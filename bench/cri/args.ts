@@ -11,6 +11,8 @@ export interface BenchArgs {
   json: boolean;
   skiffd: SkiffdBuild;
   memoryContainers: number;
+  /** Runs of `critest -benchmark` per runtime (0 skips it). */
+  critestRounds: number;
   rpcTimeoutMs: number;
   timeoutS: number;
   keep: boolean;
@@ -26,6 +28,10 @@ nice-grpc client in the same run, against a private docker-registry on loopback:
              RemoveImage (so every pull is a full one)
 Prints p50/p90 in ms per call and runtime, the ratio skiffd/containerd, the targets from the design
 note, and memory: the daemon's idle RSS and what each running container adds (daemon + monitors).
+Then critest's own benchmark (\`critest -benchmark\`, cri-tools 1.29, with the conformance kit's
+benchmark-params.yaml: 50 pods, 50 containers, 20 images, serial) against each runtime in turn, with
+p50 and p99 per operation and the ratio skiffd/containerd. It needs the kit at ../shared/cri-conformance
+(or CRI_CONFORMANCE_DIR); without it that part is skipped with a note.
 Everything runs under its own temp dir, sockets, CNI network (bridge + subnet) and runc root, and is
 removed at the end, also on errors and Ctrl-C.
 
@@ -40,6 +46,8 @@ Flags:
                          instead of bundling the working tree (the default)
   --from-source          run skiffd from the sources through tsx instead of a bundle
   --memory-containers N  running containers for the per-container memory figure (default 10, 0 skips)
+  --critest-rounds N     runs of critest -benchmark per runtime, alternating which goes first
+                         (default 1, 0 skips)
   --rpc-timeout MS       deadline of every CRI call (default 30000)
   --timeout S            the whole run stops itself after S seconds (default 1800)
   --keep                 keep the temp dir (logs, configs) for inspection
@@ -57,7 +65,7 @@ function int(flag: string, value: string | undefined, min: number): number {
 }
 
 export function parseArgs(argv: string[]): BenchArgs {
-  const a: BenchArgs = { help: false, samples: 30, warmup: 2, json: false, skiffd: { kind: 'bundle' }, memoryContainers: 10, rpcTimeoutMs: 30_000, timeoutS: 1800, keep: false };
+  const a: BenchArgs = { help: false, samples: 30, warmup: 2, json: false, skiffd: { kind: 'bundle' }, memoryContainers: 10, critestRounds: 1, rpcTimeoutMs: 30_000, timeoutS: 1800, keep: false };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].startsWith('--') && argv[i].includes('=') ? [argv[i].slice(0, argv[i].indexOf('=')), argv[i].slice(argv[i].indexOf('=') + 1)] : [argv[i], undefined];
     const value = () => inline ?? argv[++i];
@@ -92,6 +100,9 @@ export function parseArgs(argv: string[]): BenchArgs {
         break;
       case '--memory-containers':
         a.memoryContainers = int(flag, value(), 0);
+        break;
+      case '--critest-rounds':
+        a.critestRounds = int(flag, value(), 0);
         break;
       case '--rpc-timeout':
         a.rpcTimeoutMs = int(flag, value(), 100);

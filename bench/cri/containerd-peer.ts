@@ -20,7 +20,7 @@ export function containerdBinary(): string | undefined {
 
 const q = (s: string) => JSON.stringify(s);
 
-function configToml(o: { root: string; state: string; socket: string; runcRoot: string; cniConfDir: string; sandboxImage: string; registryHost: string }): string {
+function configToml(o: { root: string; state: string; socket: string; runcRoot: string; cniConfDir: string; sandboxImage: string; registryHost: string; mirrors: Record<string, string> }): string {
   const cri = 'plugins."io.containerd.grpc.v1.cri"';
   return `version = 2
 root = ${q(o.root)}
@@ -61,7 +61,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         SystemdCgroup = false
   [${cri}.registry.mirrors.${q(o.registryHost)}]
     endpoint = [${q(`http://${o.registryHost}`)}]
-`;
+${Object.entries(o.mirrors)
+  .map(([host, url]) => `  [${cri}.registry.mirrors.${q(host)}]\n    endpoint = [${q(url)}]\n`)
+  .join('')}`;
 }
 
 async function waitForServing(runtime: Peer['runtime'], exited: () => boolean, logFile: string, timeoutMs: number): Promise<string> {
@@ -83,7 +85,7 @@ async function waitForServing(runtime: Peer['runtime'], exited: () => boolean, l
   throw new Error(`containerd did not become ready within ${timeoutMs} ms (${last}); its log:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
 }
 
-export async function startContainerdPeer(dir: string, registryHost: string, sandboxImage: string): Promise<Peer> {
+export async function startContainerdPeer(dir: string, registryHost: string, sandboxImage: string, mirrors: Record<string, string> = {}): Promise<Peer> {
   const bin = containerdBinary();
   if (!bin) throw new Error(`containerd is not installed (${CONTAINERD_INSTALL_HINT})`);
   const root = join(dir, 'root');
@@ -93,7 +95,7 @@ export async function startContainerdPeer(dir: string, registryHost: string, san
   for (const d of [root, state]) mkdirSync(d, { recursive: true });
   const net = createNetwork(join(dir, 'cni'), 'ctb', 'containerd');
   const configFile = join(dir, 'config.toml');
-  writeFileSync(configFile, configToml({ root, state, socket, runcRoot, cniConfDir: net.confDir, sandboxImage, registryHost }));
+  writeFileSync(configFile, configToml({ root, state, socket, runcRoot, cniConfDir: net.confDir, sandboxImage, registryHost, mirrors }));
 
   // containerd 1.6 puts shim sockets under /run/containerd/s whatever its state dir is; remove the
   // (empty) directories afterwards if this run created them.
@@ -163,6 +165,7 @@ export async function startContainerdPeer(dir: string, registryHost: string, san
       runtime,
       images,
       daemonPid: child.pid!,
+      socket,
       helperPids,
       logs: () => readFileSync(logFile, 'utf8'),
       teardown,

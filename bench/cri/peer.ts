@@ -16,6 +16,8 @@ export interface Peer {
   runtime: RuntimeClient;
   images: ImageClient;
   daemonPid: number;
+  /** The CRI unix socket (for clients of its own, such as critest). */
+  socket: string;
   /** Non-workload processes the runtime keeps for its pods and containers right now. */
   helperPids(): number[];
   /** The daemon's log so far (for error reports). */

@@ -3,6 +3,7 @@ import type { Memory } from './host.ts';
 import { mb } from './host.ts';
 import type { PerContainer } from './memory.ts';
 import type { PeerName } from './peer.ts';
+import { formatCritestTable, type CritestOp, type CritestSummary } from './critest-bench.ts';
 import { ms, ratio, table, type Summary } from './stats.ts';
 import { IMAGE_OPS, LIFECYCLE_OPS, type Op } from './workload.ts';
 
@@ -54,6 +55,8 @@ export interface BenchResult {
   /** skiffd/containerd per call, from this run. */
   ratios: Partial<Record<Op, { p50: number; p90: number; target?: number; met?: boolean }>>;
   containerdNote?: string;
+  /** critest -benchmark per runtime, all rounds pooled. */
+  critest?: { rounds: number; peers: Partial<Record<PeerName, Partial<Record<CritestOp, CritestSummary>>>>; note?: string };
 }
 
 export function computeRatios(result: BenchResult): void {
@@ -119,6 +122,12 @@ export function formatText(result: BenchResult): string {
       out.push(`    daemon growth: RSS ${mb(pc.daemon.rss)}, PSS ${mb(pc.daemon.pss)}, private ${mb(pc.daemon.priv)} (daemon ${mb(pc.daemonBefore.rss)} -> ${mb(pc.daemonAfter.rss)} RSS)`);
       out.push(`    total: RSS ${mb(pc.total.rss)}, PSS ${mb(pc.total.pss)}, private ${mb(pc.total.priv)}`);
     }
+  }
+  if (result.critest) {
+    out.push('');
+    out.push(`critest -benchmark (cri-tools 1.29, the conformance kit's benchmark-params.yaml), ${result.critest.rounds} round(s) per runtime, latency in ms:`);
+    if (Object.keys(result.critest.peers).length > 0) out.push(formatCritestTable(result.critest.peers));
+    if (result.critest.note) out.push(result.critest.note);
   }
   for (const [name, p] of Object.entries(result.peers)) for (const e of p!.errors) out.push(`${name} error: ${e}`);
   return out.join('\n');

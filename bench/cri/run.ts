@@ -10,6 +10,9 @@ import { idleMemory, perContainerMemory } from './memory.ts';
 import type { Peer, PeerName } from './peer.ts';
 import { computeRatios, formatText, type BenchResult, type PeerResult } from './report.ts';
 import { startSkiffdPeer } from './skiffd-peer.ts';
+import { critestBenchmark, summarizeCritest, type CritestSamples } from './critest-bench.ts';
+import { kitMissing, startKitRegistry, type KitRegistry } from '../../test/support/cri-conformance.ts';
+import { freePort } from '../../test/support/netns.ts';
 import { summarize } from './stats.ts';
 import { imageSample, lifecycleSample, recorder, removeAllPods, type LifecycleState, type Op, type RunOptions, type Samples } from './workload.ts';
 
@@ -146,13 +149,23 @@ async function main(args: BenchArgs): Promise<number> {
   undo.push({ what: 'stopping the registry', fn: () => images.registry.stop() });
   result.pullImageBytes = images.pullBytes;
 
+  // critest pulls its own images, by their upstream names: both runtimes mirror those hosts to the kit's registry.
+  let kit: KitRegistry | undefined;
+  const kitProblem = args.critestRounds > 0 ? kitMissing() : undefined;
+  if (args.critestRounds > 0 && !kitProblem) {
+    say('starting the conformance kit\'s registry (critest\'s images)');
+    kit = await startKitRegistry(await freePort());
+    undo.push({ what: 'stopping the kit registry', fn: () => kit!.stop() });
+  }
+  const mirrors: Record<string, string> = kit ? Object.fromEntries(['registry.k8s.io', 'gcr.io', 'public.ecr.aws', 'docker.io'].map((h) => [h, kit!.url])) : {};
+
   const peers: Peer[] = [];
   for (const name of wanted) {
     const peerDir = join(dir, name);
     mkdirSync(join(peerDir, 'logs'), { recursive: true });
     say(`starting ${name}`);
     try {
-      const peer = name === 'skiffd' ? await startSkiffdPeer(peerDir, images.registry.host, args.skiffd) : await startContainerdPeer(peerDir, images.registry.host, images.pause);
+      const peer = name === 'skiffd' ? await startSkiffdPeer(peerDir, images.registry.host, args.skiffd, { mirrors }) : await startContainerdPeer(peerDir, images.registry.host, images.pause, mirrors);
       undo.push({ what: `tearing down ${name}`, fn: () => peer.teardown() });
       peers.push(peer);
       result.peers[name] = { description: peer.description, ops: {}, raw: {}, errors: [], memory: { idle: await idleMemory(peer) } };
@@ -179,6 +192,29 @@ async function main(args: BenchArgs): Promise<number> {
       } catch (err) {
         fail(peer, r, 'memory', err);
       }
+    }
+  }
+
+  if (args.critestRounds > 0 && !stopping) {
+    result.critest = { rounds: args.critestRounds, peers: {}, note: kitProblem ? `critest -benchmark skipped: ${kitProblem}` : undefined };
+    if (kit) {
+      const pooled: Partial<Record<PeerName, CritestSamples>> = {};
+      for (let round = 0; round < args.critestRounds && !stopping; round++) {
+        const order = round % 2 === 0 ? peers : [...peers].reverse();
+        for (const peer of order) {
+          if (stopping) break;
+          say(`critest -benchmark: ${peer.name}, round ${round + 1}/${args.critestRounds}`);
+          try {
+            const samples = await critestBenchmark(peer.socket, join(dir, peer.name, `critest-${round}`), 15 * 60_000);
+            const into = (pooled[peer.name] ??= {});
+            for (const [op, values] of Object.entries(samples)) (into[op as keyof CritestSamples] ??= []).push(...values!);
+          } catch (err) {
+            fail(peer, result.peers[peer.name]!, 'critest -benchmark', err);
+          }
+          await removeAllPods(peer.runtime).catch(() => {});
+        }
+      }
+      for (const [name, samples] of Object.entries(pooled)) result.critest.peers[name as PeerName] = summarizeCritest(samples!);
     }
   }
 

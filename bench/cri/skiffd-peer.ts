@@ -33,7 +33,10 @@ async function sourceVersion(): Promise<string> {
   return dirty ? `${head} + uncommitted changes` : head;
 }
 
-export async function startSkiffdPeer(dir: string, registryHost: string, build: SkiffdBuild, logLevel = 'info'): Promise<Peer> {
+/** `mirrors` maps registry hosts to mirror URLs (critest's images come from the conformance kit's registry). */
+export async function startSkiffdPeer(dir: string, registryHost: string, build: SkiffdBuild, options: { logLevel?: string; mirrors?: Record<string, string> } = {}): Promise<Peer> {
+  const logLevel = options.logLevel ?? 'info';
+  const mirrors = Object.entries(options.mirrors ?? {});
   mkdirSync(dir, { recursive: true });
   const net = createNetwork(join(dir, 'cni'), 'skb', 'skiffd');
   const { command, label } = await commandFor(build, dir);
@@ -44,6 +47,8 @@ export async function startSkiffdPeer(dir: string, registryHost: string, build: 
     'bin_dir = "/usr/lib/cni"',
     `[registry.configs."${registryHost}"]`,
     'insecure = true',
+    ...mirrors.flatMap(([host, url]) => [`[registry.mirrors.${JSON.stringify(host)}]`, `endpoints = [${JSON.stringify(url)}]`]),
+    ...[...new Set(mirrors.map(([, url]) => new URL(url).host))].flatMap((host) => [`[registry.configs.${JSON.stringify(host)}]`, 'insecure = true']),
     '',
   ].join('\n');
   let d: SkiffdHandle;
@@ -78,6 +83,7 @@ export async function startSkiffdPeer(dir: string, registryHost: string, build: 
     runtime: d.runtime,
     images: d.images,
     daemonPid: d.child.pid!,
+    socket: d.socket,
     helperPids,
     logs: d.logs,
     teardown,
