@@ -1,8 +1,8 @@
 // conmon's record of how a container ended: `<exitDir>/<id>` holds the exit code (its mtime is the
 // finish time) and `<persistDir>/oom` appears when the cgroup OOM killer struck. conmon writes these
 // whether or not skiffd is running; fs.watch on the exit dir tells us the moment one appears.
-import { watch, type FSWatcher } from 'node:fs';
-import { mkdir, readFile, stat, access } from 'node:fs/promises';
+import { existsSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EventEmitter } from 'node:events';
 
@@ -13,25 +13,25 @@ export interface ExitInfo {
   oomKilled: boolean;
 }
 
+/**
+ * Every status call of a running container asks this, and the answer is almost always "no file".
+ * The files are on the state dir (tmpfs) and tiny, so synchronous calls that return instead of
+ * throwing cost microseconds, where a rejected fs promise costs an Error with its stack each time.
+ */
 export async function readExit(exitDir: string, persistDir: string, id: string): Promise<ExitInfo | undefined> {
   const file = join(exitDir, id);
+  const st = statSync(file, { bigint: true, throwIfNoEntry: false });
+  if (!st) return undefined;
   let text: string;
-  let mtimeNs: bigint;
   try {
-    const [t, st] = await Promise.all([readFile(file, 'utf8'), stat(file, { bigint: true })]);
-    text = t;
-    mtimeNs = st.mtimeNs;
+    text = readFileSync(file, 'utf8');
   } catch {
     return undefined;
   }
   const code = Number.parseInt(text.trim(), 10);
   // conmon writes the file in one go, but guard against reading it mid-write.
   if (!Number.isFinite(code)) return undefined;
-  const oomKilled = await access(join(persistDir, 'oom')).then(
-    () => true,
-    () => false,
-  );
-  return { exitCode: code, finishedAt: mtimeNs.toString(), oomKilled };
+  return { exitCode: code, finishedAt: st.mtimeNs.toString(), oomKilled: existsSync(join(persistDir, 'oom')) };
 }
 
 /**
@@ -72,11 +72,10 @@ export class ExitWatcher extends EventEmitter {
   /** Resolves true once `<exitDir>/<id>` exists, false after timeoutMs. */
   async waitFor(id: string, timeoutMs: number): Promise<boolean> {
     const file = join(this.exitDir, id);
-    const exists = () => access(file).then(() => true, () => false);
-    if (await exists()) return true;
+    if (existsSync(file)) return true;
     return new Promise((resolve) => {
       let done = false;
-      const check = () => void exists().then((e) => e && finish(true));
+      const check = () => existsSync(file) && finish(true);
       const finish = (v: boolean) => {
         if (done) return;
         done = true;
@@ -92,7 +91,7 @@ export class ExitWatcher extends EventEmitter {
       set.add(check);
       // fs.watch is the fast path; a slow poll covers a missed notification.
       const poll = setInterval(check, 200);
-      const timer = setTimeout(() => void exists().then(finish), Math.max(0, timeoutMs));
+      const timer = setTimeout(() => finish(existsSync(file)), Math.max(0, timeoutMs));
     });
   }
 }
