@@ -32,7 +32,11 @@ export const edgeBuildOptions = {
   minify: true,
   legalComments: 'none',
   // graphql-js reads process.env.NODE_ENV: Deno would ask for env permission, workerd has no `process`.
-  define: { 'process.env.NODE_ENV': '"production"' },
+  // It first tests `globalThis.process`, which in Deno loads the whole Node compatibility layer
+  // (tens of milliseconds at start-up): that test is answered at build time too.
+  define: { 'process.env.NODE_ENV': '"production"', 'globalThis.process': '{"env":{"NODE_ENV":"production"}}' },
+  // Non-ASCII text (the dataset's names) as UTF-8 rather than \u escapes: fewer bytes to load and parse.
+  charset: 'utf8',
   logLevel: 'warning',
 };
 
