@@ -26,7 +26,7 @@ against graphql-http's inside workerd and Deno, and the cold start of the edge b
 Options:
   --only LIST         servers to run, comma-separated (default: ${benchServers.filter((s) => !s.optional).map((s) => s.name).join(', ')});
                       also ${benchServers.filter((s) => s.optional).map((s) => s.name).join(', ')}: our Node server answering fixed bytes
-                      (ratios need "ceiling" in the list)
+                      (ratios need "ceiling" in the list); "none" skips the HTTP and interleaved parts
   --queries LIST      queries to run (default: all): ${benchQueries.map((q) => q.id).join(', ')}
   --duration SECONDS  measured load per query and round (default 5)
   --warmup SECONDS    unmeasured load per query before it, each round (default 2)
@@ -111,7 +111,7 @@ const load = {
 };
 if (!(load.warmup >= 0)) fail(`--warmup must be 0 or more seconds (got "${args.warmup}")`);
 const roundCount = positive('rounds', args.rounds!, true);
-const servers = list(
+const servers = args.only === 'none' ? [] : list(
   'only',
   args.only,
   benchServers.map((s) => s.name),
@@ -143,7 +143,7 @@ log(
 // median of the per-round ratios. On a shared machine this spreads
 // background noise over all servers instead of letting it land on whichever ran at a bad moment.
 const rounds: Measurement[][] = [];
-for (let round = 0; round < roundCount; round++) {
+for (let round = 0; round < (servers.length > 0 ? roundCount : 0); round++) {
   if (roundCount > 1) log(` round ${round + 1} of ${roundCount}`);
   const order = servers.map((_, i) => servers[(i + round) % servers.length]);
   for (const name of order) {
@@ -166,7 +166,7 @@ for (let round = 0; round < roundCount; round++) {
 const measurements: Measurement[] = medianRounds(rounds);
 
 let saturated: InterleavedMeasurement[] = [];
-if (satSlices > 0) {
+if (satSlices > 0 && servers.length > 0) {
   log(`All servers at once, saturating load in ${cpuSlice} s slices (${satSlices} per server and query, ${load.connections} connections): req/s`);
   saturated = await runInterleaved({
     servers,
@@ -180,7 +180,7 @@ if (satSlices > 0) {
 }
 
 let interleaved: InterleavedMeasurement[] = [];
-if (cpuSlices > 0) {
+if (cpuSlices > 0 && servers.length > 0) {
   log(`All servers at once, fixed-rate load in ${cpuSlice} s slices (${cpuSlices} per server and query): server CPU per request`);
   interleaved = await runInterleaved({
     servers,
@@ -209,8 +209,10 @@ if (args.json) {
   console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, saturated, interleaved, edge, coldStart }, null, 2));
 } else {
   const labels = servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }));
-  console.log('');
-  console.log(httpTable(measurements, queries, labels));
+  if (measurements.length > 0) {
+    console.log('');
+    console.log(httpTable(measurements, queries, labels));
+  }
   if (saturated.length > 0) {
     console.log('');
     console.log(saturatedTable(saturated, queries, labels));
