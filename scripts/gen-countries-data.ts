@@ -122,32 +122,39 @@ export function generateCountriesModule(): string {
   const places = require('node-location-timezone') as LocationTimezone;
 
   const regionsUsed = new Map<string, number>();
-  const countryRows: string[] = [];
+  const core: string[] = [];
+  const names: string[][] = LOCALES.map(() => []);
+  const stateLines: string[] = [];
+  const subdivisionLines: string[] = [];
   for (const [code, c] of Object.entries(cl.countries)) {
     const [lat, lon] = capitalCoordinates(code, c.capital, places);
     const region = nearestAwsRegion(lat, lon).code;
     if (!regionsUsed.has(region)) regionsUsed.set(region, regionsUsed.size);
 
-    // One `|`-joined string per locale list; "" means "same as the English `name`", which is also
-    // the answer when i18n-iso-countries has no entry (AC, TA).
-    const localized = LOCALES.map((lang) => {
+    // "" means "same as the English `name`", which is also the answer when i18n-iso-countries has
+    // no entry (AC, TA).
+    LOCALES.forEach((lang, i) => {
       const n = i18n.getName(code, lang);
-      return n === undefined || n === c.name ? '' : assertClean(n, `${lang} name`, ['|']);
-    }).join('|');
+      names[i].push(n === undefined || n === c.name ? '' : field(n, `${lang} name`));
+    });
 
-    const states = provinces
-      .filter((p) => p.country === code)
-      .map((p) => `${assertClean(p.short ?? '', 'state code', [':', '|'])}:${assertClean(p.name, 'state name', ['|'])}`)
-      .join('|');
+    stateLines.push(
+      provinces
+        .filter((p) => p.country === code)
+        .map((p) => `${assertClean(field(p.short ?? '', 'state code'), 'state code', [':', '|'])}:${assertClean(field(p.name, 'state name'), 'state name', ['|'])}`)
+        .join('|'),
+    );
 
     const subs = iso.country(code)?.sub ?? {};
-    const subdivisions = Object.entries(subs)
-      .filter(([, s]) => SUBDIVISION_TYPES.has(s.type))
-      .map(([subCode, s]) => {
-        if (!subCode.startsWith(`${code}-`)) throw new Error(`gen-countries-data: subdivision ${subCode} not under ${code}`);
-        return `${assertClean(subCode.slice(code.length + 1), 'subdivision code', [':', '|'])}:${assertClean(s.name, 'subdivision name', ['|'])}`;
-      })
-      .join('|');
+    subdivisionLines.push(
+      Object.entries(subs)
+        .filter(([, s]) => SUBDIVISION_TYPES.has(s.type))
+        .map(([subCode, s]) => {
+          if (!subCode.startsWith(`${code}-`)) throw new Error(`gen-countries-data: subdivision ${subCode} not under ${code}`);
+          return `${assertClean(field(subCode.slice(code.length + 1), 'subdivision code'), 'subdivision code', [':', '|'])}:${assertClean(field(s.name, 'subdivision name'), 'subdivision name', ['|'])}`;
+        })
+        .join('|'),
+    );
 
     // The runtime derives `emoji` from the code (regional indicator symbols); prove that holds.
     if (cl.getEmojiFlag(code) !== flagEmoji(code)) throw new Error(`gen-countries-data: ${code} flag is not its regional indicators`);
@@ -155,62 +162,63 @@ export function generateCountriesModule(): string {
       if (!cl.languages[lang]) throw new Error(`gen-countries-data: ${code} speaks unknown language ${lang}`);
     }
     if (!cl.continents[c.continent]) throw new Error(`gen-countries-data: ${code} on unknown continent ${c.continent}`);
-    const row = [
-      code,
-      c.name,
-      c.native,
-      c.phone.join(','),
-      c.continent,
-      c.capital,
-      c.currency.join(','),
-      c.languages.join(','),
-      regionsUsed.get(region)!,
-      localized,
-      states,
-      subdivisions,
-    ];
-    countryRows.push(`  ${JSON.stringify(row)},`);
+    core.push(
+      [
+        code,
+        c.name,
+        c.native,
+        c.phone.join(','),
+        c.continent,
+        c.capital,
+        c.currency.join(','),
+        c.languages.join(','),
+        String(regionsUsed.get(region)!),
+      ]
+        .map((v, i) => field(v, `country field ${i} of ${code}`))
+        .join('\t'),
+    );
   }
 
-  const languageRows = Object.entries(cl.languages).map(
-    ([code, l]) => `  ${JSON.stringify([code, l.name, l.native, l.rtl === 1 ? 1 : 0])},`,
+  const languageLines = Object.entries(cl.languages).map(([code, l]) =>
+    [code, l.name, l.native, l.rtl === 1 ? '1' : '0'].map((v) => field(v, `language ${code}`)).join('\t'),
   );
   const sources = ['countries-list', 'provinces', 'iso-3166-2', 'i18n-iso-countries', 'node-location-timezone']
     .map((p) => `${p}@${packageVersion(p)}`)
     .join(', ');
+  // Each table is one string literal: a string costs a parser next to nothing, and src/countries/
+  // dataset.ts splits a table only when a query first reads it.
+  const table = (name: string, doc: string, lines: string[]) => [`/** ${doc} */`, `export const ${name} = ${JSON.stringify(lines.join('\n'))};`, ''];
 
   return [
     '// GENERATED FILE, do not edit. Regenerate with `npm run gen:data` (scripts/gen-countries-data.ts);',
     '// test/graphql/countries-data.test.ts fails when this file and the generator disagree.',
     `// Sources: ${sources}.`,
+    '// Tables are strings: one line per row ("\\n"), fields separated by "\\t".',
     '',
-    '/** Locales accepted by `Country.name(lang:)`, in the order of `CountryRow[9]`. */',
+    '/** Locales accepted by `Country.name(lang:)`, in the order of COUNTRY_NAMES\' lines. */',
     `export const LOCALES: readonly string[] = ${JSON.stringify(LOCALES)};`,
     '',
-    '/** AWS region codes referenced by index from `CountryRow[8]`. */',
+    '/** AWS region codes referenced by index from COUNTRIES. */',
     `export const AWS_REGION_CODES: readonly string[] = ${JSON.stringify([...regionsUsed.keys()])};`,
     '',
     '/** [code, name] */',
     `export const CONTINENT_ROWS: readonly (readonly [string, string])[] = ${JSON.stringify(Object.entries(cl.continents))};`,
     '',
-    '/** [code, name, native, rtl (1 or 0)] */',
-    'export const LANGUAGE_ROWS: readonly (readonly [string, string, string, number])[] = [',
-    ...languageRows,
-    '];',
-    '',
-    '/**',
-    ' * [code, name, native, phone (comma-joined), continent code, capital ("" = none),',
-    ' *  currency (comma-joined, "" = none), language codes (comma-joined), AWS_REGION_CODES index,',
-    ' *  localized names in LOCALES order joined by "|" ("" = the English name),',
-    ' *  states "code:name|..." (empty code = none), subdivisions "suffix:name|..." (code = "CC-suffix")]',
-    ' */',
-    'export type CountryRow = readonly [string, string, string, string, string, string, string, string, number, string, string, string];',
-    '',
-    'export const COUNTRY_ROWS: readonly CountryRow[] = [',
-    ...countryRows,
-    '];',
-    '',
+    ...table('LANGUAGES', 'code, name, native, rtl (1 or 0)', languageLines),
+    ...table(
+      'COUNTRIES',
+      'code, name, native, phone (comma-joined), continent code, capital ("" = none), currency (comma-joined, "" = none), language codes (comma-joined), AWS_REGION_CODES index',
+      core,
+    ),
+    ...table('COUNTRY_NAMES', 'per locale of LOCALES, one line: each country\'s name in COUNTRIES order ("" = the English name)', names.map((n) => n.join('\t'))),
+    ...table('COUNTRY_STATES', 'per country, one line: "code:name|..." (empty code = none)', stateLines),
+    ...table('COUNTRY_SUBDIVISIONS', 'per country, one line: "suffix:name|..." (code = "CC-suffix")', subdivisionLines),
   ].join('\n');
+}
+
+/** A value as a table field: the table separators may not occur in it. */
+function field(value: string, what: string): string {
+  return assertClean(value, what, ['\t', '\n']);
 }
 
 function writeAtomically(file: string, text: string): void {

@@ -1,4 +1,5 @@
 // Tables and target checks for the bench results (Markdown, so they paste into the README as is).
+import type { ColdStartMeasurement } from './cold-start-bench.ts';
 import type { EdgeMeasurement } from './edge-bench.ts';
 import type { Measurement } from './http-bench.ts';
 import type { InterleavedMeasurement } from './interleaved-bench.ts';
@@ -49,6 +50,18 @@ export function edgeTable(results: readonly EdgeMeasurement[], queries: readonly
   return [header, rule, ...rows].join('\n');
 }
 
+/** Cold start per runtime and bundle: size, median time to the first body, and that over the empty worker's. */
+export function coldStartTable(results: readonly ColdStartMeasurement[]): string {
+  const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+  const header = '| runtime | bundle | minified · gzip | first body, median | over the empty worker |';
+  const rule = '|---|---|---:|---:|---:|';
+  const rows = results.map(
+    (r) =>
+      `| ${r.runtime} | ${r.variant} | ${kb(r.bytes)} · ${kb(r.gzipBytes)} | ${r.medianMs.toFixed(1)} ms | ${r.variant === 'empty worker' ? 'floor' : `+${r.overFloorMs.toFixed(1)} ms`} |`,
+  );
+  return [header, rule, ...rows].join('\n');
+}
+
 /** The issue's ratio goals per query: ≥ this fraction of the ceiling. */
 const goals = [
   ['q1-get', 0.9],
@@ -62,6 +75,7 @@ export function targetLines(
   edge: readonly EdgeMeasurement[],
   interleaved: readonly InterleavedMeasurement[] = [],
   saturated: readonly InterleavedMeasurement[] = [],
+  coldStart: readonly ColdStartMeasurement[] = [],
 ): string[] {
   const lines: string[] = [];
   const find = (server: string, query: string) => measurements.find((m) => m.server === server && m.query === query);
@@ -114,6 +128,10 @@ export function targetLines(
       const speedup = plain.microseconds / ours.microseconds;
       lines.push(`target ${runtime} ${query} ≥ 2× graphql-http: ${speedup.toFixed(1)}×, ${mark(speedup >= 2)}`);
     }
+  }
+  for (const ours of coldStart.filter((c) => c.variant === 'skiff')) {
+    lines.push(`cold start ${ours.runtime} within 50 ms of the empty worker: +${ours.overFloorMs.toFixed(1)} ms, ${mark(ours.overFloorMs <= 50)}`);
+    lines.push(`bundle for ${ours.runtime} ≤ 80 KB gzip: ${(ours.gzipBytes / 1024).toFixed(1)} KB, ${mark(ours.gzipBytes <= 80 * 1024)}`);
   }
   return lines;
 }

@@ -5,25 +5,28 @@
 //     shared machine lands on all of them alike: at saturation (req/s and its ratio to the ceiling's,
 //     the measure of part 1 with less noise), then at a fixed rate (server CPU per request).
 //  3. Edge, in-process: our handler against graphql-http's plain fetch handler inside workerd and Deno.
+//  4. Edge cold start: fresh instances of the workerd and Deno bundles to their first Q1 body, beside
+//     an empty worker (the floor), graphql-yoga and graphql-http; with each bundle's size.
 import { parseArgs } from 'node:util';
+import { coldStartRuntimes, runColdStartBench, type ColdStartMeasurement } from './cold-start-bench.ts';
 import { runEdgeBench, edgeRuntimes, type EdgeMeasurement } from './edge-bench.ts';
 import { checkAnswer, measure, startServerProcess, type Measurement } from './http-bench.ts';
 import { runInterleaved, type InterleavedMeasurement } from './interleaved-bench.ts';
 import { benchQueries } from './queries.ts';
 import { benchServers, expectedBodies } from './servers.ts';
-import { edgeTable, httpTable, interleavedTable, saturatedTable, targetLines } from './report.ts';
+import { coldStartTable, edgeTable, httpTable, interleavedTable, saturatedTable, targetLines } from './report.ts';
 
 const usage = `Usage: npm run bench -- [options]
 
 Starts each GraphQL server in its own process, one at a time, and loads it with autocannon on
 Q1 GET, Q1 POST and Q2 POST; then runs them all at once, moving the load between them in slices,
 at saturation (req/s) and at one fixed request rate (server CPU per request); then times our handler
-against graphql-http's inside workerd and Deno.
+against graphql-http's inside workerd and Deno, and the cold start of the edge bundles there.
 
 Options:
   --only LIST         servers to run, comma-separated (default: ${benchServers.filter((s) => !s.optional).map((s) => s.name).join(', ')});
                       also ${benchServers.filter((s) => s.optional).map((s) => s.name).join(', ')}: our Node server answering fixed bytes
-                      (ratios need "ceiling" in the list)
+                      (ratios need "ceiling" in the list); "none" skips the HTTP and interleaved parts
   --queries LIST      queries to run (default: all): ${benchQueries.map((q) => q.id).join(', ')}
   --duration SECONDS  measured load per query and round (default 5)
   --warmup SECONDS    unmeasured load per query before it, each round (default 2)
@@ -39,6 +42,8 @@ Options:
   --edge LIST         edge runtimes for the in-process bench (default: workerd,deno,node); "none" skips it
   --edge-requests N   requests per timed batch in the edge bench (default 2000; Q2 gets a fifth)
   --edge-batches N    timed batches per edge cell, median reported (default 5)
+  --cold LIST         runtimes for the cold-start part (default: ${coldStartRuntimes.join(',')}); "none" skips it
+  --cold-samples N    fresh instances per bundle and runtime, median reported (default 15)
   --json              print the results as JSON instead of tables
   -h, --help          this text`;
 
@@ -64,6 +69,8 @@ try {
       'cpu-rate': { type: 'string', default: '4000' },
       'edge-requests': { type: 'string', default: '2000' },
       'edge-batches': { type: 'string', default: '5' },
+      cold: { type: 'string', default: coldStartRuntimes.join(',') },
+      'cold-samples': { type: 'string', default: '15' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -104,7 +111,7 @@ const load = {
 };
 if (!(load.warmup >= 0)) fail(`--warmup must be 0 or more seconds (got "${args.warmup}")`);
 const roundCount = positive('rounds', args.rounds!, true);
-const servers = list(
+const servers = args.only === 'none' ? [] : list(
   'only',
   args.only,
   benchServers.map((s) => s.name),
@@ -114,6 +121,8 @@ const queries = benchQueries.filter((q) => list('queries', args.queries, benchQu
 const runtimes = args.edge === 'none' ? [] : list('edge', args.edge, edgeRuntimes);
 const edgeRequests = positive('edge-requests', args['edge-requests']!, true);
 const edgeBatches = positive('edge-batches', args['edge-batches']!, true);
+const coldRuntimes = args.cold === 'none' ? [] : list('cold', args.cold, coldStartRuntimes);
+const coldSamples = positive('cold-samples', args['cold-samples']!, true);
 const satSlices = sliceCount('sat-slices', args['sat-slices']!);
 const cpuSlices = sliceCount('cpu-slices', args['cpu-slices']!);
 const cpuSlice = positive('cpu-slice', args['cpu-slice']!, false);
@@ -134,7 +143,7 @@ log(
 // median of the per-round ratios. On a shared machine this spreads
 // background noise over all servers instead of letting it land on whichever ran at a bad moment.
 const rounds: Measurement[][] = [];
-for (let round = 0; round < roundCount; round++) {
+for (let round = 0; round < (servers.length > 0 ? roundCount : 0); round++) {
   if (roundCount > 1) log(` round ${round + 1} of ${roundCount}`);
   const order = servers.map((_, i) => servers[(i + round) % servers.length]);
   for (const name of order) {
@@ -157,7 +166,7 @@ for (let round = 0; round < roundCount; round++) {
 const measurements: Measurement[] = medianRounds(rounds);
 
 let saturated: InterleavedMeasurement[] = [];
-if (satSlices > 0) {
+if (satSlices > 0 && servers.length > 0) {
   log(`All servers at once, saturating load in ${cpuSlice} s slices (${satSlices} per server and query, ${load.connections} connections): req/s`);
   saturated = await runInterleaved({
     servers,
@@ -171,7 +180,7 @@ if (satSlices > 0) {
 }
 
 let interleaved: InterleavedMeasurement[] = [];
-if (cpuSlices > 0) {
+if (cpuSlices > 0 && servers.length > 0) {
   log(`All servers at once, fixed-rate load in ${cpuSlice} s slices (${cpuSlices} per server and query): server CPU per request`);
   interleaved = await runInterleaved({
     servers,
@@ -190,12 +199,20 @@ if (runtimes.length > 0) {
   edge = await runEdgeBench({ runtimes, batches: edgeBatches, requests: edgeRequests, log });
 }
 
+let coldStart: ColdStartMeasurement[] = [];
+if (coldRuntimes.length > 0) {
+  log(`Edge cold start: fresh instance to the first Q1 GET body, ${coldSamples} per bundle, rotating order`);
+  coldStart = await runColdStartBench({ runtimes: coldRuntimes, samples: coldSamples, log });
+}
+
 if (args.json) {
-  console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, saturated, interleaved, edge }, null, 2));
+  console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, saturated, interleaved, edge, coldStart }, null, 2));
 } else {
   const labels = servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }));
-  console.log('');
-  console.log(httpTable(measurements, queries, labels));
+  if (measurements.length > 0) {
+    console.log('');
+    console.log(httpTable(measurements, queries, labels));
+  }
   if (saturated.length > 0) {
     console.log('');
     console.log(saturatedTable(saturated, queries, labels));
@@ -208,7 +225,11 @@ if (args.json) {
     console.log('');
     console.log(edgeTable(edge, queries));
   }
-  const targets = targetLines(measurements, edge, interleaved, saturated);
+  if (coldStart.length > 0) {
+    console.log('');
+    console.log(coldStartTable(coldStart));
+  }
+  const targets = targetLines(measurements, edge, interleaved, saturated, coldStart);
   if (targets.length > 0) {
     console.log('');
     for (const line of targets) console.log(line);

@@ -88,8 +88,7 @@ export function subgraphSDL(printedSchema: string): string {
 }
 
 /** The Query fields federation adds (an errored entry answers null with its error at its index). */
-export function federationQueryFields(sdl: string): GraphQLFieldConfigMap<unknown, unknown> {
-  const service = { sdl };
+export function federationQueryFields(sdl: () => string): GraphQLFieldConfigMap<unknown, unknown> {
   return {
     _entities: {
       type: new GraphQLNonNull(new GraphQLList(EntityUnion)),
@@ -98,7 +97,7 @@ export function federationQueryFields(sdl: string): GraphQLFieldConfigMap<unknow
     },
     _service: {
       type: new GraphQLNonNull(ServiceType),
-      resolve: () => service,
+      resolve: () => ({ sdl: sdl() }),
     },
   };
 }

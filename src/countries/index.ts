@@ -1,5 +1,5 @@
-// The countries example schema: the public countries API, served from the embedded
-// dataset, plus its federation surface. Web standards only: this runs on every edge runtime.
+// The countries example schema: the public countries API, served from the embedded dataset, plus
+// its federation surface. Web standards only: this runs on every edge runtime.
 import { GraphQLObjectType, GraphQLSchema, printSchema, specifiedDirectives } from 'graphql';
 import { AnyScalar, EntityUnion, federationQueryFields, KeyDirective, ServiceType, subgraphSDL } from './federation.ts';
 import { queryFields, referenceTypes } from './schema.ts';
@@ -11,20 +11,30 @@ function withQuery(query: GraphQLObjectType) {
   return types;
 }
 
-const referenceQuery = new GraphQLObjectType({ name: 'Query', fields: queryFields });
+function buildReferenceSchema(): GraphQLSchema {
+  const query = new GraphQLObjectType({ name: 'Query', fields: queryFields });
+  return new GraphQLSchema({ query, types: withQuery(query) });
+}
+
+// Printing SDL is for `_service { sdl }` and tooling: a bundle prints it on the first `_service`
+// query, not at start-up (the exports below are dropped from bundles that do not import them).
+let printedSubgraphSDL: string | undefined;
+function subgraphSDLOnce(): string {
+  return (printedSubgraphSDL ??= subgraphSDL(printSchema(buildReferenceSchema())));
+}
 
 /** The schema exactly as the public API defines it (no federation fields). */
-export const countriesReferenceSchema = new GraphQLSchema({ query: referenceQuery, types: withQuery(referenceQuery) });
+export const countriesReferenceSchema = /* @__PURE__ */ buildReferenceSchema();
 
 /** Its SDL as graphql-js prints it. */
-export const countriesReferenceSDL = printSchema(countriesReferenceSchema);
+export const countriesReferenceSDL = /* @__PURE__ */ printSchema(countriesReferenceSchema);
 
 /** What `_service { sdl }` answers: the SDL with `@key(fields: "code")` on the entity types. */
-export const countriesSubgraphSDL = subgraphSDL(countriesReferenceSDL);
+export const countriesSubgraphSDL = /* @__PURE__ */ subgraphSDLOnce();
 
 const query = new GraphQLObjectType({
   name: 'Query',
-  fields: { ...queryFields, ...federationQueryFields(countriesSubgraphSDL) },
+  fields: { ...queryFields, ...federationQueryFields(subgraphSDLOnce) },
 });
 
 /** The served schema: the reference schema plus `_entities`, `_service` and `@key`. */
@@ -35,7 +45,7 @@ export const countriesSchema = new GraphQLSchema({
 });
 
 /** The served schema's SDL. */
-export const countriesSDL = printSchema(countriesSchema);
+export const countriesSDL = /* @__PURE__ */ printSchema(countriesSchema);
 
 export { dataset } from './dataset.ts';
 export type { Continent, Country, Language, State, Subdivision } from './dataset.ts';

@@ -13,7 +13,7 @@ import {
   type GraphQLFieldConfigMap,
   type GraphQLNullableType,
 } from 'graphql';
-import { dataset, LOCALES, type Continent, type Country, type Language, type State, type Subdivision } from './dataset.ts';
+import { dataset, localizedName, LOCALES, type Continent, type Country, type Language, type State, type Subdivision } from './dataset.ts';
 import { applyFilter, type StringQueryOperatorInput } from './filters.ts';
 
 const nonNull = <T extends GraphQLNullableType>(t: T) => new GraphQLNonNull(t);
@@ -88,7 +88,7 @@ export const CountryType: GraphQLObjectType<Country> = new GraphQLObjectType<Cou
             extensions: { code: 'VALIDATION_ERROR', argument: 'lang', validValues: LOCALES },
           });
         }
-        return country.localizedNames[lang];
+        return localizedName(country, lang);
       },
     },
     native: { type: nonNull(GraphQLString) },

@@ -9,6 +9,7 @@ import { parse as parseToml } from 'smol-toml';
 import { pathToFileURL } from 'node:url';
 import { build, type BundleSize } from '../../scripts/build-edge.mjs';
 import countries from '../../src/index.ts';
+import { countriesSubgraphSDL, dataset, LOCALES } from '../../src/countries/index.ts';
 import { startDeno, startEdgeRuntime, startWorkerd, type FetchFn } from '../support/graphql-edge.ts';
 
 const gqlResponse = 'application/graphql-response+json';
@@ -23,6 +24,16 @@ interface Case {
 }
 
 const q1 = '{ country(code: "BR") { name capital currency languages { name } } }';
+const wholeDatasetQuery = `{
+  countries {
+    awsRegion capital code continent { code name } currencies currency emoji emojiU
+    languages { code name native rtl } name native phone phones
+    states { code name country { code } } subdivisions { code emoji name }
+    ${LOCALES.map((lang) => `name_${lang}: name(lang: "${lang}")`).join(' ')}
+  }
+  continents { code name countries { code } }
+  languages { code name native rtl countries { code } }
+}`;
 const cases: Case[] = [
   {
     name: 'Q1 over POST',
@@ -71,6 +82,28 @@ const cases: Case[] = [
     check: (body) => assert.match(body.errors[0].message, /planets/),
   },
   { name: 'another path', path: '/elsewhere' },
+  {
+    // The bundles decode the dataset table by table on first read: every table, every field.
+    name: 'the whole dataset, every field and every name(lang:)',
+    path: '/graphql',
+    init: { method: 'POST', headers: json, body: JSON.stringify({ query: wholeDatasetQuery }) },
+    check: (body) => {
+      assert.equal(body.errors, undefined);
+      assert.equal(body.data.countries.length, dataset.countries.length);
+      assert.equal(body.data.languages.length, dataset.languages.length);
+      assert.equal(body.data.continents.length, dataset.continents.length);
+      const gb = body.data.countries.find((c: { code: string }) => c.code === 'GB');
+      assert.ok(gb.states.length > 0 && gb.subdivisions.some((s: { emoji: string | null }) => s.emoji !== null));
+      assert.equal(gb.name_de, 'Vereinigtes Königreich');
+      assert.equal(gb.name_ja, 'イギリス');
+    },
+  },
+  {
+    name: 'the subgraph SDL',
+    path: '/graphql',
+    init: { method: 'POST', headers: json, body: JSON.stringify({ query: '{ _service { sdl } }' }) },
+    check: (body) => assert.equal(body.data._service.sdl, countriesSubgraphSDL),
+  },
 ];
 
 /**
@@ -113,6 +146,14 @@ describe('edge bundles', { timeout: 180_000 }, () => {
     }
     const vercel = await readFile(bundle('vercel.js'), 'utf8');
     assert.match(vercel, /runtime:\s*"edge"/);
+  });
+
+  // Serverless users pay for every byte at each cold start; the dataset must stay whole (above).
+  test('the workerd and Deno bundles are at most 80 KB gzip', { todo: 'the bundles are still above 80 KB gzip; see docs/graphql/cold-start.md' }, () => {
+    for (const name of ['workerd.js', 'deno.js']) {
+      const size = sizes.find((s) => s.name === name)!;
+      assert.ok(size.gzipBytes <= 80 * 1024, `${name}: ${(size.gzipBytes / 1024).toFixed(1)} KB gzip`);
+    }
   });
 
   test('Node: importing the bundle', { timeout: 120_000 }, async () => {

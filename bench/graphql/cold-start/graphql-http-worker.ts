@@ -1,0 +1,12 @@
+// graphql-http's own fetch handler on the countries schema, as its README sets it up.
+import { createHandler } from 'graphql-http/lib/use/fetch';
+import { countriesSchema } from '../../../src/countries/index.ts';
+
+const handler = createHandler({ schema: countriesSchema });
+
+export default {
+  fetch(request: Request): Promise<Response> | Response {
+    if (new URL(request.url).pathname !== '/graphql') return new Response(null, { status: 404 });
+    return handler(request);
+  },
+};
