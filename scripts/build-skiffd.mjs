@@ -31,7 +31,7 @@ export async function build(options = {}) {
     bundle: true,
     platform: 'node',
     format: 'cjs',
-    target: 'node20',
+    target: 'node22',
     // Whitespace and syntax only: identifiers stay, so stack traces in the logs still name functions.
     minifyWhitespace: true,
     minifySyntax: true,
