@@ -16,6 +16,7 @@ import { denoBinary } from '../../test/support/graphql-edge.ts';
 import { within } from '../../test/support/graphql-fixtures.ts';
 import { getPath, Q1 } from './queries.ts';
 import { expectedBodies } from './servers.ts';
+import { median } from './stats.ts';
 
 export const coldStartRuntimes = ['workerd', 'deno'] as const;
 export const coldStartVariants = ['empty worker', 'skiff', 'graphql-yoga', 'graphql-http'] as const;
@@ -160,10 +161,4 @@ export async function runColdStartBench(options: ColdStartOptions): Promise<Cold
     await rm(outdir, { recursive: true, force: true });
   }
   return results;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }

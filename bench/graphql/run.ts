@@ -15,6 +15,7 @@ import { runInterleaved, type InterleavedMeasurement } from './interleaved-bench
 import { benchQueries } from './queries.ts';
 import { benchServers, expectedBodies } from './servers.ts';
 import { coldStartTable, edgeTable, httpTable, interleavedTable, saturatedTable, targetLines } from './report.ts';
+import { median } from './stats.ts';
 
 const usage = `Usage: npm run bench -- [options]
 
@@ -259,10 +260,4 @@ function medianRounds(all: Measurement[][]): Measurement[] {
     if (r) picked.ratio = median(r);
     return picked;
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
