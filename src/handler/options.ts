@@ -62,7 +62,7 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   /** Observes every answered request (access logs, metrics); called before the response is returned. */
   onResponse?: (event: ResponseEvent) => void;
 
-  // Production features (README section graphql-production); each module documents its own options.
+  // Production features (docs/graphql/production.md); each module documents its own options.
   /** Development mode: unexpected resolver errors reach the client as they are. Default false. */
   development?: boolean;
   /** Replace unexpected resolver errors with "Unexpected error." (path and locations kept). Default `!development`. */
