@@ -26,7 +26,7 @@ export function postRefusal(request: Request): Answer | null {
     contentType === null
       ? 'Missing Content-Type header: POST a JSON body with "Content-Type: application/json"'
       : `Unsupported Content-Type "${contentType}": POST a JSON body with "Content-Type: application/json"`,
-    { accept: 'application/json' },
+    { accept: applicationJson },
   );
 }
 

@@ -1,7 +1,7 @@
 // Every answer the handler gives, as status, headers and body text, built here and nowhere else: the
 // HTTP layer (production.ts) only adds caching and CORS headers and makes the web Response.
 import { GraphQLError, type ExecutionResult } from 'graphql';
-import { applicationJson, type GraphQLMediaType } from './negotiation.ts';
+import { applicationJson, contentTypeOf, graphqlResponseJson, type GraphQLMediaType } from './negotiation.ts';
 import type { FormatError } from './options.ts';
 
 /** What the handler answers, before the HTTP features add their headers. */
@@ -12,13 +12,8 @@ export interface Answer {
   body: string | null;
 }
 
-/** The Content-Type of a body in `mediaType` (always UTF-8, the only encoding GraphQL-over-HTTP uses). */
-export function contentTypeOf(mediaType: GraphQLMediaType): string {
-  return `${mediaType}; charset=utf-8`;
-}
-
 export const jsonContentType = contentTypeOf(applicationJson);
-const graphqlResponseContentType = contentTypeOf('application/graphql-response+json');
+const graphqlResponseContentType = contentTypeOf(graphqlResponseJson);
 
 function ok(body: string, mediaType: GraphQLMediaType): Answer {
   return {
