@@ -147,7 +147,7 @@ export function createGraphiQL(options: GraphiQLOptions = {}): (request: Request
 function answer(request: Request, asset: Asset, headers: Record<string, string>): Response {
   const common = { etag: asset.etag, ...headers };
   const ifNoneMatch = request.headers.get('if-none-match');
-  if (ifNoneMatch !== null && ifNoneMatch.split(',').some((tag) => tag.trim() === asset.etag || tag.trim() === '*')) {
+  if (ifNoneMatch?.split(',').some((tag) => tag.trim() === asset.etag || tag.trim() === '*')) {
     return new Response(null, { status: 304, headers: common });
   }
   return new Response(request.method === 'HEAD' ? null : asset.body, {

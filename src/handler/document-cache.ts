@@ -12,9 +12,8 @@ export const maxCachedQueryLength = 64 * 1024;
 
 /**
  * Validation costs ~100 µs per request against ~2 µs for parsing and ~15 µs for executing a small
- * query, so both are remembered per query text. graphql-http builds a fresh rules array on every call,
- * which would defeat a cache keyed on the arguments; the rules are fixed per handler, so the cache
- * keys on the query string (and the document that came out of it) alone.
+ * query, so both are remembered per query text. The rules are fixed per handler, so the cache keys on
+ * the query string (and the document that came out of it) alone, not on the rules array.
  */
 export interface DocumentCache {
   parse: typeof graphqlParse;

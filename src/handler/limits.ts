@@ -3,6 +3,7 @@ import {
   Kind,
   type ASTVisitor,
   type FragmentDefinitionNode,
+  type ParseOptions,
   type SelectionSetNode,
   type ValidationContext,
   type ValidationRule,
@@ -217,4 +218,9 @@ export function restateTokenLimit(error: Error, maxTokens: number): Error {
     positions: error.positions,
     extensions: { code: 'LIMIT_EXCEEDED', limit: 'maxTokens', max: maxTokens },
   });
+}
+
+/** graphql-js parse options enforcing `maxTokens` (none when it is unlimited). */
+export function parseOptionsFor(limits: ResolvedLimits): ParseOptions | undefined {
+  return limits.maxTokens === Infinity ? undefined : { maxTokens: limits.maxTokens };
 }

@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import type { FormatError } from 'graphql-http';
+import type { FormatError } from './options.ts';
 
 export const maskedMessage = 'Unexpected error.';
 

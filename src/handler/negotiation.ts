@@ -4,8 +4,13 @@ export const graphqlResponseJson = 'application/graphql-response+json';
 export const applicationJson = 'application/json';
 export type GraphQLMediaType = typeof graphqlResponseJson | typeof applicationJson;
 
+/** The Content-Type of a body in `mediaType` (always UTF-8, the only encoding GraphQL-over-HTTP uses). */
+export function contentTypeOf(mediaType: GraphQLMediaType): string {
+  return `${mediaType}; charset=utf-8`;
+}
+
 /** The Accept value a 406 response advertises. */
-export const acceptableMediaTypes = `${graphqlResponseJson}; charset=utf-8, ${applicationJson}; charset=utf-8`;
+export const acceptableMediaTypes = `${contentTypeOf(graphqlResponseJson)}, ${contentTypeOf(applicationJson)}`;
 
 /**
  * The media type to answer in, or null when the client accepts neither (406). No header means

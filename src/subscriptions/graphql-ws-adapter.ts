@@ -32,8 +32,8 @@ export interface WebSocketLike {
   readonly bufferedAmount?: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  addEventListener(type: string, listener: (event: any) => void): void;
+  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: 'open' | 'close', listener: (event: { code?: number; reason?: string }) => void): void;
 }
 
 /** `ctx.extra` in graphql-ws callbacks (onConnect, context, onSubscribe…). */
@@ -139,7 +139,10 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
           : undefined;
       const send = (data: string): void => {
         if (socket.readyState !== OPEN) return;
-        if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) return closeSafely(1013, 'Client is not reading');
+        if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) {
+          closeSafely(1013, 'Client is not reading');
+          return;
+        }
         try {
           socket.send(data);
         } catch {

@@ -113,7 +113,7 @@ export class LocalTopics {
 
   #remove(topic: string, sub: Subscription): void {
     const set = this.#subscribers.get(topic);
-    if (!set || !set.delete(sub)) return;
+    if (!set?.delete(sub)) return;
     if (set.size === 0) {
       this.#subscribers.delete(topic);
       this.#hooks.onLastSubscriber?.(topic);

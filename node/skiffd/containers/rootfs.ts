@@ -44,12 +44,12 @@ export async function isMountPoint(path: string): Promise<boolean> {
   const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
   for (const line of mountinfo.split('\n')) {
     const f = line.split(' ');
-    if (f.length > 4 && unescape(f[4]) === path) return true;
+    if (f.length > 4 && unescapeMountField(f[4]) === path) return true;
   }
   return false;
 }
 
-function unescape(field: string): string {
+function unescapeMountField(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
 }
 

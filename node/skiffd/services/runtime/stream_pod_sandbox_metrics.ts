@@ -3,6 +3,7 @@ import type { StreamPodSandboxMetricsRequest, StreamPodSandboxMetricsResponse } 
 import type { ServerStreamingRpc } from '../rpc.ts';
 import { unimplemented } from '../unimplemented.ts';
 
+// biome-ignore lint/correctness/useYield: it refuses before its first message
 export const streamPodSandboxMetrics: ServerStreamingRpc<StreamPodSandboxMetricsRequest, StreamPodSandboxMetricsResponse> = async function* () {
   unimplemented('StreamPodSandboxMetrics', 'it serves no cAdvisor-style pod metrics; use ListPodSandboxStats and ListContainerStats');
 };
