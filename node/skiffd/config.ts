@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { LOG_LEVELS, type LogLevel } from './logger.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.ts';
 
 export const DEFAULT_CONFIG_FILE = '/etc/skiffd/config.toml';
 
@@ -38,6 +38,7 @@ export interface SkiffdConfig {
   root: string;
   state: string;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   runtime: { runtimePath: string; runtimeRoot: string; conmonPath: string; cgroupDriver: CgroupDriver };
   cni: { confDir: string; binDirs: string[] };
   streaming: { address: string; port: number };
@@ -49,7 +50,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'cgroup-driver' | 'address' | 'port';
+type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'log-format' | 'cgroup-driver' | 'address' | 'port';
 
 interface KeySpec {
   /** Dotted TOML key, e.g. `runtime.runtime_path`. */
@@ -66,6 +67,7 @@ export const KEYS: KeySpec[] = [
   { key: 'root', kind: 'abs-path', default: '/var/lib/skiffd', flag: '--root', help: 'persistent data (images, pod and container records)' },
   { key: 'state', kind: 'abs-path', default: '/run/skiffd', flag: '--state', help: 'runtime state that does not survive a reboot' },
   { key: 'log_level', kind: 'log-level', default: 'info', flag: '--log-level', help: 'debug | info | warn | error' },
+  { key: 'log_format', kind: 'log-format', default: 'logfmt', flag: '--log-format', help: 'logfmt | json (one JSON object per line)' },
   { key: 'runtime.runtime_path', kind: 'command', default: 'runc', help: 'OCI runtime binary: a name looked up on PATH, or an absolute path' },
   { key: 'runtime.runtime_root', kind: 'abs-path', default: '<state>/runc', help: "the OCI runtime's --root (its container state)" },
   { key: 'runtime.conmon_path', kind: 'command', default: 'conmon', help: 'conmon binary (container monitor): a name on PATH, or an absolute path' },
@@ -129,7 +131,10 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
   try {
     doc = parseToml(text) as Record<string, unknown>;
   } catch (err) {
-    throw new ConfigError(`${where}: invalid TOML: ${(err as Error).message.split('\n')[0]}`);
+    // smol-toml knows where the parse stopped; an operator needs that to find the mistake.
+    const { line, column } = err as { line?: number; column?: number };
+    const at = line ? ` at line ${line}${column ? `, column ${column}` : ''}` : '';
+    throw new ConfigError(`${where}: invalid TOML${at}: ${(err as Error).message.split('\n')[0].replace(/^Invalid TOML document: /, '')}`);
   }
 
   // Flatten the fixed keys; reject anything unknown with the list of keys its table accepts.
@@ -173,6 +178,7 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
     root: (get('root') as string | undefined) ?? '/var/lib/skiffd',
     state,
     logLevel: (get('log_level') as LogLevel | undefined) ?? 'info',
+    logFormat: (get('log_format') as LogFormat | undefined) ?? 'logfmt',
     runtime: {
       runtimePath: (get('runtime.runtime_path') as string | undefined) ?? 'runc',
       runtimeRoot: (get('runtime.runtime_root') as string | undefined) ?? join(state, 'runc'),
@@ -233,6 +239,10 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
     case 'log-level': {
       const level = text();
       return (LOG_LEVELS as readonly string[]).includes(level) ? level : fail(`one of ${LOG_LEVELS.join(', ')}`);
+    }
+    case 'log-format': {
+      const format = text();
+      return (LOG_FORMATS as readonly string[]).includes(format) ? format : fail(`one of ${LOG_FORMATS.join(', ')}`);
     }
     case 'cgroup-driver': {
       const driver = text();
