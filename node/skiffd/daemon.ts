@@ -14,7 +14,7 @@ import type { Logger } from './logger.ts';
 import { createGrpcServer, listenUnix, prepareSocketPath } from './server.ts';
 import { imageService } from './services/image/index.ts';
 import { runtimeService } from './services/runtime/index.ts';
-import { RUNTIME_CONFIG_FILE } from './services/runtime/update_runtime_config.ts';
+import { RUNTIME_CONFIG_FILE } from './services/runtime/update-runtime-config.ts';
 import { readJson } from './util/atomic-file.ts';
 import { RUNTIME_VERSION } from './version.ts';
 

@@ -2,7 +2,7 @@
 import type { StreamContainersRequest, StreamContainersResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import { chunks } from '../chunks.ts';
 import type { ServerStreamingRpc } from '../rpc.ts';
-import { listContainers } from './list_containers.ts';
+import { listContainers } from './list-containers.ts';
 
 export const streamContainers: ServerStreamingRpc<StreamContainersRequest, StreamContainersResponse> = async function* (ctx, request, call) {
   const { containers } = await listContainers(ctx, { filter: request.filter }, call);

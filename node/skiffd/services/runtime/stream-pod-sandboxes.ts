@@ -2,7 +2,7 @@
 import type { StreamPodSandboxesRequest, StreamPodSandboxesResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import { chunks } from '../chunks.ts';
 import type { ServerStreamingRpc } from '../rpc.ts';
-import { listPodSandbox } from './list_pod_sandbox.ts';
+import { listPodSandbox } from './list-pod-sandbox.ts';
 
 export const streamPodSandboxes: ServerStreamingRpc<StreamPodSandboxesRequest, StreamPodSandboxesResponse> = async function* (ctx, request, call) {
   const { items } = await listPodSandbox(ctx, { filter: request.filter }, call);

@@ -2,7 +2,7 @@
 import type { StreamPodSandboxStatsRequest, StreamPodSandboxStatsResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import { chunks } from '../chunks.ts';
 import type { ServerStreamingRpc } from '../rpc.ts';
-import { listPodSandboxStats } from './list_pod_sandbox_stats.ts';
+import { listPodSandboxStats } from './list-pod-sandbox-stats.ts';
 
 export const streamPodSandboxStats: ServerStreamingRpc<StreamPodSandboxStatsRequest, StreamPodSandboxStatsResponse> = async function* (ctx, request, call) {
   const { stats } = await listPodSandboxStats(ctx, { filter: request.filter }, call);
