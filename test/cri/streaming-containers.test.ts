@@ -26,7 +26,7 @@ import { testPodRecord } from '../support/pods.ts';
 import { closeStreaming } from '../../node/skiffd/streaming/index.ts';
 import { exec } from '../../node/skiffd/services/runtime/exec.ts';
 import { attach } from '../../node/skiffd/services/runtime/attach.ts';
-import { portForward } from '../../node/skiffd/services/runtime/port_forward.ts';
+import { portForward } from '../../node/skiffd/services/runtime/port-forward.ts';
 import { until } from '../support/wait.ts';
 import { httpGetIndex, runCommand, type CommandResult } from '../support/commands.ts';
 

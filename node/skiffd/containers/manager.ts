@@ -24,8 +24,9 @@ import { readJson, writeJsonAtomic } from '../util/atomic-file.ts';
 import { alreadyExists, deadlineExceeded, failedPrecondition, internal, invalidArgument, notFound, ServerError } from './errors.ts';
 import { ExitWatcher, readExit, type ExitInfo } from './exits.ts';
 import { hostDevices, readHostFacts, resolveDevices } from './host.ts';
-import { IdLock } from './lock.ts';
-import { mountToJson, msToNs, nowNs, resourcesFromJson, resourcesToJson, type ContainerRecord } from './record.ts';
+import { KeyedLock } from '../util/keyed-lock.ts';
+import { nowNs } from '../util/clock.ts';
+import { mountToJson, resourcesFromJson, resourcesToJson, type ContainerRecord } from './record.ts';
 import { isMountPoint, mountRootfs, readImageFile, rootfsDirs, unmountRootfs } from './rootfs.ts';
 import { catchesSignal, killIfConmon, monitorAlive, processStartTime, untilProgramRuns } from './process.ts';
 import { criSignalFromNumber } from './signals.ts';
@@ -117,7 +118,7 @@ export class ContainerManager {
   /** Rootfs known to be mounted (by this process, or checked at recovery). */
   private readonly mounted = new Set<string>();
   private readonly warnedUnmonitored = new Set<string>();
-  private readonly lock = new IdLock();
+  private readonly lock = new KeyedLock();
   private readonly exits: ExitWatcher;
   private readonly pods: PodLookup;
   private readonly images: ImageResolver;
@@ -190,7 +191,7 @@ export class ContainerManager {
   }
 
   private emit(record: ContainerRecord, type: ContainerEventType): void {
-    const event: ContainerEvent = { containerId: record.id, podSandboxId: record.podSandboxId, type, createdAt: BigInt(nowNs()) };
+    const event: ContainerEvent = { containerId: record.id, podSandboxId: record.podSandboxId, type, createdAt: nowNs() };
     this.events.emit('event', event);
   }
 
@@ -209,7 +210,7 @@ export class ContainerManager {
     this.retainImage(id, record.lowerDirs);
     if (record.phase === 'exited') {
       // The exit was recorded, but the crash may have come before the runtime state and mount went.
-      if (!record.released) await this.applyExit(record, { exitCode: record.exitCode ?? 0, finishedAt: record.finishedAt ?? nowNs(), oomKilled: false });
+      if (!record.released) await this.applyExit(record, { exitCode: record.exitCode ?? 0, finishedAt: record.finishedAt ?? String(nowNs()), oomKilled: false });
       return;
     }
     const exit = await this.exitOf(id);
@@ -247,7 +248,7 @@ export class ContainerManager {
         }
       }
       // Nobody recorded how it ended (monitor killed, or a reboot wiped the runtime state).
-      await this.applyExit(record, { exitCode: 255, finishedAt: nowNs(), oomKilled: false }, 'the container ended while its monitor was not watching; its exit code is unknown');
+      await this.applyExit(record, { exitCode: 255, finishedAt: String(nowNs()), oomKilled: false }, 'the container ended while its monitor was not watching; its exit code is unknown');
       return;
     }
     await this.ensureMounted(record).catch((err) => this.log.warn('cannot remount rootfs', { id, err: String(err) }));
@@ -350,7 +351,7 @@ export class ContainerManager {
     }
     const state = await this.runtime.state(id).catch(() => undefined);
     if (!state || state.status === 'stopped') {
-      await this.applyExit(record, { exitCode: 255, finishedAt: nowNs(), oomKilled: false }, 'its monitor (conmon) died, so its exit code is unknown');
+      await this.applyExit(record, { exitCode: 255, finishedAt: String(nowNs()), oomKilled: false }, 'its monitor (conmon) died, so its exit code is unknown');
     } else if (!this.warnedUnmonitored.has(id)) {
       this.warnedUnmonitored.add(id);
       this.log.warn('container runs without its monitor (conmon died): its exit will not be recorded', { id });
@@ -442,7 +443,7 @@ export class ContainerManager {
       logPath,
       conmonLogPath: logPath || join(dir, 'console.log'),
       phase: 'creating',
-      createdAt: nowNs(),
+      createdAt: String(nowNs()),
       mounts: config.mounts.map(mountToJson),
       resources: resourcesToJson(config.linux?.resources),
       user: { uid: 0, gid: 0, additionalGids: [] },
@@ -597,7 +598,7 @@ export class ContainerManager {
           running = { ...record, pid: state?.pid || record.pid };
         }
         // Recorded before `runc start`: after a crash, `runc state` tells whether the start happened.
-        running = { ...running, phase: 'running', startedAt: nowNs(), pidStartTime: running.pid ? await processStartTime(running.pid) : undefined };
+        running = { ...running, phase: 'running', startedAt: String(nowNs()), pidStartTime: running.pid ? await processStartTime(running.pid) : undefined };
         await this.save(running);
         await this.runtime.start(record.id);
         this.runtimeCreated.delete(record.id);
@@ -610,8 +611,8 @@ export class ContainerManager {
           ...running,
           phase: 'exited',
           exitCode: exit?.exitCode ?? 128,
-          startedAt: running.startedAt ?? nowNs(),
-          finishedAt: exit?.finishedAt ?? nowNs(),
+          startedAt: running.startedAt ?? String(nowNs()),
+          finishedAt: exit?.finishedAt ?? String(nowNs()),
           reason: 'StartError',
           message: (err as Error).message,
         };
@@ -651,7 +652,7 @@ export class ContainerManager {
     // The runtime may have lost it (state says stopped) without conmon telling us.
     const state = await this.runtime.state(id).catch(() => undefined);
     if (!state || state.status === 'stopped') {
-      await this.applyExit(record, { exitCode: 137, finishedAt: nowNs(), oomKilled: false }, 'stopped, but its monitor did not report an exit code');
+      await this.applyExit(record, { exitCode: 137, finishedAt: String(nowNs()), oomKilled: false }, 'stopped, but its monitor did not report an exit code');
       return;
     }
     throw deadlineExceeded(`container ${id} did not exit ${KILL_WAIT_MS / 1000}s after SIGKILL`);
@@ -891,5 +892,3 @@ async function du(dir: string): Promise<{ bytes: bigint; inodes: bigint }> {
   await walk(dir);
   return { bytes, inodes };
 }
-
-export { msToNs };

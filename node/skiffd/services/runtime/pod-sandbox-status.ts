@@ -5,7 +5,7 @@ import type { PodSandboxStatusRequest, PodSandboxStatusResponse } from '../../..
 import { toContainerStatus } from '../../containers/cri.ts';
 import { containersOf } from '../../containers/rpc-context.ts';
 import { requirePods, toPodSandboxStatus } from '../../pods/cri.ts';
-import { nowNs } from '../../pods/manager.ts';
+import { nowNs } from '../../util/clock.ts';
 import type { UnaryRpc } from '../rpc.ts';
 
 export const podSandboxStatus: UnaryRpc<PodSandboxStatusRequest, PodSandboxStatusResponse> = async (ctx, request) => {

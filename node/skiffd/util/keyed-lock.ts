@@ -1,4 +1,5 @@
-// One async mutex per key: RPCs on the same pod run one after another, different pods run in parallel.
+// One async mutex per key: calls on the same container or pod run one after another, different
+// keys run in parallel.
 export class KeyedLock {
   private readonly tails = new Map<string, Promise<void>>();
 
