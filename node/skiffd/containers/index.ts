@@ -5,10 +5,11 @@
 import { join } from 'node:path';
 import type { DaemonContext } from '../context.ts';
 import { makeOciRuntime } from '../oci/index.ts';
-import { ContainerManager, type ImageResolver, type PodLookup, type ResolvedImage } from './manager.ts';
+import { ContainerManager } from './manager.ts';
+import type { ImageResolver, PodLookup, ResolvedImage } from './types.ts';
 
 export { ContainerManager } from './manager.ts';
-export type { ContainerView, ContainerEvent, ResolvedImage, ImageResolver, PodLookup } from './manager.ts';
+export type { ContainerView, ContainerEvent, ResolvedImage, ImageResolver, PodLookup } from './types.ts';
 
 /** The image subsystem as containers use it (node/skiffd/images/image-manager.ts). */
 interface ImageManagerLike {
