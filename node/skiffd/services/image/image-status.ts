@@ -1,12 +1,12 @@
 // ImageStatus: one image, or an empty response (not an error) when it is not present.
 import type { ImageStatusRequest, ImageStatusResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { imagesOf, requireImageName, toCriImage, withImageErrors } from './common.ts';
+import { requireImageName, toCriImage, withImageErrors } from './common.ts';
 
 export const imageStatus: UnaryRpc<ImageStatusRequest, ImageStatusResponse> = async (ctx, request) =>
   withImageErrors('ImageStatus', async () => {
     const name = requireImageName('ImageStatus', request.image?.image);
-    const images = imagesOf(ctx);
+    const images = ctx.images;
     const record = images.resolve(name);
     if (!record) return { image: undefined, info: {} };
     const info: Record<string, string> = {};

@@ -2,7 +2,7 @@
 import type { PullImageRequest, PullImageResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
 import { credentialsFrom } from '../../images/registry-config.ts';
-import { imagesOf, requireImageName, withImageErrors } from './common.ts';
+import { requireImageName, withImageErrors } from './common.ts';
 import { ImageError } from '../../images/errors.ts';
 
 export const pullImage: UnaryRpc<PullImageRequest, PullImageResponse> = async (ctx, request) =>
@@ -17,7 +17,7 @@ export const pullImage: UnaryRpc<PullImageRequest, PullImageResponse> = async (c
     } catch (err) {
       throw new ImageError('invalid-argument', `auth: ${(err as Error).message}`);
     }
-    const images = imagesOf(ctx);
+    const images = ctx.images;
     if (/^sha256:[a-f0-9]{64}$/.test(name)) {
       // An image id names content we have, not something a registry can serve.
       const present = images.resolve(name);

@@ -2,9 +2,9 @@
 import type { StreamImagesRequest, StreamImagesResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import { chunks } from '../chunks.ts';
 import type { ServerStreamingRpc } from '../rpc.ts';
-import { imagesOf, toCriImage } from './common.ts';
+import { toCriImage } from './common.ts';
 
 export const streamImages: ServerStreamingRpc<StreamImagesRequest, StreamImagesResponse> = async function* (ctx, request) {
-  const images = imagesOf(ctx).list(request.filter?.image?.image || undefined).map(toCriImage);
+  const images = ctx.images.list(request.filter?.image?.image || undefined).map(toCriImage);
   for (const part of chunks(images)) yield { images: part };
 };

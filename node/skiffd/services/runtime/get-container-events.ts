@@ -2,11 +2,10 @@
 import { ContainerEventType, type GetEventsRequest, type ContainerEventResponse, type DeepPartial } from '../../../../proto/gen/runtime/v1/api.ts';
 import { toContainerStatus } from '../../containers/cri.ts';
 import type { ContainerEvent } from '../../containers/manager.ts';
-import { containersOf } from '../../containers/rpc-context.ts';
 import type { ServerStreamingRpc } from '../rpc.ts';
 
 export const getContainerEvents: ServerStreamingRpc<GetEventsRequest, ContainerEventResponse> = async function* (ctx, _request, call) {
-  const containers = containersOf(ctx);
+  const containers = ctx.containers;
   const queue: ContainerEvent[] = [];
   let wake: (() => void) | undefined;
   const onEvent = (e: ContainerEvent) => {
@@ -44,7 +43,7 @@ export const getContainerEvents: ServerStreamingRpc<GetEventsRequest, ContainerE
 };
 
 function podStatus(ctx: Parameters<ServerStreamingRpc<GetEventsRequest, ContainerEventResponse>>[0], podId: string) {
-  const pod = ctx.pods?.get(podId);
+  const pod = ctx.pods.get(podId);
   if (!pod) return { id: podId };
   return {
     id: pod.id,

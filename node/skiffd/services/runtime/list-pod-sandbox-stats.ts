@@ -1,11 +1,10 @@
 // ListPodSandboxStats: PodSandboxStats for every pod matching the filter (id prefix, labels).
 import type { ListPodSandboxStatsRequest, ListPodSandboxStatsResponse } from '../../../../proto/gen/runtime/v1/api.ts';
-import { requirePods } from '../../pods/cri.ts';
 import type { UnaryRpc } from '../rpc.ts';
 
 export const listPodSandboxStats: UnaryRpc<ListPodSandboxStatsRequest, ListPodSandboxStatsResponse> = async (ctx, request) => {
   const filter = request.filter;
-  const stats = await requirePods(ctx).listStats({
+  const stats = await ctx.pods.listStats({
     ...(filter?.id ? { id: filter.id } : {}),
     ...(filter && Object.keys(filter.labelSelector).length > 0 ? { labelSelector: filter.labelSelector } : {}),
   });

@@ -3,18 +3,17 @@
 // its containers come along, as kubelet's evented PLEG expects.
 import type { PodSandboxStatusRequest, PodSandboxStatusResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import { toContainerStatus } from '../../containers/cri.ts';
-import { containersOf } from '../../containers/rpc-context.ts';
-import { requirePods, toPodSandboxStatus } from '../../pods/cri.ts';
+import { toPodSandboxStatus } from '../../pods/cri.ts';
 import { nowNs } from '../../util/clock.ts';
 import type { UnaryRpc } from '../rpc.ts';
 
 export const podSandboxStatus: UnaryRpc<PodSandboxStatusRequest, PodSandboxStatusResponse> = async (ctx, request) => {
-  const pods = requirePods(ctx);
+  const pods = ctx.pods;
   const pod = await pods.inspect(request.podSandboxId);
   return {
     status: toPodSandboxStatus(pod),
     info: request.verbose ? pods.verboseInfo(pod) : {},
-    containersStatuses: (await containersOf(ctx).list()).filter((c) => c.record.podSandboxId === pod.id).map(toContainerStatus),
+    containersStatuses: (await ctx.containers.list()).filter((c) => c.record.podSandboxId === pod.id).map(toContainerStatus),
     timestamp: nowNs(),
   };
 };

@@ -8,7 +8,6 @@ import type { UnaryRpc } from '../rpc.ts';
 export const portForward: UnaryRpc<PortForwardRequest, PortForwardResponse> = async (ctx, request) => {
   if (!request.podSandboxId) invalid('PortForward: pod_sandbox_id is empty');
   for (const port of request.port) if (!Number.isInteger(port) || port < 1 || port > 65535) invalid(`PortForward: port ${port} is out of range (1-65535)`);
-  if (!ctx.pods) throw new ServerError(Status.UNAVAILABLE, 'PortForward: the pod subsystem is not running');
   const pod = ctx.pods.get(request.podSandboxId);
   if (!pod) throw new ServerError(Status.NOT_FOUND, `PortForward: pod sandbox "${request.podSandboxId}" not found`);
   if (pod.state !== 'SANDBOX_READY') throw new ServerError(Status.FAILED_PRECONDITION, `PortForward: pod sandbox ${pod.id.slice(0, 12)} is not ready`);
