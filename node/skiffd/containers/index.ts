@@ -33,14 +33,13 @@ export function imageResolver(images: ImageManager): ImageResolver {
 
 export async function openContainers(config: SkiffdConfig, log: Logger, deps: { pods: PodLookup; images: ImageManager }): Promise<ContainerManager> {
   const runtime = makeOciRuntime({ runtimePath: config.runtime.runtimePath, conmonPath: config.runtime.conmonPath, root: config.runtime.runtimeRoot || join(config.state, 'runc') });
-  const child = log.child({ subsystem: 'containers' });
   const manager = new ContainerManager({
     root: config.root,
     state: config.state,
     runtime,
     pods: deps.pods,
     images: imageResolver(deps.images),
-    log: { info: (msg, fields) => child.info(msg, fields), warn: (msg, fields) => child.warn(msg, fields) },
+    log: log.child({ subsystem: 'containers' }),
   });
   await manager.init();
   return manager;

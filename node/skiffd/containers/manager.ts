@@ -10,7 +10,6 @@ import { execSync, reopenLog } from './exec.ts';
 import type { ContainerRecord } from './record.ts';
 import { recoverContainers } from './recovery.ts';
 import { updateResources, writableLayerUsage } from './resources.ts';
-import type { HostFacts } from './spec-builder.ts';
 import { startContainer } from './start.ts';
 import { listViews, viewOf } from './status.ts';
 import { removeContainer, stopContainer } from './stop.ts';
@@ -26,9 +25,6 @@ export class ContainerManager {
     this.store = new ContainerStore(options);
   }
 
-  get containersDir(): string {
-    return this.store.containersDir;
-  }
   get exitDir(): string {
     return this.store.exitDir;
   }
@@ -63,10 +59,6 @@ export class ContainerManager {
     return this.store.get(id);
   }
 
-  view(record: ContainerRecord): Promise<ContainerView> {
-    return viewOf(this.store, record);
-  }
-
   async status(id: string): Promise<ContainerView> {
     return viewOf(this.store, this.store.find(id));
   }
@@ -95,10 +87,6 @@ export class ContainerManager {
   /** Pending exit waits (leak checks). */
   pendingExitWaits(): number {
     return this.store.exits.pendingWaits();
-  }
-
-  hostFacts(): HostFacts {
-    return this.store.host;
   }
 
   // ---------------------------------------------------------------- operations

@@ -5,6 +5,7 @@ import type { PodSandboxRecord } from '../pods/types.ts';
 import type { ExitInfo } from './exits.ts';
 import type { ContainerRecord } from './record.ts';
 import type { HostFacts, ImageConfigView } from './spec-builder.ts';
+import type { Logger } from '../logger.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 
 /** What containers need to know about an image. */
@@ -29,10 +30,7 @@ export interface PodLookup {
   withLock?<T>(podId: string, fn: () => Promise<T>): Promise<T>;
 }
 
-export interface ContainerLogger {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
+export type ContainerLogger = Pick<Logger, 'info' | 'warn'>;
 
 export interface ContainerManagerOptions {
   /** Persistent root (records, upper dirs): `<root>/containers/<id>`. */
