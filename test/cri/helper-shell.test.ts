@@ -5,8 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { runCommand } from '../../node/skiffd/oci/run-command.ts';
-import { execCommand } from '../../node/skiffd/pods/command.ts';
+import { execCommand, runCommand } from '../../node/skiffd/util/command.ts';
 
 test('helper shell: arguments, stdout/stderr, exit codes and signals come back as from a spawn', async () => {
   const args = ['a b', '', 'x\\y', ' lead', 'trail ', '$HOME', '"q"', "'s'", '*', '-n'];

@@ -23,10 +23,10 @@ import { createLogger } from '../../node/skiffd/logger.ts';
 import type { DaemonContext } from '../../node/skiffd/context.ts';
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
 import { testPodRecord } from '../support/pods.ts';
-import { closeStreaming } from '../../node/skiffd/streaming/index.ts';
+import { Streaming } from '../../node/skiffd/streaming/index.ts';
 import { exec } from '../../node/skiffd/services/runtime/exec.ts';
 import { attach } from '../../node/skiffd/services/runtime/attach.ts';
-import { portForward } from '../../node/skiffd/services/runtime/port_forward.ts';
+import { portForward } from '../../node/skiffd/services/runtime/port-forward.ts';
 import { until } from '../support/wait.ts';
 import { httpGetIndex, runCommand, type CommandResult } from '../support/commands.ts';
 
@@ -82,14 +82,17 @@ before(async () => {
       images: { resolve: (name) => (name === 'busybox' ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } } : undefined) },
     });
     await manager.init();
+    const config = parseConfig('[streaming]\naddress = "127.0.0.1"\nport = 0\n');
+    const log = createLogger(process.env.SKIFF_TEST_DEBUG ? 'debug' : 'warn');
     const ctx = {
-      config: parseConfig('[streaming]\naddress = "127.0.0.1"\nport = 0\n'),
-      log: createLogger(process.env.SKIFF_TEST_DEBUG ? 'debug' : 'warn'),
+      config,
+      log,
       startedAt: new Date(),
       network: { podCidr: '' },
       images: undefined,
       pods,
       containers: manager,
+      streaming: new Streaming({ config: config.streaming, log, containers: manager, pods }),
     } as unknown as DaemonContext;
 
     const ids: Record<string, string> = {};
@@ -131,7 +134,7 @@ after(async () => {
   if (!world) return;
   const w = world;
   await w.facade.close();
-  await closeStreaming(w.ctx);
+  await w.ctx.streaming.close();
   for (const v of await w.manager.list()) await w.manager.remove(v.record.id).catch(() => {});
   await w.manager.close();
   try {

@@ -2,7 +2,7 @@
 // upper and work dir. The mount lives in the host mount namespace, so it outlives a daemon restart.
 import { mkdir, readFile, lstat, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCommand } from '../oci/run-command.ts';
+import { runCommand } from '../util/command.ts';
 
 export interface RootfsDirs {
   upper: string;

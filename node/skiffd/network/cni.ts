@@ -3,7 +3,7 @@
 // its plugins in order for ADD, each seeing the previous result, and in reverse for DEL.
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
-import { execCommand } from '../pods/command.ts';
+import { execCommand } from '../util/command.ts';
 import { loadNetwork, requiredPluginTypes, type CniNetworkList, type CniPluginConf, type LoadedNetwork } from './cni-config.ts';
 
 export const DEFAULT_IFNAME = 'eth0';

@@ -16,7 +16,8 @@ import { cgroupfsPath, removeCgroup } from '../cgroups/layout.ts';
 import { Cni, CniNotReadyError, CniPluginError, resultIps, type NetworkAttachment } from '../network/cni.ts';
 import { writeDefaultNetwork, type DefaultNetworkOptions } from '../network/default-network.ts';
 import { hostsFile, resolvConf, writePodFiles } from './files.ts';
-import { KeyedLock } from './keyed-lock.ts';
+import { KeyedLock } from '../util/keyed-lock.ts';
+import { nowNs } from '../util/clock.ts';
 import { applySysctls, nsfsMounts, pinNamespaces, unpinNamespaces } from './namespaces.ts';
 import { findPidInitByMarker, pidInitAlive, pidNamespacePath, startPidInit, stopPidInit } from './pid-init.ts';
 import { fromFile, toFile, type PodEntry } from './record-file.ts';
@@ -69,10 +70,6 @@ export function toServerError(err: unknown, action: string): ServerError {
 function nameKey(md: PodSandboxRecord['metadata']): string {
   return `${md.name}_${md.namespace}_${md.uid}_${md.attempt}`;
 }
-
-// Nanoseconds since the epoch with sub-millisecond resolution.
-const EPOCH_BASE = BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint();
-export const nowNs = (): bigint => EPOCH_BASE + process.hrtime.bigint();
 
 export class PodSandboxes implements PodSandboxStore {
   readonly cni: Cni;

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { DeepPartial, NetworkInterfaceUsage, PodSandboxStats } from '../../../proto/gen/runtime/v1/api.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
 import { readCpu, readMemory, readProcessCount } from '../cgroups/stats.ts';
-import { execCommand } from './command.ts';
+import { execCommand } from '../util/command.ts';
 import type { PodEntry } from './record-file.ts';
 
 interface InterfaceCounters {

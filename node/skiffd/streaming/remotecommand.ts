@@ -6,7 +6,6 @@ import type { AttachStreamRequest, ExecStreamRequest } from './requests.ts';
 
 /** Channel protocol versions, newest first (the order a server prefers when asked for several). */
 export const REMOTECOMMAND_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
-export type RemoteCommandProtocol = (typeof REMOTECOMMAND_PROTOCOLS)[number];
 
 /** 1..5: what each version adds: v2 a separate error stream semantics, v3 resize, v4 JSON status, v5 stdin close. */
 export function protocolVersion(protocol: string): number {

@@ -10,6 +10,7 @@ import type { StreamRequest } from './requests.ts';
 import { TokenStore, DEFAULT_TOKEN_TTL_MS } from './tokens.ts';
 import { protocolVersion, type RemoteCommandBackend } from './remotecommand.ts';
 import type { PortForwardBackend } from './portforward.ts';
+import type { Logger } from '../logger.ts';
 import { isSpdyUpgrade, negotiate, offeredProtocols, writeHttpError, writeSpdySwitch } from './spdy/handshake.ts';
 import { SpdySession } from './spdy/session.ts';
 import { serveSpdyRemoteCommand } from './spdy/remotecommand.ts';
@@ -23,10 +24,7 @@ export interface StreamingBackend extends RemoteCommandBackend, PortForwardBacke
 /** Remotecommand versions spoken over SPDY (v5 exists only for WebSocket). */
 export const SPDY_REMOTECOMMAND_PROTOCOLS = ['v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
 
-export interface StreamingLogger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
+export type StreamingLogger = Pick<Logger, 'debug' | 'warn'>;
 
 export interface StreamingServerOptions {
   address: string;

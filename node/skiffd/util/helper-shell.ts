@@ -11,6 +11,7 @@
 // output cannot fake it. Arguments or input holding a newline cannot be sent; such calls spawn directly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { killGroup } from './kill-group.ts';
 
 export interface HelperResult {
   code: number | null;
@@ -112,11 +113,7 @@ class HelperShell {
 
   private kill(): void {
     this.dead = true;
-    try {
-      process.kill(-this.child.pid!, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
+    if (this.child.pid) killGroup(this.child.pid);
   }
 
   private fail(err: Error): void {

@@ -206,13 +206,6 @@ export function goAwayFrame(lastGoodStreamId: number, status = 0): Buffer {
   return control(FrameType.GOAWAY, 0, body);
 }
 
-export function windowUpdateFrame(streamId: number, delta: number): Buffer {
-  const body = Buffer.alloc(8);
-  body.writeUInt32BE(streamId & 0x7fffffff, 0);
-  body.writeUInt32BE(delta & 0x7fffffff, 4);
-  return control(FrameType.WINDOW_UPDATE, 0, body);
-}
-
 /** Frames we receive, decoded from a control frame body. */
 export interface SynStream {
   streamId: number;
