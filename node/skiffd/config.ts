@@ -42,6 +42,8 @@ export interface SkiffdConfig {
   runtime: { runtimePath: string; runtimeRoot: string; conmonPath: string; cgroupDriver: CgroupDriver };
   cni: { confDir: string; binDirs: string[] };
   streaming: { address: string; port: number };
+  /** Where Prometheus metrics are served; undefined: not at all. */
+  metrics: { address: { host: string; port: number } | undefined };
   registry: RegistryConfig;
 }
 
@@ -50,7 +52,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'log-format' | 'cgroup-driver' | 'address' | 'port';
+type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'log-format' | 'cgroup-driver' | 'address' | 'port' | 'host-port';
 
 interface KeySpec {
   /** Dotted TOML key, e.g. `runtime.runtime_path`. */
@@ -76,6 +78,7 @@ export const KEYS: KeySpec[] = [
   { key: 'cni.bin_dir', kind: 'abs-path-list', default: '/usr/lib/cni', help: 'CNI plugin directory, or a list of them searched in order' },
   { key: 'streaming.address', kind: 'address', default: '127.0.0.1', help: 'IP address the Exec/Attach/PortForward server listens on' },
   { key: 'streaming.port', kind: 'port', default: '0', help: 'port of the streaming server (0 = any free port)' },
+  { key: 'metrics.address', kind: 'host-port', default: '', help: 'IP:PORT to serve Prometheus metrics on at /metrics, e.g. "127.0.0.1:1338" (empty: off)' },
 ];
 
 const REGISTRY_HELP = [
@@ -193,6 +196,7 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
       address: (get('streaming.address') as string | undefined) ?? '127.0.0.1',
       port: (get('streaming.port') as number | undefined) ?? 0,
     },
+    metrics: { address: get('metrics.address') as { host: string; port: number } | undefined },
     registry: parseRegistry(doc.registry, where),
   };
 }
@@ -255,6 +259,14 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
     case 'port': {
       const port = typeof value === 'string' && cwd !== undefined ? Number(value) : value;
       return typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65535 ? port : fail('an integer port from 0 to 65535');
+    }
+    case 'host-port': {
+      const given = text();
+      if (given === '') return undefined;
+      const m = /^(?:\[([0-9a-fA-F:]+)\]|([0-9.]+)):(\d{1,5})$/.exec(given);
+      const host = m?.[1] ?? m?.[2];
+      const port = Number(m?.[3]);
+      return host && isIP(host) !== 0 && port <= 65535 ? { host, port } : fail('IP:PORT, such as 127.0.0.1:1338 or [::1]:1338 (port 0: any free port)');
     }
   }
 }

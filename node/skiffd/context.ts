@@ -6,6 +6,7 @@ import type { SkiffdConfig } from './config.ts';
 import type { ContainerManager } from './containers/manager.ts';
 import type { ImageManager } from './images/image-manager.ts';
 import type { Logger } from './logger.ts';
+import type { DaemonMetrics } from './metrics.ts';
 import type { PodSandboxes } from './pods/manager.ts';
 import type { Streaming } from './streaming/index.ts';
 
@@ -27,4 +28,6 @@ export interface DaemonContext extends Subsystems {
   readonly startedAt: Date;
   /** Settings the kubelet pushes with UpdateRuntimeConfig; kept in memory and in `<state>/runtime-config.json`. */
   readonly network: { podCidr: string };
+  /** Prometheus metrics, when `metrics.address` is set. */
+  readonly metrics?: DaemonMetrics;
 }

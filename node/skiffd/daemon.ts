@@ -12,6 +12,7 @@ import { openPods } from './pods/index.ts';
 import { openContainers } from './containers/index.ts';
 import { Streaming } from './streaming/index.ts';
 import type { Logger } from './logger.ts';
+import { DaemonMetrics, serveMetrics } from './metrics.ts';
 import { createGrpcServer, listenUnix, prepareSocketPath } from './server.ts';
 import { imageService } from './services/image/index.ts';
 import { runtimeService } from './services/runtime/index.ts';
@@ -39,19 +40,22 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   const saved = await readJson<{ podCidr?: string }>(join(config.state, RUNTIME_CONFIG_FILE));
   const startedAt = new Date();
   const subsystems = await openSubsystems(config, log);
+  const metrics = config.metrics.address ? new DaemonMetrics(() => subsystems) : undefined;
   const ctx: DaemonContext = {
     config,
     log,
     startedAt,
     network: { podCidr: saved?.podCidr ?? '' },
+    metrics,
     ...subsystems,
   };
 
   const shuttingDown = new AbortController();
-  const server = createGrpcServer(log, shuttingDown.signal);
+  const server = createGrpcServer(log, shuttingDown.signal, metrics);
   server.add(RuntimeServiceDefinition, runtimeService(ctx));
   server.add(ImageServiceDefinition, imageService(ctx));
 
+  const metricsServer = metrics && config.metrics.address ? await serveMetrics(metrics, config.metrics.address, log) : undefined;
   await listenUnix(server, socket);
   const socketIno = (await stat(socket)).ino;
   log.info('serving', { socket, version: RUNTIME_VERSION, pid: process.pid, root: config.root, state: config.state, config: config.configFile ?? '(defaults)' });
@@ -73,6 +77,7 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
         log.warn('calls still running after drain timeout; cutting them off', { drain_ms: DRAIN_MS });
         server.forceShutdown();
       }
+      metricsServer?.close();
       // Remove the socket only if it is still ours (not one a newer daemon bound meanwhile).
       const current = await stat(socket).catch(() => undefined);
       if (current?.ino === socketIno) await rm(socket, { force: true });

@@ -90,7 +90,8 @@ auth = "bWU6c2VjcmV0"
 
 test('mistakes in the file name the key and what it accepts', () => {
   const cases: [string, RegExp][] = [
-    ['lsiten = "x"', /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[streaming\], \[registry\]\)/],
+    ['lsiten = "x"', /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[streaming\], \[metrics\], \[registry\]\)/],
+    ['[metrics]\naddress = "localhost:9"', /metrics\.address: expected IP:PORT, such as 127\.0\.0\.1:1338/],
     ['log_format = "xml"', /log_format: expected one of logfmt, json, got "xml"/],
     ['[runtime]\nruntime = "runc"', /unknown key "runtime\.runtime" \(known keys in \[runtime\]: runtime_path, runtime_root, conmon_path, cgroup_driver\)/],
     ['[runtime]\ncgroup_driver = "cgroupv2"', /runtime\.cgroup_driver: expected one of cgroupfs, systemd, got "cgroupv2"/],

@@ -24,6 +24,12 @@ export const pullImage: UnaryRpc<PullImageRequest, PullImageResponse> = async (c
       if (present) return { imageRef: present.id };
       throw new ImageError('invalid-argument', `"${name}" is an image id, not a reference: pull by name (repo:tag or repo@sha256:...)`);
     }
-    const record = await images.pull(name, credentials);
-    return { imageRef: record.id };
+    try {
+      const record = await images.pull(name, credentials);
+      ctx.metrics?.pulled('ok', record.size);
+      return { imageRef: record.id };
+    } catch (err) {
+      ctx.metrics?.pulled('error');
+      throw err;
+    }
   });
