@@ -1,6 +1,8 @@
-// UpdatePodSandboxResources: Applies a pod's new resource totals. Not built yet: answers UNIMPLEMENTED.
+// UpdatePodSandboxResources: sets the pod cgroup's CPU and memory limits to the pod's new totals.
 import type { UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const updatePodSandboxResources: UnaryRpc<UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesResponse> = async () => unimplemented('UpdatePodSandboxResources', 'pod-level resources cannot be changed after the pod runs; update each container with UpdateContainerResources');
+export const updatePodSandboxResources: UnaryRpc<UpdatePodSandboxResourcesRequest, UpdatePodSandboxResourcesResponse> = async (ctx, request) => {
+  await ctx.pods.updateResources(request.podSandboxId, request.resources, request.overhead);
+  return {};
+};
