@@ -24,10 +24,12 @@ test('handler.fetch answers a cached GET without a promise, with the same respon
   // What has to wait still comes back as a promise, and the public call is always one.
   assert.ok(handler.fetch(post(JSON.stringify({ query: Q1 }))) instanceof Promise, 'a POST body is awaited');
   assert.ok(handler(new Request(getUrl(Q1))) instanceof Promise);
-  // Errors the shortcut leaves to graphql-http keep their status on either form.
+  // Errors over GET need no waiting either, and keep their status on either form.
   const strict = { accept: 'application/graphql-response+json' };
-  const invalid = await handler.fetch(new Request(getUrl('{ nope }'), { headers: strict }));
+  const invalid = handler.fetch(new Request(getUrl('{ nope }'), { headers: strict }));
+  assert.ok(!(invalid instanceof Promise), 'a GET failing validation is answered synchronously');
   assert.equal(invalid.status, 400);
+  assert.equal(invalid.status, (await handler(new Request(getUrl('{ nope }'), { headers: strict }))).status);
   assert.match(JSON.parse(await invalid.text()).errors[0].message, /Cannot query field "nope"/);
   const mutation = await handler.fetch(new Request(getUrl('mutation { x }')));
   assert.equal(mutation.status, 405);
