@@ -12,6 +12,7 @@ export type {
   OperationContext,
   RequestParams,
 } from './handler/options.ts';
+export type { HealthOptions } from './handler/health.ts';
 export * from './subscriptions/index.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { assertValidSchema } from 'graphql';
 import { createCompiledExecution } from '../execution/compiled-execution.ts';
 import { createDocumentCache } from './document-cache.ts';
+import { createHealthChecks } from './health.ts';
 import { parseOptionsFor, resolveLimits } from './limits.ts';
 import { acceptableMediaTypes, negotiateMediaType, type GraphQLMediaType } from './negotiation.ts';
 import { createOperationRunner } from './operation.ts';
@@ -57,11 +58,15 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     formatError,
   });
 
+  const health = createHealthChecks(options.health);
+
   /** Answers synchronously whenever nothing has to be waited for (see GraphQLFetchHandler.fetch). */
   function handle(request: Request): Response | Promise<Response> {
-    if (path !== null) {
+    if (path !== null || health !== null) {
       const requested = pathnameOf(request.url);
-      if (requested !== path) return features.finish(request, refusal(404, `Nothing at ${requested}: the GraphQL endpoint is ${path}`));
+      const probe = health?.(request, requested) ?? null;
+      if (probe !== null) return probe;
+      if (path !== null && requested !== path) return features.finish(request, refusal(404, `Nothing at ${requested}: the GraphQL endpoint is ${path}`));
     }
     const preflight = features.preflight(request);
     if (preflight !== null) return preflight;

@@ -1,6 +1,7 @@
 import type { ExecutionArgs, ExecutionResult, GraphQLError, GraphQLSchema, ValidationRule } from 'graphql';
 import type { CacheControlOptions } from './cache-control.ts';
 import type { CorsOptions } from './cors.ts';
+import type { HealthOptions } from './health.ts';
 import type { LimitOptions } from './limits.ts';
 import type { PersistedQueriesOptions } from './persisted-queries.ts';
 import type { ResponseCacheOptions } from './response-cache.ts';
@@ -96,6 +97,8 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   responseCache?: ResponseCacheOptions | false;
   /** CORS for other origins. Default: none, no CORS headers at all. */
   cors?: CorsOptions;
+  /** `GET /healthz` (liveness) and `GET /readyz` (readiness) answered by the handler; paths configurable. Default off. */
+  health?: HealthOptions | boolean;
 }
 
 /** What `onResponse` is told about one request. */
