@@ -2,6 +2,7 @@ import { assertValidSchema } from 'graphql';
 import { createCompiledExecution } from '../execution/compiled-execution.ts';
 import { createDocumentCache } from './document-cache.ts';
 import { createHealthChecks } from './health.ts';
+import { endRequestSpan, failRequestSpan, startRequestSpan, type RequestTrace } from './tracing.ts';
 import { parseOptionsFor, resolveLimits } from './limits.ts';
 import { acceptableMediaTypes, negotiateMediaType, type GraphQLMediaType } from './negotiation.ts';
 import { createOperationRunner } from './operation.ts';
@@ -59,9 +60,36 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   });
 
   const health = createHealthChecks(options.health);
+  const tracer = options.tracer;
+
+  /** With a tracer: the request inside its span, ended with the response. */
+  function traced(request: Request): Response | Promise<Response> {
+    const t = startRequestSpan(tracer!, request, pathnameOf(request.url));
+    let response: Response | Promise<Response>;
+    try {
+      response = handle(request, t);
+    } catch (error) {
+      failRequestSpan(t, error);
+      throw error;
+    }
+    if (!(response instanceof Promise)) {
+      endRequestSpan(t, response);
+      return response;
+    }
+    return response.then(
+      (settled) => {
+        endRequestSpan(t, settled);
+        return settled;
+      },
+      (error: unknown) => {
+        failRequestSpan(t, error);
+        throw error;
+      },
+    );
+  }
 
   /** Answers synchronously whenever nothing has to be waited for (see GraphQLFetchHandler.fetch). */
-  function handle(request: Request): Response | Promise<Response> {
+  function handle(request: Request, trace?: RequestTrace): Response | Promise<Response> {
     if (path !== null || health !== null) {
       const requested = pathnameOf(request.url);
       const probe = health?.(request, requested) ?? null;
@@ -79,6 +107,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       });
     }
     const state = newRequestState();
+    if (trace !== undefined) state.trace = trace;
     if (request.method === 'GET') return answer(request, state, mediaType, () => paramsFromGet(request.url, queryResolver));
     const refused = postRefusal(request);
     if (refused !== null) return respond(request, state, refused);
@@ -140,7 +169,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     } catch (error) {
       return thrownAnswer(error, mediaType, formatError);
     }
-    return isAnswer(admission) ? admission : runOperation(request, admission, mediaType);
+    return isAnswer(admission) ? admission : runOperation(request, admission, mediaType, state.trace);
   }
 
   function respond(request: Request, state: RequestState, answered: Answer): Response {
@@ -156,14 +185,15 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     return features.finish(request, refusal(500, 'Internal server error'), state);
   }
 
+  const entry = tracer === undefined ? (request: Request) => handle(request) : traced;
   const handleGraphQL = (request: Request): Promise<Response> => {
     try {
-      return Promise.resolve(handle(request));
+      return Promise.resolve(entry(request));
     } catch (error) {
       return Promise.reject(error);
     }
   };
-  return Object.assign(handleGraphQL, { fetch: handle });
+  return Object.assign(handleGraphQL, { fetch: entry });
 }
 
 /** An answer already (a refusal, a cached response) rather than parameters to go on with. */

@@ -18,6 +18,7 @@ import type { DocumentCache } from './document-cache.ts';
 import type { GraphQLMediaType } from './negotiation.ts';
 import type { FormatError, RequestParams } from './options.ts';
 import { errorBody, errorsAnswer, resultAnswer, thrownAnswer, writtenAnswer, type Answer } from './responses.ts';
+import { childSpan, describeOperation, type RequestTrace } from './tracing.ts';
 
 export interface OperationOptions {
   schema: GraphQLSchema;
@@ -38,7 +39,7 @@ export interface OperationOptions {
  * Answers admitted parameters; `mediaType` is the negotiated response type. Throws (or rejects with)
  * unexpected failures only: a throwing context factory or executor, which the handler makes a 500.
  */
-export type RunOperation = (request: Request, params: RequestParams, mediaType: GraphQLMediaType) => Answer | Promise<Answer>;
+export type RunOperation = (request: Request, params: RequestParams, mediaType: GraphQLMediaType, trace?: RequestTrace) => Answer | Promise<Answer>;
 
 export function createOperationRunner(options: OperationOptions): RunOperation {
   const { schema, documents, rootValue, context, compiled, formatError } = options;
@@ -51,12 +52,14 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
     mediaType: GraphQLMediaType,
     document: DocumentNode,
     contextValue: unknown,
+    trace: RequestTrace | undefined,
   ): Answer | Promise<Answer> {
-    const errors = documents.validate(schema, document, rules);
+    const errors = trace === undefined ? documents.validate(schema, document, rules) : childSpan(trace, 'graphql.validate', () => documents.validate(schema, document, rules));
     if (errors.length > 0) return errorsAnswer(errors, mediaType, formatError);
+    describeOperation(trace, document, params.operationName);
     const plan = compiled?.planFor(document, params.operationName) ?? null;
     if (plan !== null) {
-      const answer = runPlan(plan, params, mediaType, contextValue);
+      const answer = trace === undefined ? runPlan(plan, params, mediaType, contextValue) : childSpan(trace, 'graphql.execute', () => runPlan(plan, params, mediaType, contextValue));
       if (answer !== null) return answer;
     }
     const operation = getOperationAST(document, params.operationName);
@@ -68,14 +71,8 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
       // As graphql-http answers it: a bare 405 whose body (unformatted) says why.
       return { status: 405, headers: { allow: 'POST' }, body: errorBody('Cannot perform mutations over GET') };
     }
-    const result = execute({
-      schema,
-      document,
-      rootValue,
-      contextValue,
-      variableValues: params.variables,
-      operationName: params.operationName,
-    });
+    const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
+    const result = trace === undefined ? execute(args) : childSpan(trace, 'graphql.execute', () => execute(args));
     return result instanceof Promise ? result.then((settled) => executed(settled, mediaType)) : executed(result, mediaType);
   }
 
@@ -94,18 +91,18 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
     return resultAnswer(result, mediaType, formatError);
   }
 
-  return (request, params, mediaType) => {
+  return (request, params, mediaType, trace) => {
     let document: DocumentNode;
     try {
-      document = documents.parse(params.query);
+      document = trace === undefined ? documents.parse(params.query) : childSpan(trace, 'graphql.parse', () => documents.parse(params.query));
     } catch (error) {
       return thrownAnswer(error, mediaType, formatError);
     }
-    if (typeof context !== 'function') return withContext(request, params, mediaType, document, context);
+    if (typeof context !== 'function') return withContext(request, params, mediaType, document, context, trace);
     const made: unknown = context(request, params);
     return made instanceof Promise
-      ? made.then((contextValue) => withContext(request, params, mediaType, document, contextValue))
-      : withContext(request, params, mediaType, document, made);
+      ? made.then((contextValue) => withContext(request, params, mediaType, document, contextValue, trace))
+      : withContext(request, params, mediaType, document, made, trace);
   };
 }
 

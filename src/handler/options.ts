@@ -1,5 +1,6 @@
 import type { ExecutionArgs, ExecutionResult, GraphQLError, GraphQLSchema, ValidationRule } from 'graphql';
 import type { CacheControlOptions } from './cache-control.ts';
+import type { Tracer } from '@opentelemetry/api';
 import type { CorsOptions } from './cors.ts';
 import type { HealthOptions } from './health.ts';
 import type { LimitOptions } from './limits.ts';
@@ -99,6 +100,11 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   cors?: CorsOptions;
   /** `GET /healthz` (liveness) and `GET /readyz` (readiness) answered by the handler; paths configurable. Default off. */
   health?: HealthOptions | boolean;
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer('my-service')` from @opentelemetry/api): one server span
+   * per request, named after the operation, with parse, validate and execute as child spans. Default off.
+   */
+  tracer?: Tracer;
 }
 
 /** What `onResponse` is told about one request. */

@@ -1,3 +1,4 @@
+import type { RequestTrace } from './tracing.ts';
 import {
   getOperationAST,
   NoSchemaIntrospectionCustomRule,
@@ -26,6 +27,8 @@ export interface RequestState {
   cacheKey: string | undefined;
   /** The cached response this request is answered with. */
   cached: CachedResponse | undefined;
+  /** The request's span, when the handler has a tracer. */
+  trace?: RequestTrace;
 }
 
 export function newRequestState(): RequestState {

@@ -9,6 +9,7 @@ const root = join(import.meta.dirname, '..', '..');
 const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  peerDependencies?: Record<string, string>;
 };
 
 function sourcesUnder(dir: string): string[] {
@@ -19,10 +20,15 @@ function sourcesUnder(dir: string): string[] {
 
 /** The module specifiers a file imports or re-exports (static and dynamic). */
 function importsOf(file: string): string[] {
+  return importsWithKind(file).map((i) => i.specifier);
+}
+
+/** Each import with whether it is `import type` (erased: nothing of the package is loaded). */
+function importsWithKind(file: string): { specifier: string; typeOnly: boolean }[] {
   const text = readFileSync(file, 'utf8');
-  const found: string[] = [];
-  for (const match of text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"`;]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
-    found.push(match[1] ?? match[2]);
+  const found: { specifier: string; typeOnly: boolean }[] = [];
+  for (const match of text.matchAll(/(?:^|\n)\s*(import|export)\b(\s+type\b)?[^'"`;]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+    found.push({ specifier: match[3] ?? match[4], typeOnly: match[2] !== undefined });
   }
   return found;
 }
@@ -43,14 +49,15 @@ test('src/execution imports nothing from src/handler', () => {
   }
 });
 
-test('src/ and node/graphql import only runtime dependencies', () => {
+test('src/ and node/graphql import only runtime dependencies (an optional peer only for its types)', () => {
   const files = [...sourcesUnder('src'), ...sourcesUnder('node/graphql')];
   let packages = 0;
   for (const file of files) {
-    for (const specifier of importsOf(file)) {
+    for (const { specifier, typeOnly } of importsWithKind(file)) {
       const name = packageOf(specifier);
       if (name === null) continue;
       packages++;
+      if (typeOnly && name in (packageJson.peerDependencies ?? {})) continue;
       assert.ok(
         name in packageJson.dependencies,
         `${relative(root, file)} imports ${specifier}, which is ${name in packageJson.devDependencies ? 'a devDependency' : 'not a dependency'}`,
