@@ -55,6 +55,12 @@ export interface RunningServer {
   port: number;
   /** Stops accepting connections, drops idle keep-alive ones, resolves once the server is closed. */
   close(): Promise<void>;
+  /**
+   * Graceful stop: refuses new connections, closes WebSockets (1001, so clients reconnect elsewhere),
+   * lets requests in flight finish and closes each connection once it is idle. Past `timeoutMs` the
+   * remaining connections are cut. Resolves true when everything finished in time.
+   */
+  shutdown(timeoutMs: number): Promise<boolean>;
 }
 
 export function startServer(options: StartOptions): Promise<RunningServer> {
@@ -70,15 +76,38 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
         ? attachGraphQLWebSocket(server, { ...options.subscriptions, path: options.path ?? '/graphql' })
         : undefined;
       const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
+      let closing: Promise<void> | undefined;
+      const close = () =>
+        (closing ??= (async () => {
+          const closed = new Promise<void>((done, fail) => server.close((error) => (error ? fail(error) : done())));
+          // close() drops the connections idle now; a keep-alive one whose request is still in flight
+          // goes idle later, and is dropped by a later sweep (no per-request cost while serving).
+          server.closeIdleConnections();
+          const sweep = setInterval(() => server.closeIdleConnections(), 50);
+          try {
+            await ws?.close();
+            await closed;
+          } finally {
+            clearInterval(sweep);
+          }
+        })());
       resolve({
         url: `http://${host.includes(':') ? `[${host}]` : host}:${port}${options.path ?? '/graphql'}`,
         port,
-        close: async () => {
-          await ws?.close();
-          await new Promise<void>((done, fail) => {
-            server.close((error) => (error ? fail(error) : done()));
-            server.closeIdleConnections();
+        close,
+        shutdown: async (timeoutMs) => {
+          let timer: NodeJS.Timeout | undefined;
+          const timedOut = new Promise<boolean>((done) => {
+            timer = setTimeout(() => done(false), timeoutMs);
           });
+          const finished = await Promise.race([close().then(() => true), timedOut]);
+          clearTimeout(timer);
+          if (!finished) {
+            server.closeAllConnections();
+            ws?.terminate();
+            await close().catch(() => undefined);
+          }
+          return finished;
         },
       });
     });
