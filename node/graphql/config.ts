@@ -26,6 +26,8 @@ export interface ServerConfig {
   cacheMaxAge: number | false | undefined;
   maxBodyBytes: number | undefined;
   limits: LimitOptions;
+  /** Prometheus text on /metrics. */
+  metrics: boolean;
   /** Milliseconds open requests and WebSockets get to finish after SIGTERM before they are cut. */
   shutdownTimeoutMs: number;
   development: boolean;
@@ -46,6 +48,7 @@ export const variables: readonly [name: string, meaning: string][] = [
   ['MAX_DEPTH', 'deepest field nesting (default 10)'],
   ['MAX_ALIASES', 'most aliases in a query (default 20)'],
   ['MAX_LIST_SIZE', 'most items in a list argument (default 1000)'],
+  ['METRICS', 'Prometheus metrics on /metrics: on|off (default off)'],
   ['SHUTDOWN_TIMEOUT', 'seconds open requests and WebSockets get after SIGTERM (default 10)'],
   ['NODE_ENV', 'development shows resolver errors unmasked'],
 ];
@@ -84,6 +87,7 @@ export function configFromEnv(env: Env, argv: readonly string[] = []): ServerCon
     cacheMaxAge,
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1),
     limits,
+    metrics: flag(env, 'METRICS', false),
     shutdownTimeoutMs: Math.round(shutdownSeconds * 1000),
     development: env.NODE_ENV === 'development',
   };

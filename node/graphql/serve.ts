@@ -1,12 +1,13 @@
 // The Node server for the countries API: `npm start` runs it from the sources, `node dist/server.mjs`
 // from the build. Serves http://localhost:$PORT/graphql (default 4000), GraphiQL on the same URL in a
-// browser and GraphQL over WebSocket for subscriptions. Settings come from the environment
+// browser, GraphQL over WebSocket for subscriptions and, with METRICS=on, Prometheus text on /metrics. Settings come from the environment
 // (config.ts, `--help` lists them); SIGTERM or SIGINT drains open requests and sockets, then exits.
 import { countriesSchema } from '../../src/countries/index.ts';
 import { createCountriesHandler } from '../../src/index.ts';
 import { startServer } from './app.ts';
 import { ConfigError, configFromEnv, variables, type ServerConfig } from './config.ts';
 import { createRequestLog } from './logging.ts';
+import { createMetrics } from './metrics.ts';
 
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
@@ -26,10 +27,12 @@ try {
 }
 
 const log = createRequestLog({ level: config.logLevel });
+const metrics = config.metrics ? createMetrics() : null;
+const observers = [log?.onResponse, metrics?.onResponse].filter((observer) => observer !== undefined);
 
 try {
   const handler = createCountriesHandler({
-    onResponse: log?.onResponse,
+    onResponse: observers.length <= 1 ? observers[0] : (event) => observers.forEach((observe) => observe(event)),
     // NODE_ENV=development shows resolver errors as they are instead of "Unexpected error."
     development: config.development,
     introspection: config.introspection,
@@ -44,6 +47,7 @@ try {
     hostname: config.host,
     graphiql: config.graphiql,
     log,
+    metrics,
     // The same URL answers WebSocket upgrades with GraphQL over WebSocket (graphql-transport-ws).
     subscriptions: { schema: countriesSchema },
   });

@@ -21,6 +21,8 @@ export interface DocumentCache {
   validate: typeof graphqlValidate;
   /** Number of query texts currently remembered. */
   readonly size: number;
+  /** Whether `query` is remembered (its parse would be a hit); does not count as a use. */
+  has(query: string): boolean;
 }
 
 interface Entry {
@@ -91,5 +93,6 @@ export function createDocumentCache(maxEntries: number, parseOptions?: ParseOpti
     get size() {
       return documents.size;
     },
+    has: (query) => documents.has(query),
   };
 }

@@ -34,6 +34,8 @@ export interface RequestState {
   cached: CachedResponse | undefined;
   /** The parameters, when the handler's shortcut has parsed them already. */
   parsed?: ParsedParams;
+  /** Whether the query was in the document cache on arrival; only looked up for `onResponse`. */
+  documentCached?: boolean;
 }
 
 export function newRequestState(): RequestState {
@@ -108,18 +110,22 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
   const varyGet = cors ? 'Accept, Origin' : 'Accept';
   const onResponse = options.onResponse;
   let documentsForNames: DocumentCache | undefined;
+  const documentCacheOn = (options.documentCacheSize ?? 1) > 0;
 
   const observe = (request: Request, response: Response, state: RequestState | undefined): void => {
     if (!onResponse) return;
     let operationName = state?.operationName ?? null;
-    if (operationName === null && state?.query !== undefined && documentsForNames !== undefined) {
+    let operationType: ResponseEvent['operationType'] = null;
+    if (state?.query !== undefined && documentsForNames !== undefined) {
       try {
-        operationName = getOperationAST(documentsForNames.parse(state.query), null)?.name?.value ?? null;
+        const operation = getOperationAST(documentsForNames.parse(state.query), operationName);
+        operationType = operation?.operation ?? null;
+        if (operationName === null) operationName = operation?.name?.value ?? null;
       } catch {
-        // a syntax error has no operation name
+        // a syntax error has no operation
       }
     }
-    const event: ResponseEvent = { request, response, operationName };
+    const event: ResponseEvent = { request, response, operationName, operationType, documentCacheHit: state?.documentCached ?? null };
     try {
       onResponse(event);
     } catch {
@@ -132,6 +138,9 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
     checkRequestLimits(limits, query, variables);
     state.operationName = operationName;
     state.query = query;
+    // Looked up before anything parses the query; a request the shortcut hands on to the full path
+    // is admitted again there, by which time the shortcut may have cached its document.
+    if (onResponse !== undefined && documentsForNames !== undefined && documentCacheOn) state.documentCached = documentsForNames.has(query);
     if (responseCache !== undefined && documentsForNames !== undefined) {
       let document;
       try {
