@@ -11,6 +11,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export const targets = [
   { entry: 'src/index.ts', out: 'graphql.js', format: 'esm', what: 'neutral ES module: default { fetch }, createGraphQLHandler' },
   { entry: 'edge/deno.ts', out: 'deno.js', format: 'esm', what: 'Deno Deploy / `deno serve`' },
+  { entry: 'edge/bun.ts', out: 'bun.js', format: 'esm', what: 'Bun: `bun bun.js` serves it (HTTP and WebSocket subscriptions)' },
   { entry: 'edge/workerd.ts', out: 'workerd.js', format: 'esm', what: 'Cloudflare Workers module worker' },
   { entry: 'edge/vercel.ts', out: 'vercel.js', format: 'esm', what: 'Vercel edge function (deploy as api/graphql.js)' },
   // edge-runtime evaluates scripts, not modules: an IIFE that registers a `fetch` event listener.

@@ -7,6 +7,7 @@ import type { GraphQLFetchHandler } from '../../src/handler/options.ts';
 import { createGraphiQL, type GraphiQLOptions } from './graphiql.ts';
 import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from './websocket.ts';
 import type { RequestLog } from './logging.ts';
+import type { ServerMetrics } from './metrics.ts';
 
 /** A GraphQL handler, or any fetch-style function (tests serve their own). */
 export type AppHandler = ((request: Request) => Response | Promise<Response>) & Partial<Pick<GraphQLFetchHandler, 'fetch'>>;
@@ -16,6 +17,8 @@ export interface AppOptions {
   graphiql?: boolean | GraphiQLOptions;
   /** Request log (see logging.ts); none by default. */
   log?: RequestLog | null;
+  /** Prometheus metrics (see metrics.ts), served on their path; none by default. */
+  metrics?: ServerMetrics | null;
 }
 
 /** A Hono app handing every request to the GraphQL handler, which owns paths, methods and errors. */
@@ -23,6 +26,10 @@ export function createApp(handler: AppHandler, options: AppOptions = {}): Hono {
   const app = new Hono();
   // The synchronous form lets @hono/node-server write a ready answer without awaiting it.
   const fetch = handler.fetch ?? handler;
+  const { metrics } = options;
+  // Scrapes first: neither logged nor counted.
+  if (metrics) app.get(metrics.path, () => metrics.scrape());
+  if (metrics) app.use('*', metrics.middleware);
   if (options.log) app.use('*', options.log.middleware);
   if (options.graphiql) {
     const graphiql = createGraphiQL(options.graphiql === true ? {} : options.graphiql);
@@ -45,6 +52,8 @@ export interface StartOptions {
   graphiql?: boolean | GraphiQLOptions;
   /** Request log; none by default, so tests stay quiet. */
   log?: RequestLog | null;
+  /** Prometheus metrics on their path; the caller gives `metrics.onResponse` to the handler. Default none. */
+  metrics?: ServerMetrics | null;
   /** GraphQL over WebSocket (graphql-transport-ws) on `path`, e.g. `{ schema }`. Default off. */
   subscriptions?: Omit<NodeGraphQLWebSocketOptions, 'path'>;
 }
@@ -55,11 +64,17 @@ export interface RunningServer {
   port: number;
   /** Stops accepting connections, drops idle keep-alive ones, resolves once the server is closed. */
   close(): Promise<void>;
+  /**
+   * Graceful stop: refuses new connections, closes WebSockets (1001, so clients reconnect elsewhere),
+   * lets requests in flight finish and closes each connection once it is idle. Past `timeoutMs` the
+   * remaining connections are cut. Resolves true when everything finished in time.
+   */
+  shutdown(timeoutMs: number): Promise<boolean>;
 }
 
 export function startServer(options: StartOptions): Promise<RunningServer> {
   const graphiql = options.graphiql === true ? { endpoint: options.path ?? '/graphql' } : options.graphiql;
-  const app = createApp(options.handler, { graphiql, log: options.log });
+  const app = createApp(options.handler, { graphiql, log: options.log, metrics: options.metrics });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port ?? 4000, hostname: options.hostname }) as Server;
     server.once('error', reject);
@@ -67,20 +82,69 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
       server.off('error', reject);
       const { port } = server.address() as AddressInfo;
       const ws = options.subscriptions
-        ? attachGraphQLWebSocket(server, { ...options.subscriptions, path: options.path ?? '/graphql' })
+        ? attachGraphQLWebSocket(server, {
+            ...options.subscriptions,
+            ...(options.metrics ? withSubscriptionHooks(options.subscriptions, options.metrics) : {}),
+            path: options.path ?? '/graphql',
+          })
         : undefined;
       const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
+      let closing: Promise<void> | undefined;
+      const close = () =>
+        (closing ??= (async () => {
+          const closed = new Promise<void>((done, fail) => server.close((error) => (error ? fail(error) : done())));
+          // close() drops the connections idle now; a keep-alive one whose request is still in flight
+          // goes idle later, and is dropped by a later sweep (no per-request cost while serving).
+          server.closeIdleConnections();
+          const sweep = setInterval(() => server.closeIdleConnections(), 50);
+          try {
+            await ws?.close();
+            await closed;
+          } finally {
+            clearInterval(sweep);
+          }
+        })());
       resolve({
         url: `http://${host.includes(':') ? `[${host}]` : host}:${port}${options.path ?? '/graphql'}`,
         port,
-        close: async () => {
-          await ws?.close();
-          await new Promise<void>((done, fail) => {
-            server.close((error) => (error ? fail(error) : done()));
-            server.closeIdleConnections();
+        close,
+        shutdown: async (timeoutMs) => {
+          let timer: NodeJS.Timeout | undefined;
+          const timedOut = new Promise<boolean>((done) => {
+            timer = setTimeout(() => done(false), timeoutMs);
           });
+          const finished = await Promise.race([close().then(() => true), timedOut]);
+          clearTimeout(timer);
+          if (!finished) {
+            server.closeAllConnections();
+            ws?.terminate();
+            await close().catch(() => undefined);
+          }
+          return finished;
         },
       });
     });
   });
+}
+
+/** The WebSocket options' own onOperation/onComplete, followed by the metrics' ones. */
+function withSubscriptionHooks(
+  options: Omit<NodeGraphQLWebSocketOptions, 'path'>,
+  metrics: ServerMetrics,
+): Pick<NodeGraphQLWebSocketOptions, 'onOperation' | 'onComplete'> {
+  const { onOperation, onComplete } = metrics.subscriptionHooks;
+  return {
+    async onOperation(ctx, id, payload, args, result) {
+      const replaced = await options.onOperation?.(ctx, id, payload, args, result);
+      onOperation!(ctx, id, payload, args, replaced ?? result);
+      return replaced;
+    },
+    async onComplete(ctx, id, payload) {
+      try {
+        await options.onComplete?.(ctx, id, payload);
+      } finally {
+        onComplete!(ctx, id, payload);
+      }
+    },
+  };
 }

@@ -3,9 +3,7 @@
 // works with no network at all. Subscriptions run over graphql-ws when the server has WebSockets on
 // the endpoint. The edge bundles leave GraphiQL out (its assets are about 1.8 MB).
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { loadAssetFiles } from './graphiql-assets.ts';
 
 export interface GraphiQLOptions {
   /** Path of the GraphQL endpoint the page queries and is served on. Default `/graphql`. */
@@ -22,35 +20,14 @@ interface Asset {
   etag: string;
 }
 
-const require = createRequire(import.meta.url);
-
-function packageFile(pkg: string, file: string): string {
-  return join(dirname(require.resolve(`${pkg}/package.json`)), file);
-}
-
-// Read on first use, then kept: the dev server serves them from memory.
+// Read on first use, then kept: the server serves them from memory.
 let vendorAssets: Map<string, Asset> | undefined;
 
 function vendor(): Map<string, Asset> {
   if (vendorAssets) return vendorAssets;
-  const files: [string, string, string, string][] = [
-    ['react.production.min.js', 'react', 'umd/react.production.min.js', 'text/javascript; charset=utf-8'],
-    ['react-dom.production.min.js', 'react-dom', 'umd/react-dom.production.min.js', 'text/javascript; charset=utf-8'],
-    ['graphiql.min.js', 'graphiql', 'graphiql.min.js', 'text/javascript; charset=utf-8'],
-    ['graphiql.min.css', 'graphiql', 'graphiql.min.css', 'text/css; charset=utf-8'],
-    ['graphql-ws.min.js', 'graphql-ws', 'umd/graphql-ws.min.js', 'text/javascript; charset=utf-8'],
-  ];
   const assets = new Map<string, Asset>();
-  const start = readFileSync(new URL('./graphiql-start.js', import.meta.url));
-  assets.set('start.js', { body: new Uint8Array(start), contentType: 'text/javascript; charset=utf-8', etag: strongEtag(start) });
-  for (const [name, pkg, file, contentType] of files) {
-    let body: Buffer;
-    try {
-      body = readFileSync(packageFile(pkg, file));
-    } catch (error) {
-      throw new Error(`GraphiQL asset ${pkg}/${file} is missing (run npm ci): ${(error as Error).message}`);
-    }
-    assets.set(name, { body: new Uint8Array(body), contentType, etag: strongEtag(body) });
+  for (const { name, body, contentType } of loadAssetFiles()) {
+    assets.set(name, { body, contentType, etag: strongEtag(body) });
   }
   vendorAssets = assets;
   return assets;

@@ -1,56 +1,78 @@
-// `npm start`: serves the countries API on http://localhost:$PORT/graphql (default 4000), GraphiQL on the
-// same URL in a browser, and one JSON log line per request (LOG_LEVEL=silent or --quiet turns them off).
+// The Node server for the countries API: `npm start` runs it from the sources, `node dist/server.mjs`
+// from the build. Serves http://localhost:$PORT/graphql (default 4000), GraphiQL on the same URL in a
+// browser, GraphQL over WebSocket for subscriptions and, with METRICS=on, Prometheus text on /metrics. Settings come from the environment
+// (config.ts, `--help` lists them); SIGTERM or SIGINT drains open requests and sockets, then exits.
 import { countriesSchema } from '../../src/countries/index.ts';
 import { createCountriesHandler } from '../../src/index.ts';
 import { startServer } from './app.ts';
-import { createRequestLog, logLevelFrom, type LogLevel } from './logging.ts';
+import { ConfigError, configFromEnv, variables, type ServerConfig } from './config.ts';
+import { createRequestLog } from './logging.ts';
+import { createMetrics } from './metrics.ts';
 
-const rawPort = process.env.PORT ?? '4000';
-const port = /^\d+$/.test(rawPort) ? Number(rawPort) : NaN;
-if (!(port >= 0 && port <= 65535)) {
-  console.error(`PORT must be a number from 0 to 65535 (got "${rawPort}")`);
-  process.exit(2);
+const argv = process.argv.slice(2);
+if (argv.includes('--help') || argv.includes('-h')) {
+  const width = Math.max(...variables.map(([name]) => name.length));
+  console.log(`Serves the countries GraphQL API.\n\nusage: [VARIABLE=value ...] node dist/server.mjs [--quiet]\n\nEnvironment:`);
+  for (const [name, meaning] of variables) console.log(`  ${name.padEnd(width)}  ${meaning}`);
+  process.exit(0);
 }
 
-let level: LogLevel;
+let config: ServerConfig;
 try {
-  level = logLevelFrom(process.env.LOG_LEVEL, process.argv.slice(2));
+  config = configFromEnv(process.env, argv);
 } catch (error) {
-  console.error((error as Error).message);
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(`Invalid setting: ${error.message}`);
   process.exit(2);
 }
-const graphiql = !/^(0|false|off|no)$/i.test(process.env.GRAPHIQL ?? '');
-const log = createRequestLog({ level });
+
+const log = createRequestLog({ level: config.logLevel });
+const metrics = config.metrics ? createMetrics() : null;
+const observers = [log?.onResponse, metrics?.onResponse].filter((observer) => observer !== undefined);
 
 try {
   const handler = createCountriesHandler({
-    onResponse: log?.onResponse,
+    onResponse: observers.length <= 1 ? observers[0] : (event) => observers.forEach((observe) => observe(event)),
     // NODE_ENV=development shows resolver errors as they are instead of "Unexpected error."
-    development: process.env.NODE_ENV === 'development',
+    development: config.development,
+    introspection: config.introspection,
+    cors: config.corsOrigins.length > 0 ? { origin: config.corsOrigins } : undefined,
+    cacheControl: config.cacheMaxAge === undefined ? undefined : config.cacheMaxAge === false ? false : { maxAge: config.cacheMaxAge },
+    maxBodyBytes: config.maxBodyBytes,
+    limits: config.limits,
   });
   const server = await startServer({
     handler,
-    port,
-    hostname: process.env.HOST || undefined,
-    graphiql,
+    port: config.port,
+    hostname: config.host,
+    graphiql: config.graphiql,
     log,
+    metrics,
     // The same URL answers WebSocket upgrades with GraphQL over WebSocket (graphql-transport-ws).
     subscriptions: { schema: countriesSchema },
   });
-  console.log(`GraphQL endpoint ready at ${server.url}${graphiql ? ' (open it in a browser for GraphiQL)' : ''}`);
-  const stop = () => {
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+  console.log(`GraphQL endpoint ready at ${server.url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    if (config.logLevel !== 'silent') console.log(`${signal}: finishing open requests and closing WebSockets`);
+    server.shutdown(config.shutdownTimeoutMs).then(
+      (drained) => {
+        if (!drained) console.error(`Shutdown took longer than SHUTDOWN_TIMEOUT (${config.shutdownTimeoutMs / 1000} s): open connections were cut`);
+        process.exit(drained ? 0 : 1);
+      },
+      (error: unknown) => {
+        console.error('Shutdown failed:', error);
+        process.exit(1);
+      },
     );
-    // Open connections get a moment to finish, no more.
-    setTimeout(() => process.exit(0), 2000).unref();
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 } catch (error) {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') console.error(`Port ${port} is already in use: set PORT to a free port (e.g. PORT=4001 npm start)`);
+  if (code === 'EADDRINUSE') console.error(`Port ${config.port} is already in use: set PORT to a free port (e.g. PORT=4001 npm start)`);
   else console.error('Could not start the GraphQL server:', error);
   process.exit(1);
 }

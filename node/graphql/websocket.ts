@@ -26,6 +26,8 @@ export interface AttachedGraphQLWebSocket {
   readonly server: GraphQLWebSocketServer;
   /** Stops accepting upgrades and closes every socket (1001). */
   close(): Promise<void>;
+  /** Drops every socket at once, without a closing handshake (for a shutdown out of time). */
+  terminate(): void;
 }
 
 export function attachGraphQLWebSocket(
@@ -63,6 +65,9 @@ export function attachGraphQLWebSocket(
       httpServer.off('upgrade', onUpgrade);
       await graphqlWs.close();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+    terminate() {
+      for (const socket of wss.clients) socket.terminate();
     },
   };
 }

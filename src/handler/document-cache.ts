@@ -20,6 +20,8 @@ export interface DocumentCache {
   validate: typeof graphqlValidate;
   /** Number of query texts currently remembered. */
   readonly size: number;
+  /** Whether `query` is remembered (its parse would be a hit); does not count as a use. */
+  has(query: string): boolean;
 }
 
 interface Entry {
@@ -90,5 +92,6 @@ export function createDocumentCache(maxEntries: number, parseOptions?: ParseOpti
     get size() {
       return documents.size;
     },
+    has: (query) => documents.has(query),
   };
 }

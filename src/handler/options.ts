@@ -113,6 +113,13 @@ export interface ResponseEvent {
   response: Response;
   /** The operation's name: the `operationName` parameter, else the name in the document; null if none. */
   operationName: string | null;
+  /** The operation's type; null when the request carried no operation that parses (404, 400, 405...). */
+  operationType: 'query' | 'mutation' | 'subscription' | null;
+  /**
+   * Whether the query's document was in the document cache when the request arrived; null without a
+   * query, or with the cache off.
+   */
+  documentCacheHit: boolean | null;
 }
 
 export const defaults = {

@@ -29,6 +29,8 @@ export interface RequestState {
   cached: CachedResponse | undefined;
   /** The request's span, when the handler has a tracer. */
   trace?: RequestTrace;
+  /** Whether the query was in the document cache on arrival; only looked up for `onResponse`. */
+  documentCached?: boolean;
 }
 
 export function newRequestState(): RequestState {
@@ -104,18 +106,22 @@ export function createProductionFeatures(
   const cors: Cors | undefined = options.cors ? createCors(options.cors) : undefined;
   const varyGet = cors ? 'Accept, Origin' : 'Accept';
   const onResponse = options.onResponse;
+  const documentCacheOn = (options.documentCacheSize ?? 1) > 0;
 
   const observe = (request: Request, response: Response, state: RequestState | undefined): void => {
     if (!onResponse) return;
     let operationName = state?.operationName ?? null;
-    if (operationName === null && state?.query !== undefined) {
+    let operationType: ResponseEvent['operationType'] = null;
+    if (state?.query !== undefined) {
       try {
-        operationName = getOperationAST(documentsForNames.parse(state.query), null)?.name?.value ?? null;
+        const operation = getOperationAST(documentsForNames.parse(state.query), operationName);
+        operationType = operation?.operation ?? null;
+        if (operationName === null) operationName = operation?.name?.value ?? null;
       } catch {
-        // a syntax error has no operation name
+        // a syntax error has no operation
       }
     }
-    const event: ResponseEvent = { request, response, operationName };
+    const event: ResponseEvent = { request, response, operationName, operationType, documentCacheHit: state?.documentCached ?? null };
     try {
       onResponse(event);
     } catch {
@@ -128,6 +134,8 @@ export function createProductionFeatures(
     checkRequestLimits(limits, query, variables);
     state.operationName = operationName;
     state.query = query;
+    // Looked up before anything parses the query.
+    if (onResponse !== undefined && documentCacheOn) state.documentCached = documentsForNames.has(query);
     if (responseCache !== undefined) {
       let document;
       try {

@@ -1,4 +1,4 @@
-// The built edge bundles answering real countries queries on Node, Deno, workerd and Vercel's
+// The built edge bundles answering real countries queries on Node, Deno, Bun, workerd and Vercel's
 // edge-runtime, byte for byte like the in-process handler.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { build, type BundleSize } from '../../scripts/build-edge.mjs';
 import countries from '../../src/index.ts';
 import { countriesSubgraphSDL, dataset, LOCALES } from '../../src/countries/index.ts';
-import { startDeno, startEdgeRuntime, startWorkerd, type FetchFn } from '../support/graphql-edge.ts';
+import { startBun, startDeno, startEdgeRuntime, startWorkerd, type FetchFn } from '../support/graphql-edge.ts';
 
 const gqlResponse = 'application/graphql-response+json';
 const json = { 'content-type': 'application/json' };
@@ -136,7 +136,7 @@ describe('edge bundles', { timeout: 180_000 }, () => {
   after(() => rm(outdir, { recursive: true, force: true }));
 
   test('the build writes a self-contained minified bundle per target', { timeout: 120_000 }, async () => {
-    assert.deepEqual(sizes.map((s) => s.name).sort(), ['deno.js', 'graphql.js', 'vercel-edge-runtime.js', 'vercel.js', 'workerd.js']);
+    assert.deepEqual(sizes.map((s) => s.name).sort(), ['bun.js', 'deno.js', 'graphql.js', 'vercel-edge-runtime.js', 'vercel.js', 'workerd.js']);
     for (const s of sizes) {
       const code = await readFile(s.file, 'utf8');
       assert.doesNotMatch(code, /\bfrom\s*["'][^"']+["']|\brequire\(|\bimport\(/, `${s.name} imports nothing at run time`);
@@ -163,6 +163,12 @@ describe('edge bundles', { timeout: 180_000 }, () => {
     const deno = await startDeno([bundle('deno.js')]);
     t.after(() => deno.stop());
     await answersLikeNode(deno.fetch);
+  });
+
+  test('Bun: bun serving the bundle\'s default export', { timeout: 120_000 }, async (t) => {
+    const bun = await startBun(bundle('bun.js'));
+    t.after(() => bun.stop());
+    await answersLikeNode(bun.fetch);
   });
 
   test('workerd (Miniflare): the module worker bundle wrangler.toml deploys', { timeout: 120_000 }, async (t) => {

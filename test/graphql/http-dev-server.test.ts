@@ -67,7 +67,7 @@ test('serve.ts refuses a malformed PORT with a clear message', { timeout: 120_00
   const server = runServeScript({ PORT: 'eighty' });
   const code = await within(20_000, 'serve.ts did not exit', server.exited);
   assert.equal(code, 2);
-  assert.match(server.output(), /PORT must be a number/);
+  assert.match(server.output(), /PORT must be an integer from 0 to 65535 \(got "eighty"\)/);
 });
 
 test('the dev server carries the handler behaviour over a real socket', { timeout: 120_000 }, async (t) => {

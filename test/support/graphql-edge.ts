@@ -55,6 +55,37 @@ export async function startDeno(serveArgs: string[], options: { cwd?: string; st
   }
 }
 
+export const bunBinary = join(repoRoot, 'node_modules', '.bin', 'bun');
+
+/** `bun --port 0 module`: Bun serves the module's default export (Bun.serve options), as in production. */
+export async function startBun(module: string, startupMs = 20_000): Promise<RunningRuntime> {
+  const child = spawn(bunBinary, ['--port', '0', module], {
+    cwd: dirname(module),
+    env: { ...process.env, NODE_ENV: 'production', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listening = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Started (?:development )?server: (http:\/\/[^\s/]+)/.exec(output);
+      if (match) resolve(match[1].replace('localhost', '127.0.0.1'));
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code, signal) => reject(new Error(`bun exited (${code ?? signal}) before listening:\n${output}`)));
+  });
+  const stop = () => stopChild(child);
+  try {
+    const origin = await within(startupMs, `bun did not start listening; output so far:\n${output}`, listening);
+    return { origin, fetch: bounded('bun', (input, init) => fetch(new URL(input, origin), init)), stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
 /** workerd through Miniflare, loading the bundle as a module worker. */
 export async function startWorkerd(bundle: string, compatibilityDate: string, startupMs = 30_000): Promise<RunningRuntime> {
   const { Miniflare } = await import('miniflare');

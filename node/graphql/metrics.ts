@@ -1,0 +1,106 @@
+// Prometheus metrics for the Node server (opt-in): requests by operation type and status, their
+// duration, document-cache hits and misses, open subscriptions, and prom-client's process metrics.
+import type { MiddlewareHandler } from 'hono';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ResponseEvent } from '../../src/handler/options.ts';
+import type { GraphQLWebSocketOptions } from '../../src/subscriptions/graphql-ws-adapter.ts';
+
+/** `none`: the request carried no operation (a 404, GraphiQL's page, a malformed body...). */
+type OperationLabel = 'query' | 'mutation' | 'subscription' | 'none';
+
+export interface ServerMetrics {
+  /** Where the text is served. */
+  readonly path: string;
+  readonly registry: Registry;
+  /** Hono middleware timing and counting every request but the scrapes. */
+  middleware: MiddlewareHandler;
+  /** The answer to a scrape. */
+  scrape(): Promise<Response>;
+  /** Give this to the GraphQL handler's `onResponse` (with any other observer). */
+  onResponse: (event: ResponseEvent) => void;
+  /** Spread into the WebSocket options: counts open subscriptions. */
+  subscriptionHooks: Pick<GraphQLWebSocketOptions, 'onOperation' | 'onComplete'>;
+}
+
+export interface MetricsOptions {
+  /** Default `/metrics`. */
+  path?: string;
+  /** Also export prom-client's process and Node.js metrics (CPU, memory, event loop lag). Default true. */
+  processMetrics?: boolean;
+}
+
+// From half a millisecond (a cached query) to several seconds.
+const durationBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+export function createMetrics(options: MetricsOptions = {}): ServerMetrics {
+  const path = options.path ?? '/metrics';
+  const registry = new Registry();
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'graphql_http_requests_total',
+    help: 'HTTP requests answered, by GraphQL operation type and HTTP status',
+    labelNames: ['operation_type', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'graphql_http_request_duration_seconds',
+    help: 'Time from a request reaching the server to its response being ready, by GraphQL operation type',
+    labelNames: ['operation_type'] as const,
+    buckets: durationBuckets,
+    registers: [registry],
+  });
+  const documentCache = new Counter({
+    name: 'graphql_document_cache_requests_total',
+    help: 'Requests whose query was (hit) or was not (miss) already parsed and validated in the document cache',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const subscriptions = new Gauge({
+    name: 'graphql_subscriptions_open',
+    help: 'Subscriptions currently streaming over WebSocket',
+    registers: [registry],
+  });
+
+  const operations = new WeakMap<Request, OperationLabel>();
+  // Per graphql-ws connection context: ids of its operations counted as open subscriptions.
+  const streaming = new WeakMap<object, Set<string>>();
+
+  const middleware: MiddlewareHandler = async (c, next) => {
+    const start = performance.now();
+    try {
+      await next();
+    } finally {
+      const operation = operations.get(c.req.raw) ?? 'none';
+      const seconds = (performance.now() - start) / 1000;
+      requests.inc({ operation_type: operation, status: String(c.res?.status ?? 500) });
+      duration.observe({ operation_type: operation }, seconds);
+    }
+  };
+
+  return {
+    path,
+    registry,
+    middleware,
+    async scrape() {
+      return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' } });
+    },
+    onResponse(event) {
+      if (event.operationType !== null) operations.set(event.request, event.operationType);
+      if (event.documentCacheHit !== null) documentCache.inc({ result: event.documentCacheHit ? 'hit' : 'miss' });
+    },
+    subscriptionHooks: {
+      onOperation(ctx, id, _payload, _args, result) {
+        if (result === null || typeof result !== 'object' || !(Symbol.asyncIterator in result)) return;
+        let ids = streaming.get(ctx);
+        if (ids === undefined) streaming.set(ctx, (ids = new Set()));
+        ids.add(id);
+        subscriptions.inc();
+      },
+      // graphql-ws calls it however a subscription ends: its source ends, the client completes it,
+      // or the socket closes.
+      onComplete(ctx, id) {
+        if (streaming.get(ctx)?.delete(id)) subscriptions.dec();
+      },
+    },
+  };
+}
