@@ -30,8 +30,11 @@ const log = createRequestLog({ level: config.logLevel });
 const metrics = config.metrics ? createMetrics() : null;
 const observers = [log?.onResponse, metrics?.onResponse].filter((observer) => observer !== undefined);
 
+// Readiness turns false as soon as a drain begins, so a load balancer stops sending new requests.
+let stopping = false;
 try {
   const handler = createCountriesHandler({
+    health: { ready: () => !stopping },
     onResponse: observers.length <= 1 ? observers[0] : (event) => observers.forEach((observe) => observe(event)),
     // NODE_ENV=development shows resolver errors as they are instead of "Unexpected error."
     development: config.development,
@@ -52,7 +55,6 @@ try {
     subscriptions: { schema: countriesSchema },
   });
   console.log(`GraphQL endpoint ready at ${server.url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`);
-  let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;

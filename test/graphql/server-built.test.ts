@@ -179,6 +179,13 @@ test('dist/server.mjs serves the countries API and GraphiQL with no node_modules
     assert.ok(Buffer.from(await served.arrayBuffer()).equals(expected), `${asset} differs from ${pkg}/${file}`);
   }
 
+  // Probes are on in the server: liveness and readiness for Kubernetes and load balancers.
+  for (const probe of ['/healthz', '/readyz']) {
+    const res = await fetch(new URL(probe, server.url));
+    assert.equal(res.status, 200, probe);
+    assert.deepEqual(await res.json(), { status: 'ok' });
+  }
+
   server.child.kill('SIGTERM');
   assert.equal(await within(server.exited, 15_000, 'the server to exit on SIGTERM'), 0);
 });
