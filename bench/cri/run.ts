@@ -30,7 +30,12 @@ function cleanup(): Promise<void> {
       const step = undo.pop()!;
       await Promise.race([
         step.fn().catch((err) => say(`cleanup: ${step.what}: ${(err as Error).message}`)),
-        new Promise<void>((r) => setTimeout(() => (say(`cleanup: ${step.what} took over 60 s; moving on`), r()), 60_000).unref()),
+        new Promise<void>((r) =>
+          setTimeout(() => {
+            say(`cleanup: ${step.what} took over 60 s; moving on`);
+            r();
+          }, 60_000).unref(),
+        ),
       ]);
     }
   })();

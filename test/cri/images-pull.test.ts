@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClientError, Status } from 'nice-grpc';
+import { Status } from 'nice-grpc';
 import { grpcError } from '../support/grpc.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd, type ImageClient, type SkiffdHandle } from '../support/skiffd.ts';

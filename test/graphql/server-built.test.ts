@@ -331,7 +331,10 @@ test('npm start passes SIGTERM on to the server, which drains and exits: nothing
   let listening = true;
   while (listening && Date.now() < deadline) {
     listening = await fetch(`${npm.url}?query={__typename}`).then(
-      (r) => (r.body?.cancel(), true),
+      async (r) => {
+        await r.body?.cancel();
+        return true;
+      },
       () => false,
     );
     if (listening) await new Promise((resolve) => setTimeout(resolve, 100));

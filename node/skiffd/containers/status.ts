@@ -31,7 +31,7 @@ export async function viewOf(store: ContainerStore, record: ContainerRecord): Pr
 
 async function checkLost(store: ContainerStore, id: string): Promise<void> {
   const record = store.record(id);
-  if (!record || record.phase !== 'running') return;
+  if (record?.phase !== 'running') return;
   const exit = await store.exitOf(id);
   if (exit) {
     await applyExit(store, record, exit);

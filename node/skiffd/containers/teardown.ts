@@ -55,7 +55,7 @@ export async function observeExit(store: ContainerStore, id: string): Promise<vo
 /** Removes everything a container left: runtime state, monitor, mount, directories. */
 export async function destroy(store: ContainerStore, id: string, record: ContainerRecord | undefined): Promise<void> {
   if (!record?.released) {
-    const runtimeKnowsIt = !record || record.phase !== 'created' || store.runtimeCreated.has(id);
+    const runtimeKnowsIt = record?.phase !== 'created' || store.runtimeCreated.has(id);
     if (runtimeKnowsIt) await store.runtime.delete(id, true).catch((err) => store.log.warn('runtime delete failed', { id, err: String(err) }));
     if (record?.conmonPid) killIfConmon(record.conmonPid);
     await unmountRootfs(rootfsDirs(store.dir(id)));

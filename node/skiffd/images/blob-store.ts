@@ -10,9 +10,7 @@ import { fsyncDir } from '../util/atomic-file.ts';
 import type { StoreLayout } from './store-layout.ts';
 import type { Trash } from './trash.ts';
 
-export interface BlobProgress {
-  (bytes: number): void;
-}
+export type BlobProgress = (bytes: number) => void
 
 export class BlobStore {
   private readonly inflight = new Map<string, Promise<void>>();

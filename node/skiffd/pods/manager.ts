@@ -14,7 +14,7 @@ import type { DeepPartial, LinuxContainerResources, PodSandboxStats, RunPodSandb
 import type { Logger } from '../logger.ts';
 import { writeJsonAtomic, readJson } from '../util/atomic-file.ts';
 import { cgroupfsPath, removeCgroup } from '../cgroups/layout.ts';
-import { Cni, CniNotReadyError, CniPluginError, resultIps, type NetworkAttachment } from '../network/cni.ts';
+import { type Cni, CniNotReadyError, CniPluginError, resultIps, type NetworkAttachment } from '../network/cni.ts';
 import { writeDefaultNetwork, type DefaultNetworkOptions } from '../network/default-network.ts';
 import { hostsFile, resolvConf, writePodFiles } from './files.ts';
 import { KeyedLock } from '../util/keyed-lock.ts';

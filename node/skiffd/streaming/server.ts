@@ -57,7 +57,7 @@ export class StreamingServer {
   constructor(private readonly options: StreamingServerOptions) {
     this.tokens = new TokenStore(options.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS, options.now);
     this.log = options.log ?? { debug: () => {}, warn: () => {} };
-    this.http = createServer((req, res) => {
+    this.http = createServer((_req, res) => {
       // A plain request cannot carry a stream; say what is expected and keep the token.
       res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
       res.end('this streaming URL needs a connection upgrade (SPDY/3.1 or WebSocket), as kubectl and crictl send\n');
