@@ -11,7 +11,9 @@ const targets = {
 
 const wanted = process.argv[2] ?? 'all';
 if (wanted === '--help' || wanted === '-h') {
-  console.log('usage: node build.mjs [edge|server|image|lib|skiffd|all]\n  edge    dist/edge/* bundles for Deno, workerd and Vercel edge\n  server  dist/server.mjs, the Node server with everything bundled\n  image   dist/image/, an OCI image layout of that server (after server), no container daemon needed\n  lib     dist/lib, src/ as ES modules with .d.ts (the package entry; npm pack runs it)\n  skiffd  dist/skiffd.cjs and the single executable dist/skiffd');
+  console.log(
+    'usage: node build.mjs [edge|server|image|lib|skiffd|all]\n  edge    dist/edge/* bundles for Deno, workerd and Vercel edge\n  server  dist/server.mjs, the Node server with everything bundled\n  image   dist/image/, an OCI image layout of that server (after server), no container daemon needed\n  lib     dist/lib, src/ as ES modules with .d.ts (the package entry; npm pack runs it)\n  skiffd  dist/skiffd.cjs and the single executable dist/skiffd',
+  );
   process.exit(0);
 }
 const names = wanted === 'all' ? Object.keys(targets) : [wanted];

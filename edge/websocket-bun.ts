@@ -2,12 +2,7 @@
 // any fetch handler (HTTP requests pass through untouched). Bun hands socket events to one set of
 // handlers per server rather than to the socket, so each socket gets a small event target that the
 // runtime-agnostic adapter listens on.
-import {
-  createGraphQLWebSocketServer,
-  isWebSocketUpgrade,
-  type GraphQLWebSocketServer,
-  type WebSocketLike,
-} from '../src/subscriptions/graphql-ws-adapter.ts';
+import { createGraphQLWebSocketServer, isWebSocketUpgrade, type GraphQLWebSocketServer, type WebSocketLike } from '../src/subscriptions/graphql-ws-adapter.ts';
 import type { FetchHandler, FetchWebSocketOptions } from '../src/subscriptions/fetch-upgrade.ts';
 
 // The Bun APIs used here, declared so tsc (with Node's types) checks this file too.

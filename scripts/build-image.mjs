@@ -42,7 +42,8 @@ async function layerTar(files) {
     pack.on('error', reject);
   });
   const dirs = new Set();
-  const entry = (header, body) => new Promise((resolve, reject) => pack.entry({ mtime: new Date(0), uid: 0, gid: 0, ...header }, body, (err) => (err ? reject(err) : resolve())));
+  const entry = (header, body) =>
+    new Promise((resolve, reject) => pack.entry({ mtime: new Date(0), uid: 0, gid: 0, ...header }, body, (err) => (err ? reject(err) : resolve())));
   const ensureDir = async (dir) => {
     if (dir === '' || dirs.has(dir)) return;
     await ensureDir(dirname(dir) === '.' ? '' : dirname(dir));

@@ -78,7 +78,10 @@ async function buildSea(mainScript, out, addon) {
   try {
     const blob = join(work, 'skiffd.blob');
     const seaConfig = join(work, 'sea-config.json');
-    await writeFile(seaConfig, JSON.stringify({ main: mainScript, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets: { [ADDON_NAME]: addon } }));
+    await writeFile(
+      seaConfig,
+      JSON.stringify({ main: mainScript, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets: { [ADDON_NAME]: addon } }),
+    );
     quietly(process.execPath, ['--experimental-sea-config', seaConfig]);
     await rm(out, { force: true });
     await copyFile(process.execPath, out);

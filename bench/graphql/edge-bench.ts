@@ -70,8 +70,7 @@ async function startDenoLoop(file: string): Promise<LoopTarget> {
   return {
     runtime: 'Deno',
     // A loop call takes longer than the harness's per-request bound: plain fetch, own deadline.
-    loop: async (impl, query, n) =>
-      checked(await fetch(deno.origin + loopPath(impl, query, n), { signal: AbortSignal.timeout(120_000) }), 'deno loop'),
+    loop: async (impl, query, n) => checked(await fetch(deno.origin + loopPath(impl, query, n), { signal: AbortSignal.timeout(120_000) }), 'deno loop'),
     stop: deno.stop,
   };
 }

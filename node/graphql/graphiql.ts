@@ -102,11 +102,15 @@ export function createGraphiQL(options: GraphiQLOptions = {}): (request: Request
     const url = new URL(request.url);
     if (url.pathname === resolved.endpoint) {
       if (!wantsHtml(request)) return null;
-      return answer(request, { body: html, contentType: 'text/html; charset=utf-8', etag: pageEtag }, {
-        'content-security-policy': contentSecurityPolicy,
-        'cache-control': 'no-cache',
-        vary: 'Accept',
-      });
+      return answer(
+        request,
+        { body: html, contentType: 'text/html; charset=utf-8', etag: pageEtag },
+        {
+          'content-security-policy': contentSecurityPolicy,
+          'cache-control': 'no-cache',
+          vary: 'Accept',
+        },
+      );
     }
     if (!url.pathname.startsWith(`${resolved.assetsPath}/`)) return null;
     const name = url.pathname.slice(resolved.assetsPath.length + 1);

@@ -35,7 +35,10 @@ let stopping = false;
 try {
   const handler = createCountriesHandler({
     health: { ready: () => !stopping },
-    onResponse: observers.length <= 1 ? observers[0] : (event) => {
+    onResponse:
+      observers.length <= 1
+        ? observers[0]
+        : (event) => {
             for (const observe of observers) observe(event);
           },
     // NODE_ENV=development shows resolver errors as they are instead of "Unexpected error."

@@ -65,7 +65,13 @@ interface KeySpec {
 }
 
 export const KEYS: KeySpec[] = [
-  { key: 'listen', kind: 'listen', default: 'unix:///run/skiffd/skiffd.sock', flag: '--listen', help: 'gRPC endpoint: unix:///PATH (or an absolute path); created with mode 0660' },
+  {
+    key: 'listen',
+    kind: 'listen',
+    default: 'unix:///run/skiffd/skiffd.sock',
+    flag: '--listen',
+    help: 'gRPC endpoint: unix:///PATH (or an absolute path); created with mode 0660',
+  },
   { key: 'root', kind: 'abs-path', default: '/var/lib/skiffd', flag: '--root', help: 'persistent data (images, pod and container records)' },
   { key: 'state', kind: 'abs-path', default: '/run/skiffd', flag: '--state', help: 'runtime state that does not survive a reboot' },
   { key: 'log_level', kind: 'log-level', default: 'info', flag: '--log-level', help: 'debug | info | warn | error' },
@@ -230,7 +236,8 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
     case 'abs-path':
       return absPath(text());
     case 'abs-path-list': {
-      const list = typeof value === 'string' ? (cwd !== undefined ? value.split(',') : [value]) : Array.isArray(value) ? value : fail('a path or a list of paths');
+      const list =
+        typeof value === 'string' ? (cwd !== undefined ? value.split(',') : [value]) : Array.isArray(value) ? value : fail('a path or a list of paths');
       if (list.length === 0) fail('at least one directory');
       return list.map((p) => (typeof p === 'string' ? absPath(p) : fail('a list of path strings')));
     }
@@ -272,7 +279,13 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
 }
 
 const HOST = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$/;
-const HOST_CONFIG_KEYS: Record<string, 'string' | 'bool'> = { insecure: 'bool', username: 'string', password: 'string', auth: 'string', identity_token: 'string' };
+const HOST_CONFIG_KEYS: Record<string, 'string' | 'bool'> = {
+  insecure: 'bool',
+  username: 'string',
+  password: 'string',
+  auth: 'string',
+  identity_token: 'string',
+};
 
 function parseRegistry(value: unknown, where: string): RegistryConfig {
   const out: RegistryConfig = { mirrors: {}, configs: {} };
@@ -285,7 +298,8 @@ function parseRegistry(value: unknown, where: string): RegistryConfig {
     if (!isTable(hosts)) throw new ConfigError(`${where}: registry.${section} must be a table of hosts, e.g. [registry.${section}."docker.io"]`);
     for (const [host, settings] of Object.entries(hosts)) {
       const label = `${where}: registry.${section}."${host}"`;
-      if (!HOST.test(host)) throw new ConfigError(`${label}: "${host}" is not a registry host (expected host or host:port, e.g. registry.k8s.io or 127.0.0.1:5000)`);
+      if (!HOST.test(host))
+        throw new ConfigError(`${label}: "${host}" is not a registry host (expected host or host:port, e.g. registry.k8s.io or 127.0.0.1:5000)`);
       if (!isTable(settings)) throw new ConfigError(`${label} must be a table`);
       if (section === 'mirrors') out.mirrors[host] = { endpoints: parseEndpoints(settings, label) };
       else out.configs[host] = parseHostConfig(settings, label);

@@ -58,7 +58,14 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   const metricsServer = metrics && config.metrics.address ? await serveMetrics(metrics, config.metrics.address, log) : undefined;
   await listenUnix(server, socket);
   const socketIno = (await stat(socket)).ino;
-  log.info('serving', { socket, version: RUNTIME_VERSION, pid: process.pid, root: config.root, state: config.state, config: config.configFile ?? '(defaults)' });
+  log.info('serving', {
+    socket,
+    version: RUNTIME_VERSION,
+    pid: process.pid,
+    root: config.root,
+    state: config.state,
+    config: config.configFile ?? '(defaults)',
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = (reason: string) =>
@@ -68,10 +75,7 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
       // A pull stuck on a slow registry would otherwise hold the drain for its full length.
       ctx.images.cancelPulls();
       let timer: NodeJS.Timeout | undefined;
-      const drained = await Promise.race([
-        server.shutdown().then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(resolve, DRAIN_MS, false))),
-      ]);
+      const drained = await Promise.race([server.shutdown().then(() => true), new Promise<false>((resolve) => (timer = setTimeout(resolve, DRAIN_MS, false)))]);
       clearTimeout(timer);
       if (!drained) {
         log.warn('calls still running after drain timeout; cutting them off', { drain_ms: DRAIN_MS });

@@ -50,7 +50,12 @@ export function formatJsonLine(level: LogLevel, msg: string, fields: LogFields, 
   return JSON.stringify(record, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)) + '\n';
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stderr.write(line), base: LogFields = {}, format: LogFormat = 'logfmt'): Logger {
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (line) => process.stderr.write(line),
+  base: LogFields = {},
+  format: LogFormat = 'logfmt',
+): Logger {
   const line = format === 'json' ? formatJsonLine : formatLine;
   const emit = (at: LogLevel, msg: string, fields?: LogFields) => {
     if (rank[at] < rank[level]) return;

@@ -17,7 +17,12 @@ export class DaemonMetrics {
   constructor(subsystems: () => Pick<Subsystems, 'pods' | 'containers'> | undefined) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'skiffd_' });
-    this.calls = new Counter({ name: 'skiffd_grpc_requests_total', help: 'CRI calls answered, by method and gRPC status code', labelNames: ['method', 'code'], registers });
+    this.calls = new Counter({
+      name: 'skiffd_grpc_requests_total',
+      help: 'CRI calls answered, by method and gRPC status code',
+      labelNames: ['method', 'code'],
+      registers,
+    });
     this.latency = new Histogram({
       name: 'skiffd_grpc_request_duration_seconds',
       help: 'Time to answer a CRI call, by method',
@@ -89,6 +94,8 @@ export async function serveMetrics(metrics: DaemonMetrics, address: { host: stri
     });
   });
   const bound = server.address();
-  log.info('metrics listening', { url: `http://${address.host.includes(':') ? `[${address.host}]` : address.host}:${typeof bound === 'object' && bound ? bound.port : address.port}/metrics` });
+  log.info('metrics listening', {
+    url: `http://${address.host.includes(':') ? `[${address.host}]` : address.host}:${typeof bound === 'object' && bound ? bound.port : address.port}/metrics`,
+  });
   return server;
 }

@@ -22,9 +22,7 @@ import { refusal, thrownAnswer, type Answer } from './responses.ts';
  * admit them (limits, response cache), run the operation (operation.ts), respond (production.ts).
  * Each step hands the next what it found; whatever needs no waiting is answered synchronously.
  */
-export function createGraphQLHandler<Context extends OperationContext = undefined>(
-  options: GraphQLHandlerOptions<Context>,
-): GraphQLFetchHandler {
+export function createGraphQLHandler<Context extends OperationContext = undefined>(options: GraphQLHandlerOptions<Context>): GraphQLFetchHandler {
   const { schema } = options;
   assertValidSchema(schema);
   const path = options.path === undefined ? defaults.path : options.path;
@@ -52,10 +50,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     execute: options.execute,
     // With `compiledExecution`, valid queries run on a compiled plan (src/execution); a custom
     // `execute` opts out, and so does a disabled document cache (plans live with cached documents).
-    compiled:
-      options.compiledExecution === true && options.execute === undefined && documentCacheSize > 0
-        ? createCompiledExecution(schema)
-        : null,
+    compiled: options.compiledExecution === true && options.execute === undefined && documentCacheSize > 0 ? createCompiledExecution(schema) : null,
     formatError,
   });
 

@@ -1,11 +1,4 @@
-import {
-  GraphQLError,
-  parse as graphqlParse,
-  validate as graphqlValidate,
-  type DocumentNode,
-  type GraphQLSchema,
-  type ParseOptions,
-} from 'graphql';
+import { GraphQLError, parse as graphqlParse, validate as graphqlValidate, type DocumentNode, type GraphQLSchema, type ParseOptions } from 'graphql';
 
 /** Queries longer than this are parsed and validated every time rather than held in memory. */
 export const maxCachedQueryLength = 64 * 1024;

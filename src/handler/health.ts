@@ -25,7 +25,10 @@ export function createHealthChecks(options: HealthOptions | boolean | undefined)
   const settings = options === true ? {} : options;
   const liveness = settings.livenessPath ?? '/healthz';
   const readiness = settings.readinessPath ?? '/readyz';
-  for (const [name, path] of [['livenessPath', liveness], ['readinessPath', readiness]]) {
+  for (const [name, path] of [
+    ['livenessPath', liveness],
+    ['readinessPath', readiness],
+  ]) {
     if (!path.startsWith('/')) throw new TypeError(`createGraphQLHandler: health.${name} must start with "/" (got "${path}")`);
   }
   const ready = settings.ready;

@@ -42,8 +42,18 @@ export function negotiateMediaType(accept: string | null): GraphQLMediaType | nu
     let utf8 = true;
     for (const parameter of parameters) {
       const eq = parameter.indexOf('=');
-      const name = parameter.slice(0, eq === -1 ? parameter.length : eq).trim().toLowerCase();
-      const value = eq === -1 ? '' : parameter.slice(eq + 1).trim().replace(/^"|"$/g, '').toLowerCase();
+      const name = parameter
+        .slice(0, eq === -1 ? parameter.length : eq)
+        .trim()
+        .toLowerCase();
+      const value =
+        eq === -1
+          ? ''
+          : parameter
+              .slice(eq + 1)
+              .trim()
+              .replace(/^"|"$/g, '')
+              .toLowerCase();
       if (name === 'q') {
         const weight = Number(value);
         q = Number.isFinite(weight) ? Math.min(Math.max(weight, 0), 1) : 0;

@@ -54,12 +54,18 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
     contextValue: unknown,
     trace: RequestTrace | undefined,
   ): Answer | Promise<Answer> {
-    const errors = trace === undefined ? documents.validate(schema, document, rules) : childSpan(trace, 'graphql.validate', () => documents.validate(schema, document, rules));
+    const errors =
+      trace === undefined
+        ? documents.validate(schema, document, rules)
+        : childSpan(trace, 'graphql.validate', () => documents.validate(schema, document, rules));
     if (errors.length > 0) return errorsAnswer(errors, mediaType, formatError);
     describeOperation(trace, document, params.operationName);
     const plan = compiled?.planFor(document, params.operationName) ?? null;
     if (plan !== null) {
-      const answer = trace === undefined ? runPlan(plan, params, mediaType, contextValue) : childSpan(trace, 'graphql.execute', () => runPlan(plan, params, mediaType, contextValue));
+      const answer =
+        trace === undefined
+          ? runPlan(plan, params, mediaType, contextValue)
+          : childSpan(trace, 'graphql.execute', () => runPlan(plan, params, mediaType, contextValue));
       if (answer !== null) return answer;
     }
     const operation = getOperationAST(document, params.operationName);

@@ -34,10 +34,7 @@ export interface GraphQLFetchHandler {
 }
 
 /** Builds the GraphQL context value for one operation from the incoming web request. */
-export type ContextFactory<Context extends OperationContext> = (
-  request: Request,
-  params: RequestParams,
-) => Context | Promise<Context>;
+export type ContextFactory<Context extends OperationContext> = (request: Request, params: RequestParams) => Context | Promise<Context>;
 
 export interface GraphQLHandlerOptions<Context extends OperationContext = undefined> {
   /** The schema every operation is validated against and executed on. */

@@ -52,10 +52,7 @@ export type QueryResolver = (query: unknown, extensions: unknown) => unknown | P
 const sha256Hex = /^[0-9a-f]{64}$/;
 
 /** `maxQueryLength`: longer queries are not stored (the request is then refused by the length limit). */
-export function createPersistedQueryResolver(
-  options: PersistedQueriesOptions | false | undefined,
-  maxQueryLength = Infinity,
-): QueryResolver {
+export function createPersistedQueryResolver(options: PersistedQueriesOptions | false | undefined, maxQueryLength = Infinity): QueryResolver {
   if (options === false) {
     // Tells clients to stop trying, rather than reporting a missing query.
     return (query, extensions) => {

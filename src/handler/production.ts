@@ -1,10 +1,5 @@
 import type { RequestTrace } from './tracing.ts';
-import {
-  getOperationAST,
-  NoSchemaIntrospectionCustomRule,
-  type GraphQLSchema,
-  type ValidationRule,
-} from 'graphql';
+import { getOperationAST, NoSchemaIntrospectionCustomRule, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { cacheControlValue } from './cache-control.ts';
 import { createCors, type Cors } from './cors.ts';
 import type { DocumentCache } from './document-cache.ts';

@@ -36,10 +36,7 @@ export function bodyReadError(error: unknown): Error {
 }
 
 /** A POST's parameters from its body text, or the ready refusal (413, bad Content-Length). */
-export function paramsFromBody(
-  read: BodyRead,
-  resolveQuery: QueryResolver | undefined,
-): RequestParams | Answer | Promise<RequestParams> {
+export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | undefined): RequestParams | Answer | Promise<RequestParams> {
   if (!read.ok) return refusal(read.status, read.message);
   const text = read.text;
   const known = recentBodies.get(text);
@@ -135,10 +132,7 @@ function decodeSearch(search: string): GraphQLSearchParameters | null {
     if (eq === -1 || eq > amp) eq = amp;
     const name = search.slice(start, eq);
     if (name.includes('%') || name.includes('+')) return null;
-    if (
-      (name === 'query' || name === 'operationName' || name === 'variables' || name === 'extensions') &&
-      found[name] === undefined
-    ) {
+    if ((name === 'query' || name === 'operationName' || name === 'variables' || name === 'extensions') && found[name] === undefined) {
       let value = eq === amp ? '' : search.slice(eq + 1, amp);
       if (value.includes('+')) value = value.replaceAll('+', ' ');
       if (value.includes('%')) {

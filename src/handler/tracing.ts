@@ -46,7 +46,11 @@ export interface RequestTrace {
 }
 
 export function startRequestSpan(tracer: Tracer, request: Request, pathname: string): RequestTrace {
-  const span = tracer.startSpan('GraphQL Operation', { kind: SERVER, attributes: { 'http.request.method': request.method, 'url.path': pathname } }, incoming(request));
+  const span = tracer.startSpan(
+    'GraphQL Operation',
+    { kind: SERVER, attributes: { 'http.request.method': request.method, 'url.path': pathname } },
+    incoming(request),
+  );
   return { tracer, span, parent: new ParentContext().setValue(SPAN_KEY, span) };
 }
 

@@ -3,23 +3,8 @@
 // (Deno's, workerd's, or `ws` on Node) and adds what the core leaves to each transport: keep-alive,
 // message size and backpressure limits, syntax errors as `error` messages, and never letting a
 // failure escape as a crash.
-import {
-  CloseCode,
-  GRAPHQL_TRANSPORT_WS_PROTOCOL,
-  makeServer,
-  type ServerOptions,
-  type SubscribePayload,
-} from 'graphql-ws';
-import {
-  GraphQLError,
-  parse,
-  specifiedRules,
-  validate,
-  type DocumentNode,
-  type ExecutionArgs,
-  type GraphQLSchema,
-  type ValidationRule,
-} from 'graphql';
+import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type ServerOptions, type SubscribePayload } from 'graphql-ws';
+import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
 
 export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
 
@@ -45,8 +30,7 @@ export interface GraphQLWebSocketExtra {
 
 export type ConnectionParams = Record<string, unknown> | undefined;
 
-export interface GraphQLWebSocketOptions
-  extends Omit<ServerOptions<ConnectionParams, GraphQLWebSocketExtra>, 'schema' | 'onSubscribe'> {
+export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionParams, GraphQLWebSocketExtra>, 'schema' | 'onSubscribe'> {
   schema: GraphQLSchema;
   /** Replaces the default parse+validate step (see graphql-ws `onSubscribe`). */
   onSubscribe?: ServerOptions<ConnectionParams, GraphQLWebSocketExtra>['onSubscribe'];
@@ -89,20 +73,11 @@ const CLOSED = 3;
 /** A close code we may send back: the peer's own if sendable, else 1000. */
 function echoableCode(code: number | undefined): number {
   if (code === undefined) return 1000;
-  return code === 1000 || (code >= 1001 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999)
-    ? code
-    : 1000;
+  return code === 1000 || (code >= 1001 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999) ? code : 1000;
 }
 
 export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): GraphQLWebSocketServer {
-  const {
-    schema,
-    keepAlive = 12_000,
-    maxMessageSize = 1 << 20,
-    maxBufferedBytes = 8 << 20,
-    validationRules = [],
-    ...serverOptions
-  } = options;
+  const { schema, keepAlive = 12_000, maxMessageSize = 1 << 20, maxBufferedBytes = 8 << 20, validationRules = [], ...serverOptions } = options;
   if (!schema || typeof schema.getQueryType !== 'function') {
     throw new TypeError('createGraphQLWebSocketServer: `schema` must be a GraphQLSchema');
   }
@@ -240,10 +215,7 @@ class DocumentCache {
   readonly #cacheable: boolean;
   readonly #valid = new Map<string, DocumentNode>();
 
-  constructor(
-    schema: GraphQLSchema,
-    options: { parse?: typeof parse; validate?: typeof validate; rules: readonly ValidationRule[] },
-  ) {
+  constructor(schema: GraphQLSchema, options: { parse?: typeof parse; validate?: typeof validate; rules: readonly ValidationRule[] }) {
     this.#schema = schema;
     this.#parse = options.parse ?? parse;
     this.#validate = options.validate ?? validate;

@@ -31,9 +31,7 @@ export interface InProcessPubSubOptions {
 }
 
 /** A pub/sub whose subscribers live in this process (or isolate) only. */
-export function createInProcessPubSub<Topics extends TopicMap = TopicMap>(
-  options: InProcessPubSubOptions = {},
-): PubSub<Topics> {
+export function createInProcessPubSub<Topics extends TopicMap = TopicMap>(options: InProcessPubSubOptions = {}): PubSub<Topics> {
   const topics = new LocalTopics(options);
   return {
     async publish(topic, payload) {

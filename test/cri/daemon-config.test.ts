@@ -90,7 +90,10 @@ auth = "bWU6c2VjcmV0"
 
 test('mistakes in the file name the key and what it accepts', () => {
   const cases: [string, RegExp][] = [
-    ['lsiten = "x"', /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[streaming\], \[metrics\], \[registry\]\)/],
+    [
+      'lsiten = "x"',
+      /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[streaming\], \[metrics\], \[registry\]\)/,
+    ],
     ['[metrics]\naddress = "localhost:9"', /metrics\.address: expected IP:PORT, such as 127\.0\.0\.1:1338/],
     ['log_format = "xml"', /log_format: expected one of logfmt, json, got "xml"/],
     ['[runtime]\nruntime = "runc"', /unknown key "runtime\.runtime" \(known keys in \[runtime\]: runtime_path, runtime_root, conmon_path, cgroup_driver\)/],
@@ -119,18 +122,38 @@ test('mistakes in the file name the key and what it accepts', () => {
     assert.match(message, /^config file \/etc\/x\.toml: /, message);
     assert.match(message, expected, `for ${JSON.stringify(toml)}`);
   }
-  assert.match(configError(() => parseConfig('', { overrides: { log_level: 'loud' } })), /^--log-level "loud": expected one of debug, info, warn, error$/);
+  assert.match(
+    configError(() => parseConfig('', { overrides: { log_level: 'loud' } })),
+    /^--log-level "loud": expected one of debug, info, warn, error$/,
+  );
 });
 
 test('flags: unknown ones and missing values are errors; --flag=value works', () => {
-  assert.deepEqual(parseCli(['--root=/r', '--state', '/s', '--config', 'c.toml']), { help: false, version: false, configFile: 'c.toml', overrides: { root: '/r', state: '/s' } });
-  assert.match(configError(() => parseCli(['--roots', '/r'])), /unknown flag "--roots" \(known flags: --config, --listen, --root, --state, --log-level, --log-format, --help, --version\)/);
-  assert.match(configError(() => parseCli(['--root'])), /flag --root needs a value/);
-  assert.match(configError(() => parseCli(['serve'])), /unexpected argument "serve"/);
+  assert.deepEqual(parseCli(['--root=/r', '--state', '/s', '--config', 'c.toml']), {
+    help: false,
+    version: false,
+    configFile: 'c.toml',
+    overrides: { root: '/r', state: '/s' },
+  });
+  assert.match(
+    configError(() => parseCli(['--roots', '/r'])),
+    /unknown flag "--roots" \(known flags: --config, --listen, --root, --state, --log-level, --log-format, --help, --version\)/,
+  );
+  assert.match(
+    configError(() => parseCli(['--root'])),
+    /flag --root needs a value/,
+  );
+  assert.match(
+    configError(() => parseCli(['serve'])),
+    /unexpected argument "serve"/,
+  );
 });
 
 test('a missing explicit --config is an error; a missing default file is fine', () => {
-  assert.match(configError(() => loadConfig({ configFile: '/nonexistent/skiffd.toml' })), /cannot read config file \/nonexistent\/skiffd\.toml: no such file/);
+  assert.match(
+    configError(() => loadConfig({ configFile: '/nonexistent/skiffd.toml' })),
+    /cannot read config file \/nonexistent\/skiffd\.toml: no such file/,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-default-'));
   try {
     const defaultConfigFile = join(dir, 'config.toml');
@@ -146,9 +169,15 @@ test('a missing explicit --config is an error; a missing default file is fine', 
 test('the binary: --help documents every flag and key, --version, bad config exits 2', async (t) => {
   const help = await runSkiffd(['--help']);
   assert.equal(help.code, 0);
-  for (const flag of ['--config', '--listen', '--root', '--state', '--log-level', '--log-format', '--help', '--version']) assert.ok(help.stdout.includes(flag), `--help lacks ${flag}`);
+  for (const flag of ['--config', '--listen', '--root', '--state', '--log-level', '--log-format', '--help', '--version'])
+    assert.ok(help.stdout.includes(flag), `--help lacks ${flag}`);
   for (const key of KEYS) assert.ok(help.stdout.includes(key.key), `--help lacks config key ${key.key}`);
-  for (const key of ['registry.mirrors."HOST".endpoints', 'registry.configs."HOST".insecure', 'registry.configs."HOST".username', 'registry.configs."HOST".password']) {
+  for (const key of [
+    'registry.mirrors."HOST".endpoints',
+    'registry.configs."HOST".insecure',
+    'registry.configs."HOST".username',
+    'registry.configs."HOST".password',
+  ]) {
     assert.ok(help.stdout.includes(key), `--help lacks ${key}`);
   }
 

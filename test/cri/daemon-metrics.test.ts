@@ -26,7 +26,9 @@ test('metrics: Prometheus text on [metrics] address counts calls, pods and pulls
   const net = createTestNetwork(dir);
   t.after(() => net.cleanup());
   const port = await freePort();
-  const d = await startSkiffd({ config: `${skiffdNetworkConfig(net)}\n[metrics]\naddress = "127.0.0.1:${port}"\n[registry.configs."${fixtures.registry.host}"]\ninsecure = true\n` });
+  const d = await startSkiffd({
+    config: `${skiffdNetworkConfig(net)}\n[metrics]\naddress = "127.0.0.1:${port}"\n[registry.configs."${fixtures.registry.host}"]\ninsecure = true\n`,
+  });
   let podSandboxId = '';
   t.after(async () => {
     if (podSandboxId) await d.runtime.removePodSandbox({ podSandboxId }).catch(() => {});
@@ -55,7 +57,7 @@ test('metrics: Prometheus text on [metrics] address counts calls, pods and pulls
   assert.equal(sample(text, 'skiffd_image_pulls_total{result="ok"}'), 1);
   assert.equal(sample(text, 'skiffd_image_pulls_total{result="error"}'), 1);
   const size = fixtures.oci.layers.reduce((s, l) => s + l.size, 0);
-  assert.ok((sample(text, 'skiffd_image_pull_bytes_total') ?? 0) >= size, 'the pulled image\'s bytes are counted');
+  assert.ok((sample(text, 'skiffd_image_pull_bytes_total') ?? 0) >= size, "the pulled image's bytes are counted");
   assert.ok((sample(text, 'skiffd_process_resident_memory_bytes') ?? 0) > 0);
 
   await d.runtime.stopPodSandbox({ podSandboxId });

@@ -18,7 +18,13 @@ import { startSkiffd } from '../support/skiffd.ts';
 import { until } from '../support/wait.ts';
 
 test('skiffd runs skiff: the GraphQL server image pulled, run in a pod, queried through a host port, drained on stop', { timeout: 300_000 }, async (t) => {
-  if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry', 'skopeo', 'ldd', 'unshare', 'nsenter', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] })) return;
+  if (
+    !needs(t, {
+      root: true,
+      commands: ['runc', 'conmon', 'docker-registry', 'skopeo', 'ldd', 'unshare', 'nsenter', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'],
+    })
+  )
+    return;
   const dir = mkdtempSync(join(tmpdir(), 'skiff-image-'));
   // Undone newest first: the pod before the daemon, the daemon before its network and the registry.
   const undo: (() => Promise<unknown> | unknown)[] = [() => rmSync(dir, { recursive: true, force: true })];
@@ -59,14 +65,18 @@ test('skiffd runs skiff: the GraphQL server image pulled, run in a pod, queried 
   await d.runtime.startContainer({ containerId });
 
   const url = `http://127.0.0.1:${hostPort}/graphql?query=${encodeURIComponent('{ country(code: "BR") { name capital currency } }')}`;
-  const body = await until('the server in the pod to answer through the host port', async () => {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      return res.ok ? await res.text() : undefined;
-    } catch {
-      return undefined;
-    }
-  }, 60_000);
+  const body = await until(
+    'the server in the pod to answer through the host port',
+    async () => {
+      try {
+        const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+        return res.ok ? await res.text() : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    60_000,
+  );
   assert.deepEqual(JSON.parse(body), { data: { country: { name: 'Brazil', capital: 'Brasília', currency: 'BRL' } } });
 
   // StopContainer sends the image's stop signal (SIGTERM); the server drains and exits by itself.

@@ -27,7 +27,16 @@ test('health: off by default; /healthz and /readyz when asked, with configurable
   const q = await handler(new Request('http://x/graphql?query={country(code:"FR"){name}}'));
   assert.deepEqual(await q.json(), { data: { country: { name: 'France' } } });
 
-  const custom = createCountriesHandler({ path: null, health: { livenessPath: '/live', readinessPath: '/ready', ready: async () => { throw new Error('db down'); } } });
+  const custom = createCountriesHandler({
+    path: null,
+    health: {
+      livenessPath: '/live',
+      readinessPath: '/ready',
+      ready: async () => {
+        throw new Error('db down');
+      },
+    },
+  });
   assert.equal((await custom(new Request('http://x/live'))).status, 200);
   const failing = await custom(new Request('http://x/ready'));
   assert.equal(failing.status, 503);

@@ -44,7 +44,10 @@ test('the GraphQL tests pass on Node 22', { timeout: 15 * 60_000 }, async (t) =>
   const failing = result.output.split('\n').filter((l) => /^\s*✖/.test(l));
   const summary = result.output.split('\n').filter((l) => /^ℹ (tests|pass|fail|skipped) /.test(l));
   console.log(`Node 22: ${summary.join(', ')}`);
-  assert.ok(summary.some((l) => /^ℹ pass [1-9]/.test(l)), `no test passed on Node 22:\n${result.output.slice(-3000)}`);
+  assert.ok(
+    summary.some((l) => /^ℹ pass [1-9]/.test(l)),
+    `no test passed on Node 22:\n${result.output.slice(-3000)}`,
+  );
   assert.equal(result.code, 0, `GraphQL tests failed on Node 22:\n${failing.join('\n')}\n\n${result.output.slice(-4000)}`);
   assert.match(await versionOf(bin), version);
 });

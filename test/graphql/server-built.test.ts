@@ -138,7 +138,8 @@ test('settings: each variable is read, and a bad value names its variable', () =
   for (const [variable, value] of bad) {
     assert.throws(
       () => configFromEnv({ [variable]: value }),
-      (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.startsWith(`${variable} `) && error.message.includes(`"${value}"`),
+      (error: unknown) =>
+        error instanceof ConfigError && error.variable === variable && error.message.startsWith(`${variable} `) && error.message.includes(`"${value}"`),
       `${variable}=${value}`,
     );
   }

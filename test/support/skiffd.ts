@@ -206,7 +206,22 @@ export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHa
     }
   };
 
-  return { dir, socket, root, state, configFile, child: run.child, channel, runtime, images, logs: run.stderr, stdout: run.stdout, exited: run.exited, stop, cleanup };
+  return {
+    dir,
+    socket,
+    root,
+    state,
+    configFile,
+    child: run.child,
+    channel,
+    runtime,
+    images,
+    logs: run.stderr,
+    stdout: run.stdout,
+    exited: run.exited,
+    stop,
+    cleanup,
+  };
 }
 
 /**

@@ -23,13 +23,15 @@ export function sharesToWeight(shares: number): number {
 export async function writeLimits(cgroupPath: string, limits: CgroupLimits, layout: CgroupLayout = cgroupLayout()): Promise<void> {
   const files: [controller: string, file: string, value: string][] = [];
   const v2 = layout.mode === 'v2';
-  if (limits.cpuShares !== undefined) files.push(v2 ? ['cpu', 'cpu.weight', String(sharesToWeight(limits.cpuShares))] : ['cpu', 'cpu.shares', String(limits.cpuShares)]);
+  if (limits.cpuShares !== undefined)
+    files.push(v2 ? ['cpu', 'cpu.weight', String(sharesToWeight(limits.cpuShares))] : ['cpu', 'cpu.shares', String(limits.cpuShares)]);
   if (limits.cpuPeriodUs !== undefined || limits.cpuQuotaUs !== undefined) {
     const period = limits.cpuPeriodUs ?? 100_000;
     if (v2) files.push(['cpu', 'cpu.max', `${limits.cpuQuotaUs ?? 'max'} ${period}`]);
     else files.push(['cpu', 'cpu.cfs_period_us', String(period)], ['cpu', 'cpu.cfs_quota_us', String(limits.cpuQuotaUs ?? -1)]);
   }
-  if (limits.memoryBytes !== undefined) files.push(v2 ? ['memory', 'memory.max', String(limits.memoryBytes)] : ['memory', 'memory.limit_in_bytes', String(limits.memoryBytes)]);
+  if (limits.memoryBytes !== undefined)
+    files.push(v2 ? ['memory', 'memory.max', String(limits.memoryBytes)] : ['memory', 'memory.limit_in_bytes', String(limits.memoryBytes)]);
   for (const [controller, file, value] of files) {
     const dir = controllerDir(controller, cgroupPath, layout);
     if (!dir) throw new Error(`this host has no ${controller} cgroup controller`);

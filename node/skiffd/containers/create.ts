@@ -131,7 +131,11 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         seccompProfile,
         host: store.host,
       });
-      await Promise.all([mkdir(store.bundle(id), { recursive: true }), mkdir(store.persistDir(id), { recursive: true }), mkdir(dirname(record.conmonLogPath), { recursive: true })]);
+      await Promise.all([
+        mkdir(store.bundle(id), { recursive: true }),
+        mkdir(store.persistDir(id), { recursive: true }),
+        mkdir(dirname(record.conmonLogPath), { recursive: true }),
+      ]);
       await writeJsonAtomic(join(store.bundle(id), 'config.json'), built.spec);
       const pidNs = built.spec.linux.namespaces.find((n) => n.type === 'pid');
       const done: ContainerRecord = {

@@ -12,12 +12,21 @@ import type { ContainerStore } from './store.ts';
 const MAX_EXEC_OUTPUT = 16 * 1024 * 1024;
 const REOPEN_WAIT_MS = 2_000;
 
-export async function execSync(store: ContainerStore, id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+export async function execSync(
+  store: ContainerStore,
+  id: string,
+  cmd: string[],
+  timeoutSeconds: number,
+): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
   const record = store.find(id);
   if (cmd.length === 0) throw invalidArgument('cmd', 'empty');
   const view = await viewOf(store, record);
   if (view.state !== ContainerState.CONTAINER_RUNNING) throw failedPrecondition(`container ${record.id} is not running (${ContainerState[view.state]})`);
-  const result = await store.runtime.execSync(record.id, { args: cmd, timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0, maxOutputBytes: MAX_EXEC_OUTPUT });
+  const result = await store.runtime.execSync(record.id, {
+    args: cmd,
+    timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0,
+    maxOutputBytes: MAX_EXEC_OUTPUT,
+  });
   if (result.timedOut) throw deadlineExceeded(`command ${JSON.stringify(cmd)} in container ${record.id} timed out after ${timeoutSeconds}s`);
   return { stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode };
 }
@@ -48,7 +57,8 @@ export async function reopenLog(store: ContainerStore, id: string): Promise<void
   // kubelet's log rotation expects.
   const deadline = Date.now() + REOPEN_WAIT_MS;
   while (!(await exists(record.conmonLogPath))) {
-    if (Date.now() >= deadline) throw internal(`the monitor (conmon) of container ${record.id} did not reopen ${record.conmonLogPath} within ${REOPEN_WAIT_MS / 1000}s`);
+    if (Date.now() >= deadline)
+      throw internal(`the monitor (conmon) of container ${record.id} did not reopen ${record.conmonLogPath} within ${REOPEN_WAIT_MS / 1000}s`);
     await sleep(2);
   }
 }

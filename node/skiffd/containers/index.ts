@@ -24,7 +24,14 @@ export function imageResolver(images: ImageManager): ImageResolver {
         id: record.id,
         ref: record.repoDigests[0] ?? record.id,
         layers: images.layerDirs(record.id),
-        config: { entrypoint: c.Entrypoint ?? undefined, cmd: c.Cmd ?? undefined, env: c.Env ?? undefined, workingDir: c.WorkingDir, user: c.User, stopSignal: c.StopSignal },
+        config: {
+          entrypoint: c.Entrypoint ?? undefined,
+          cmd: c.Cmd ?? undefined,
+          env: c.Env ?? undefined,
+          workingDir: c.WorkingDir,
+          user: c.User,
+          stopSignal: c.StopSignal,
+        },
       };
     },
     retain: (layerDirs: string[]) => images.retainLayers(layerDirs),
@@ -32,7 +39,11 @@ export function imageResolver(images: ImageManager): ImageResolver {
 }
 
 export async function openContainers(config: SkiffdConfig, log: Logger, deps: { pods: PodLookup; images: ImageManager }): Promise<ContainerManager> {
-  const runtime = makeOciRuntime({ runtimePath: config.runtime.runtimePath, conmonPath: config.runtime.conmonPath, root: config.runtime.runtimeRoot || join(config.state, 'runc') });
+  const runtime = makeOciRuntime({
+    runtimePath: config.runtime.runtimePath,
+    conmonPath: config.runtime.conmonPath,
+    root: config.runtime.runtimeRoot || join(config.state, 'runc'),
+  });
   const manager = new ContainerManager({
     root: config.root,
     state: config.state,

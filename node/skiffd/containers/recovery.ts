@@ -20,7 +20,9 @@ export async function recoverContainers(store: ContainerStore): Promise<void> {
   const workers = Array.from({ length: Math.min(8, ids.length) }, async () => {
     for (let id = ids.shift(); id !== undefined; id = ids.shift()) {
       const current = id;
-      await store.withLock(current, () => recover(store, current)).catch((err) => store.log.warn('container recovery failed', { id: current, err: String(err) }));
+      await store
+        .withLock(current, () => recover(store, current))
+        .catch((err) => store.log.warn('container recovery failed', { id: current, err: String(err) }));
     }
   });
   await Promise.all(workers);
@@ -46,7 +48,8 @@ async function recover(store: ContainerStore, id: string): Promise<void> {
   store.retainImage(id, record.lowerDirs);
   if (record.phase === 'exited') {
     // The exit was recorded, but the crash may have come before the runtime state and mount went.
-    if (!record.released) await applyExit(store, record, { exitCode: record.exitCode ?? 0, finishedAt: record.finishedAt ?? String(nowNs()), oomKilled: false });
+    if (!record.released)
+      await applyExit(store, record, { exitCode: record.exitCode ?? 0, finishedAt: record.finishedAt ?? String(nowNs()), oomKilled: false });
     return;
   }
   const exit = await store.exitOf(id);
@@ -84,7 +87,12 @@ async function recover(store: ContainerStore, id: string): Promise<void> {
       }
     }
     // Nobody recorded how it ended (monitor killed, or a reboot wiped the runtime state).
-    await applyExit(store, record, { exitCode: 255, finishedAt: String(nowNs()), oomKilled: false }, 'the container ended while its monitor was not watching; its exit code is unknown');
+    await applyExit(
+      store,
+      record,
+      { exitCode: 255, finishedAt: String(nowNs()), oomKilled: false },
+      'the container ended while its monitor was not watching; its exit code is unknown',
+    );
     return;
   }
   await ensureMounted(store, record).catch((err) => store.log.warn('cannot remount rootfs', { id, err: String(err) }));

@@ -15,7 +15,11 @@ export async function viewOf(store: ContainerStore, record: ContainerRecord): Pr
   const exit = await store.exitOf(record.id);
   if (exit) {
     const reason = exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error';
-    return { record: { ...record, phase: 'exited', exitCode: exit.exitCode, finishedAt: exit.finishedAt, reason }, state: ContainerState.CONTAINER_EXITED, exit };
+    return {
+      record: { ...record, phase: 'exited', exitCode: exit.exitCode, finishedAt: exit.finishedAt, reason },
+      state: ContainerState.CONTAINER_EXITED,
+      exit,
+    };
   }
   if (record.phase === 'created') return { record, state: ContainerState.CONTAINER_CREATED };
   if (record.conmonPid && !store.lostChecks.has(record.id) && !(await monitorAlive(record.conmonPid))) {

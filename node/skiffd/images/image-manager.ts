@@ -207,7 +207,13 @@ export class ImageManager {
     try {
       const fetched = await this.fetchContent(client, resolved, name, log, leasedDiffIds);
       const record = await this.commit(ref, resolved, fetched, log);
-      log.info('pulled image', { id: record.id, layers: fetched.layers.length, bytes: record.size, downloadedBytes: fetched.fetchedBytes, ms: Date.now() - started });
+      log.info('pulled image', {
+        id: record.id,
+        layers: fetched.layers.length,
+        bytes: record.size,
+        downloadedBytes: fetched.fetchedBytes,
+        ms: Date.now() - started,
+      });
       return record;
     } finally {
       this.unlease(leased);
@@ -251,7 +257,16 @@ export class ImageManager {
       const t1 = Date.now();
       const info = await this.layers.ensure(diffId, layer.digest, this.blobs.path(layer.digest), `${name} ${what}`);
       if (downloaded) fetchedBytes += layer.size;
-      log.info('layer ready', { layer: layer.digest, index: i + 1, of: manifest.layers.length, bytes: layer.size, unpackedBytes: info.bytes, downloaded, downloadMs: t1 - t0, unpackMs: Date.now() - t1 });
+      log.info('layer ready', {
+        layer: layer.digest,
+        index: i + 1,
+        of: manifest.layers.length,
+        bytes: layer.size,
+        unpackedBytes: info.bytes,
+        downloaded,
+        downloadMs: t1 - t0,
+        unpackMs: Date.now() - t1,
+      });
       return ref;
     });
     return { config, layers, fetchedBytes };

@@ -37,9 +37,16 @@ export async function resolveManifest(client: RegistryClient, ref: ImageReferenc
   const child = await client.getManifest(picked.digest);
   const childDigest = sha256(child.body);
   if (childDigest !== picked.digest || child.body.length !== picked.size) {
-    throw new ImageError('data-loss', `${name}: manifest ${picked.digest} from ${child.endpoint.host} does not match its index entry (digest ${childDigest}, ${child.body.length} bytes): refusing it`);
+    throw new ImageError(
+      'data-loss',
+      `${name}: manifest ${picked.digest} from ${child.endpoint.host} does not match its index entry (digest ${childDigest}, ${child.body.length} bytes): refusing it`,
+    );
   }
-  const doc = parseManifestDoc(child.body, child.contentType || picked.mediaType, `${name} ${picked.platform ? formatPlatform(picked.platform) : picked.digest}`);
+  const doc = parseManifestDoc(
+    child.body,
+    child.contentType || picked.mediaType,
+    `${name} ${picked.platform ? formatPlatform(picked.platform) : picked.digest}`,
+  );
   if (doc.kind !== 'manifest') throw new ImageError('failed-precondition', `${name}: an index entry points to another index`);
   manifestBlobs.push({ digest: childDigest, data: child.body });
   log.info('picked platform manifest', { platform: picked.platform ? formatPlatform(picked.platform) : 'unlabelled', manifest: childDigest });

@@ -60,7 +60,12 @@ const NETWORK_FILE = 'network.json';
 function podLimits(resources: LinuxContainerResources | undefined, overhead: LinuxContainerResources | undefined): CgroupLimits {
   const parts = [resources, overhead].filter((r): r is LinuxContainerResources => !!r);
   for (const r of parts) {
-    for (const [field, value] of [['cpu_shares', r.cpuShares], ['cpu_quota', r.cpuQuota], ['cpu_period', r.cpuPeriod], ['memory_limit_in_bytes', r.memoryLimitInBytes]] as const) {
+    for (const [field, value] of [
+      ['cpu_shares', r.cpuShares],
+      ['cpu_quota', r.cpuQuota],
+      ['cpu_period', r.cpuPeriod],
+      ['memory_limit_in_bytes', r.memoryLimitInBytes],
+    ] as const) {
       if (value < 0n && !(field === 'cpu_quota' && value === -1n)) throw new ServerError(Status.INVALID_ARGUMENT, `resources.${field} must not be negative`);
     }
   }
@@ -383,12 +388,13 @@ export class PodSandboxes implements PodSandboxStore {
    */
   async updateResources(idOrPrefix: string, resources: LinuxContainerResources | undefined, overhead: LinuxContainerResources | undefined): Promise<void> {
     if (!idOrPrefix) throw new ServerError(Status.INVALID_ARGUMENT, 'pod_sandbox_id is required');
-    if (!resources && !overhead) throw new ServerError(Status.INVALID_ARGUMENT, 'resources or overhead is required: the pod\'s new totals');
+    if (!resources && !overhead) throw new ServerError(Status.INVALID_ARGUMENT, "resources or overhead is required: the pod's new totals");
     const found = this.resolve(idOrPrefix) ?? notFound(idOrPrefix);
     const limits = podLimits(resources, overhead);
     await this.lock.run(found.id, async () => {
       const entry = this.entries.get(found.id) ?? notFound(idOrPrefix);
-      if (entry.state !== 'SANDBOX_READY') throw new ServerError(Status.FAILED_PRECONDITION, `pod sandbox ${entry.id} is not ready (${entry.state}): nothing runs in its cgroup`);
+      if (entry.state !== 'SANDBOX_READY')
+        throw new ServerError(Status.FAILED_PRECONDITION, `pod sandbox ${entry.id} is not ready (${entry.state}): nothing runs in its cgroup`);
       await writeLimits(entry.cgroupParent, limits).catch((err: Error) => {
         throw new ServerError(Status.INTERNAL, `updating the cgroup ${entry.cgroupParent} of pod sandbox ${entry.id}: ${err.message}`);
       });
@@ -404,12 +410,14 @@ export class PodSandboxes implements PodSandboxStore {
       this.log.debug('StopPodSandbox: no such pod; nothing to do', { pod: idOrPrefix });
       return;
     }
-    await this.lock.run(found.id, async () => {
-      const entry = this.entries.get(found.id);
-      if (entry) await this.teardown(entry);
-    }).catch((err) => {
-      throw toServerError(err, 'StopPodSandbox');
-    });
+    await this.lock
+      .run(found.id, async () => {
+        const entry = this.entries.get(found.id);
+        if (entry) await this.teardown(entry);
+      })
+      .catch((err) => {
+        throw toServerError(err, 'StopPodSandbox');
+      });
   }
 
   /** Everything Stop does; every step can run again after a partial failure. */
@@ -436,26 +444,28 @@ export class PodSandboxes implements PodSandboxStore {
     if (!idOrPrefix) throw new ServerError(Status.INVALID_ARGUMENT, 'pod_sandbox_id is required');
     const found = this.resolve(idOrPrefix);
     if (!found) return;
-    await this.lock.run(found.id, async () => {
-      const entry = this.entries.get(found.id);
-      if (!entry) return;
-      await this.teardown(entry);
-      await this.options.containers?.()?.removeAllInPod(entry.id);
-      await unpinNamespaces(this.podMounts(entry.id));
-      await rm(join(this.stateDir, entry.id), { recursive: true, force: true });
-      if (entry.internals.ownsCgroup) {
-        await removeCgroup(entry.cgroupParent).catch((err) => this.log.warn('cannot remove pod cgroup', { pod: entry.id, err }));
-      }
-      // The record goes first: a crash after this point leaves a directory a restart cleans up.
-      await rm(join(this.recordDir(entry.id), POD_FILE), { force: true });
-      await rm(this.recordDir(entry.id), { recursive: true, force: true });
-      this.entries.delete(entry.id);
-      this.statsCollector.forget(entry.id);
-      if (this.names.get(nameKey(entry.metadata)) === entry.id) this.names.delete(nameKey(entry.metadata));
-      this.log.info('pod sandbox removed', { pod: entry.id });
-    }).catch((err) => {
-      throw toServerError(err, 'RemovePodSandbox');
-    });
+    await this.lock
+      .run(found.id, async () => {
+        const entry = this.entries.get(found.id);
+        if (!entry) return;
+        await this.teardown(entry);
+        await this.options.containers?.()?.removeAllInPod(entry.id);
+        await unpinNamespaces(this.podMounts(entry.id));
+        await rm(join(this.stateDir, entry.id), { recursive: true, force: true });
+        if (entry.internals.ownsCgroup) {
+          await removeCgroup(entry.cgroupParent).catch((err) => this.log.warn('cannot remove pod cgroup', { pod: entry.id, err }));
+        }
+        // The record goes first: a crash after this point leaves a directory a restart cleans up.
+        await rm(join(this.recordDir(entry.id), POD_FILE), { force: true });
+        await rm(this.recordDir(entry.id), { recursive: true, force: true });
+        this.entries.delete(entry.id);
+        this.statsCollector.forget(entry.id);
+        if (this.names.get(nameKey(entry.metadata)) === entry.id) this.names.delete(nameKey(entry.metadata));
+        this.log.info('pod sandbox removed', { pod: entry.id });
+      })
+      .catch((err) => {
+        throw toServerError(err, 'RemovePodSandbox');
+      });
   }
 
   /** The pod, with its state refreshed (a pod whose init died is no longer ready). */

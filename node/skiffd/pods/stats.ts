@@ -21,7 +21,11 @@ export function parseNetDev(text: string): InterfaceCounters[] {
     const colon = line.indexOf(':');
     if (colon < 0) continue;
     const name = line.slice(0, colon).trim();
-    const f = line.slice(colon + 1).trim().split(/\s+/).map((n) => BigInt(n));
+    const f = line
+      .slice(colon + 1)
+      .trim()
+      .split(/\s+/)
+      .map((n) => BigInt(n));
     if (f.length < 16) continue;
     out.push({ name, rxBytes: f[0], rxErrors: f[2], txBytes: f[8], txErrors: f[10] });
   }

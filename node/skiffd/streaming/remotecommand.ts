@@ -115,7 +115,11 @@ export interface RemoteCommandBackend {
 }
 
 /** Runs exec or attach and reports the outcome instead of throwing. */
-export async function runRemoteCommand(backend: RemoteCommandBackend, request: ExecStreamRequest | AttachStreamRequest, io: RemoteCommandIO): Promise<RemoteCommandOutcome> {
+export async function runRemoteCommand(
+  backend: RemoteCommandBackend,
+  request: ExecStreamRequest | AttachStreamRequest,
+  io: RemoteCommandIO,
+): Promise<RemoteCommandOutcome> {
   try {
     if (request.kind === 'exec') return { exitCode: await backend.exec(request, io) };
     await backend.attach(request, io);
@@ -141,7 +145,14 @@ export function errorStreamPayload(version: number, outcome: RemoteCommandOutcom
         details: { causes: [{ reason: 'ExitCode', message: String(outcome.exitCode) }] },
       });
     }
-    return JSON.stringify({ metadata: {}, status: 'Failure', message: outcome.error, reason: 'InternalError', code: 500, details: { causes: [{ message: outcome.error }] } });
+    return JSON.stringify({
+      metadata: {},
+      status: 'Failure',
+      message: outcome.error,
+      reason: 'InternalError',
+      code: 500,
+      details: { causes: [{ message: outcome.error }] },
+    });
   }
   if ('exitCode' in outcome) return outcome.exitCode === 0 ? undefined : `command terminated with non-zero exit code: exit status ${outcome.exitCode}`;
   return outcome.error;

@@ -161,7 +161,12 @@ export class StreamingServer {
       .filter(Boolean);
     const protocol = offered.length === 0 ? '' : offered.find((p) => supported.includes(p));
     if (protocol === undefined) {
-      writeHttpError(socket, 400, 'Bad Request', `unable to negotiate a WebSocket subprotocol: client supports ${offered.join(', ')}, server supports ${supported.join(', ')}`);
+      writeHttpError(
+        socket,
+        400,
+        'Bad Request',
+        `unable to negotiate a WebSocket subprotocol: client supports ${offered.join(', ')}, server supports ${supported.join(', ')}`,
+      );
       return;
     }
     let ports: number[] = [];

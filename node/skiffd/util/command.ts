@@ -40,7 +40,10 @@ export function execCommand(file: string, args: string[], options: CommandOption
     // 127: not found (a spawn reports that as an error); a broken helper: spawn instead.
     if (helped) {
       return helped.then(
-        (r) => (notFound(r, file) ? spawnCommand(file, args, options, timeoutMs) : { ...r, timedOut: r.signal === 'SIGKILL' && r.stderr.endsWith(`(timed out after ${limit} ms)`) }),
+        (r) =>
+          notFound(r, file)
+            ? spawnCommand(file, args, options, timeoutMs)
+            : { ...r, timedOut: r.signal === 'SIGKILL' && r.stderr.endsWith(`(timed out after ${limit} ms)`) },
         () => spawnCommand(file, args, options, timeoutMs),
       );
     }

@@ -108,7 +108,12 @@ class HelperShell {
     clearTimeout(current.timer);
     this.current = undefined;
     const code = current.code;
-    current.job.resolve({ code: code > 128 && code < 160 ? null : code, signal: code > 128 && code < 160 ? signalName(code - 128) : null, stdout: this.stdout, stderr: this.stderr.slice(0, errAt) });
+    current.job.resolve({
+      code: code > 128 && code < 160 ? null : code,
+      signal: code > 128 && code < 160 ? signalName(code - 128) : null,
+      stdout: this.stdout,
+      stderr: this.stderr.slice(0, errAt),
+    });
   }
 
   private kill(): void {
@@ -159,5 +164,8 @@ export function runThroughHelper(file: string, args: string[], timeoutMs: number
 
 /** The helper could not find the program (a spawn would have failed with ENOENT instead). */
 export function notFound(r: HelperResult, file: string): boolean {
-  return r.code === 127 && (r.stderr.includes(`${file}: not found`) || (r.stderr.startsWith('env: ') && r.stderr.includes(file) && r.stderr.includes('No such file')));
+  return (
+    r.code === 127 &&
+    (r.stderr.includes(`${file}: not found`) || (r.stderr.startsWith('env: ') && r.stderr.includes(file) && r.stderr.includes('No such file')))
+  );
 }

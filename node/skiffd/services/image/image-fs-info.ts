@@ -8,7 +8,12 @@ export const imageFsInfo: UnaryRpc<ImageFsInfoRequest, ImageFsInfoResponse> = as
     const u = await ctx.images.fsUsage();
     return {
       imageFilesystems: [
-        { timestamp: u.timestampNs, fsId: { mountpoint: u.mountpoint }, usedBytes: { value: BigInt(u.usedBytes) }, inodesUsed: { value: BigInt(u.inodesUsed) } },
+        {
+          timestamp: u.timestampNs,
+          fsId: { mountpoint: u.mountpoint },
+          usedBytes: { value: BigInt(u.usedBytes) },
+          inodesUsed: { value: BigInt(u.inodesUsed) },
+        },
       ],
       containerFilesystems: [],
     };

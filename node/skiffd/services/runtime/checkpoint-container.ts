@@ -3,4 +3,5 @@ import type { CheckpointContainerRequest, CheckpointContainerResponse } from '..
 import type { UnaryRpc } from '../rpc.ts';
 import { unimplemented } from '../unimplemented.ts';
 
-export const checkpointContainer: UnaryRpc<CheckpointContainerRequest, CheckpointContainerResponse> = async () => unimplemented('CheckpointContainer', 'container checkpoints need CRIU, which skiffd does not drive');
+export const checkpointContainer: UnaryRpc<CheckpointContainerRequest, CheckpointContainerResponse> = async () =>
+  unimplemented('CheckpointContainer', 'container checkpoints need CRIU, which skiffd does not drive');

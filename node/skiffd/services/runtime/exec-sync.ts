@@ -4,5 +4,5 @@ import type { UnaryRpc } from '../rpc.ts';
 
 export const execSync: UnaryRpc<ExecSyncRequest, ExecSyncResponse> = async (ctx, request) => {
   const timeout = Number(request.timeout);
-  return ctx.containers.execSync(request.containerId, request.cmd, Math.max(timeout , 0));
+  return ctx.containers.execSync(request.containerId, request.cmd, Math.max(timeout, 0));
 };

@@ -3,4 +3,5 @@ import type { ListMetricDescriptorsRequest, ListMetricDescriptorsResponse } from
 import type { UnaryRpc } from '../rpc.ts';
 import { unimplemented } from '../unimplemented.ts';
 
-export const listMetricDescriptors: UnaryRpc<ListMetricDescriptorsRequest, ListMetricDescriptorsResponse> = async () => unimplemented('ListMetricDescriptors', 'it serves no cAdvisor-style pod metrics; use ListPodSandboxStats and ListContainerStats');
+export const listMetricDescriptors: UnaryRpc<ListMetricDescriptorsRequest, ListMetricDescriptorsResponse> = async () =>
+  unimplemented('ListMetricDescriptors', 'it serves no cAdvisor-style pod metrics; use ListPodSandboxStats and ListContainerStats');

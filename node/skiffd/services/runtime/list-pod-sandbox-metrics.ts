@@ -3,4 +3,5 @@ import type { ListPodSandboxMetricsRequest, ListPodSandboxMetricsResponse } from
 import type { UnaryRpc } from '../rpc.ts';
 import { unimplemented } from '../unimplemented.ts';
 
-export const listPodSandboxMetrics: UnaryRpc<ListPodSandboxMetricsRequest, ListPodSandboxMetricsResponse> = async () => unimplemented('ListPodSandboxMetrics', 'it serves no cAdvisor-style pod metrics; use ListPodSandboxStats and ListContainerStats');
+export const listPodSandboxMetrics: UnaryRpc<ListPodSandboxMetricsRequest, ListPodSandboxMetricsResponse> = async () =>
+  unimplemented('ListPodSandboxMetrics', 'it serves no cAdvisor-style pod metrics; use ListPodSandboxStats and ListContainerStats');

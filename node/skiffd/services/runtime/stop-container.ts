@@ -4,6 +4,6 @@ import type { UnaryRpc } from '../rpc.ts';
 
 export const stopContainer: UnaryRpc<StopContainerRequest, StopContainerResponse> = async (ctx, request) => {
   const timeout = Number(request.timeout);
-  await ctx.containers.stop(request.containerId, Math.max(timeout , 0));
+  await ctx.containers.stop(request.containerId, Math.max(timeout, 0));
   return {};
 };

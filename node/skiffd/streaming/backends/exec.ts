@@ -39,7 +39,19 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
   // runc's own messages go to a log file, so the client's stderr carries only the command's, and a
   // failure to start the command is told apart from the command's exit code.
   const logFile = `${base}.log`;
-  const runcArgs = [`--root=${target.runtimeRoot}`, '--log', logFile, '--log-format', 'json', 'exec', '--pid-file', pidFile, ...(request.tty ? ['-t'] : []), target.id, ...request.cmd];
+  const runcArgs = [
+    `--root=${target.runtimeRoot}`,
+    '--log',
+    logFile,
+    '--log-format',
+    'json',
+    'exec',
+    '--pid-file',
+    pidFile,
+    ...(request.tty ? ['-t'] : []),
+    target.id,
+    ...request.cmd,
+  ];
   let child: ChildProcess;
   if (request.tty) {
     // runc gives the container's terminal the size of its own at start: set it before runc runs,

@@ -104,7 +104,9 @@ function nativeBinding(): NativeBinding {
   }
   binding = fromSeaAsset() ?? fromNodeModules();
   if (binding) return binding;
-  loadError = new Error(`cannot load the SOCK_SEQPACKET add-on ${ADDON_FILE} (looked at ${tried.join(', ')}, the executable's assets and node_modules/${ADDON_PACKAGE}); attach needs it`);
+  loadError = new Error(
+    `cannot load the SOCK_SEQPACKET add-on ${ADDON_FILE} (looked at ${tried.join(', ')}, the executable's assets and node_modules/${ADDON_PACKAGE}); attach needs it`,
+  );
   throw loadError;
 }
 

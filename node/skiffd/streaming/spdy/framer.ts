@@ -20,7 +20,15 @@ export const FLAG_FIN = 0x01;
 export const FLAG_UNIDIRECTIONAL = 0x02;
 
 /** RST_STREAM status codes (SPDY/3 §2.4.2). */
-export const RstStatus = { PROTOCOL_ERROR: 1, INVALID_STREAM: 2, REFUSED_STREAM: 3, CANCEL: 5, INTERNAL_ERROR: 6, STREAM_IN_USE: 8, STREAM_ALREADY_CLOSED: 9 } as const;
+export const RstStatus = {
+  PROTOCOL_ERROR: 1,
+  INVALID_STREAM: 2,
+  REFUSED_STREAM: 3,
+  CANCEL: 5,
+  INTERNAL_ERROR: 6,
+  STREAM_IN_USE: 8,
+  STREAM_ALREADY_CLOSED: 9,
+} as const;
 
 const VERSION = 3;
 /** Largest frame we accept; client-go never comes close (its data frames are at most 32 KiB). */
@@ -28,9 +36,7 @@ const MAX_FRAME = 16 * 1024 * 1024;
 
 export type Headers = Record<string, string[]>;
 
-export type Frame =
-  | { kind: 'data'; streamId: number; flags: number; data: Buffer }
-  | { kind: 'control'; type: number; flags: number; body: Buffer };
+export type Frame = { kind: 'data'; streamId: number; flags: number; data: Buffer } | { kind: 'control'; type: number; flags: number; body: Buffer };
 
 export class SpdyProtocolError extends Error {
   override name = 'SpdyProtocolError';
