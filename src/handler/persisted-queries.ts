@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import { Lru } from './lru.ts';
 
 /**
  * Automatic persisted queries, Apollo's protocol: a client sends
@@ -28,21 +29,10 @@ export function createMemoryPersistedQueryStore(maxEntries = defaultPersistedQue
   if (!Number.isSafeInteger(maxEntries) || maxEntries <= 0) {
     throw new TypeError(`persistedQueries.maxEntries must be a positive integer (got ${maxEntries})`);
   }
-  const queries = new Map<string, string>();
+  const queries = new Lru<string, string>(maxEntries);
   return {
-    get(hash) {
-      const query = queries.get(hash);
-      if (query !== undefined) {
-        queries.delete(hash);
-        queries.set(hash, query);
-      }
-      return query;
-    },
-    set(hash, query) {
-      queries.delete(hash);
-      queries.set(hash, query);
-      if (queries.size > maxEntries) queries.delete(queries.keys().next().value as string);
-    },
+    get: (hash) => queries.get(hash),
+    set: (hash, query) => queries.set(hash, query),
   };
 }
 

@@ -5,6 +5,7 @@
 // failure escape as a crash.
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type ServerOptions, type SubscribePayload } from 'graphql-ws';
 import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { Lru } from '../handler/lru.ts';
 
 export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
 
@@ -213,7 +214,7 @@ class DocumentCache {
   readonly #rules: readonly ValidationRule[];
   /** Custom parse/validate functions may depend on more than the text: then nothing is cached. */
   readonly #cacheable: boolean;
-  readonly #valid = new Map<string, DocumentNode>();
+  readonly #valid = new Lru<string, DocumentNode>(DocumentCache.MAX);
 
   constructor(schema: GraphQLSchema, options: { parse?: typeof parse; validate?: typeof validate; rules: readonly ValidationRule[] }) {
     this.#schema = schema;
@@ -244,7 +245,6 @@ class DocumentCache {
     const errors = this.#validate(this.#schema, document, this.#rules);
     if (errors.length > 0) return errors;
     if (this.#cacheable) {
-      if (this.#valid.size >= DocumentCache.MAX) this.#valid.delete(this.#valid.keys().next().value as string);
       this.#valid.set(payload.query, document);
     }
     return { ...args, document };
