@@ -2,12 +2,7 @@
 // any fetch handler (HTTP requests pass through untouched). Bun hands socket events to one set of
 // handlers per server rather than to the socket, so each socket gets a small event target that the
 // runtime-agnostic adapter listens on.
-import {
-  createGraphQLWebSocketServer,
-  isWebSocketUpgrade,
-  type GraphQLWebSocketServer,
-  type WebSocketLike,
-} from '../src/subscriptions/graphql-ws-adapter.ts';
+import { createGraphQLWebSocketServer, isWebSocketUpgrade, type GraphQLWebSocketServer, type WebSocketLike } from '../src/subscriptions/graphql-ws-adapter.ts';
 import type { FetchHandler, FetchWebSocketOptions } from '../src/subscriptions/fetch-upgrade.ts';
 
 // The Bun APIs used here, declared so tsc (with Node's types) checks this file too.
@@ -29,7 +24,8 @@ interface SocketData {
   socket?: BunSocket;
 }
 
-type Listener = (event: { data?: unknown; code?: number; reason?: string }) => void;
+type SocketEvent = { data: unknown; code?: number; reason?: string };
+type Listener = (event: SocketEvent) => void;
 
 /** The adapter's view of one Bun socket: Bun's handlers dispatch into it. */
 class BunSocket implements WebSocketLike {
@@ -53,13 +49,16 @@ class BunSocket implements WebSocketLike {
   close(code?: number, reason?: string): void {
     this.#ws.close(code, reason);
   }
+  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: 'open' | 'close', listener: (event: { code?: number; reason?: string }) => void): void;
   addEventListener(type: string, listener: Listener): void {
     const list = this.#listeners.get(type);
     if (list) list.push(listener);
     else this.#listeners.set(type, [listener]);
   }
-  dispatch(type: string, event: Parameters<Listener>[0]): void {
-    for (const listener of this.#listeners.get(type) ?? []) listener(event);
+  dispatch(type: string, event: Partial<SocketEvent>): void {
+    const full: SocketEvent = { data: undefined, ...event };
+    for (const listener of this.#listeners.get(type) ?? []) listener(full);
   }
 }
 

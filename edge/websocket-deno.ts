@@ -5,7 +5,10 @@ import { withFetchWebSocket, type FetchHandler, type FetchWebSocketOptions } fro
 
 // The one Deno API used here, declared so tsc (with Node's types) checks this file too.
 declare const Deno: {
-  upgradeWebSocket(request: Request, options?: { protocol?: string; idleTimeout?: number }): {
+  upgradeWebSocket(
+    request: Request,
+    options?: { protocol?: string; idleTimeout?: number },
+  ): {
     socket: WebSocket;
     response: Response;
   };

@@ -12,9 +12,26 @@ import { createRequire } from 'node:module';
 const root = fileURLToPath(new URL('..', import.meta.url));
 /** The fuse string Node's SEA loader looks for; fixed by Node. */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
-/** The attach add-on (SOCK_SEQPACKET, native): node/skiffd/streaming/backends/seqpacket.ts finds it beside the bundle or as a SEA asset. */
-const ADDON_NAME = 'node-unix-socket.linux-x64-gnu.node';
-const ADDON = createRequire(join(root, 'package.json')).resolve(`node-unix-socket-linux-x64-gnu/${ADDON_NAME}`);
+/**
+ * The attach add-on (SOCK_SEQPACKET, native) of the host's architecture: node/skiffd/streaming/backends/
+ * seqpacket.ts finds it beside the bundle or as a SEA asset. The build makes a daemon for the machine it
+ * runs on, so it takes that machine's add-on, or stops and says how to get it.
+ */
+const ADDON_PLATFORM = `linux-${process.arch}-gnu`;
+const ADDON_NAME = `node-unix-socket.${ADDON_PLATFORM}.node`;
+const SUPPORTED_ARCHES = ['x64', 'arm64'];
+
+function addonPath() {
+  if (process.platform !== 'linux' || !SUPPORTED_ARCHES.includes(process.arch)) {
+    throw new Error(`skiffd builds for Linux on ${SUPPORTED_ARCHES.join(' or ')}; this is ${process.platform}-${process.arch}`);
+  }
+  const pkg = `node-unix-socket-${ADDON_PLATFORM}`;
+  try {
+    return createRequire(join(root, 'package.json')).resolve(`${pkg}/${ADDON_NAME}`);
+  } catch {
+    throw new Error(`the attach add-on for ${ADDON_PLATFORM} is not installed: run \`npm install --no-save ${pkg}@0.2.7\` (or npm ci on this machine)`);
+  }
+}
 
 /**
  * @param {{ outdir?: string, sea?: boolean, quiet?: boolean }} [options]
@@ -40,11 +57,12 @@ export async function build(options = {}) {
     logLevel: 'warning',
   });
   await chmod(cjs, 0o755);
-  await copyFile(ADDON, join(outdir, ADDON_NAME));
+  const addon = addonPath();
+  await copyFile(addon, join(outdir, ADDON_NAME));
   const result = { cjs, cjsBytes: (await stat(cjs)).size };
   if (options.sea !== false) {
     result.sea = join(outdir, 'skiffd');
-    await buildSea(cjs, result.sea);
+    await buildSea(cjs, result.sea, addon);
     result.seaBytes = (await stat(result.sea)).size;
   }
   if (!options.quiet) {
@@ -55,12 +73,15 @@ export async function build(options = {}) {
   return result;
 }
 
-async function buildSea(mainScript, out) {
+async function buildSea(mainScript, out, addon) {
   const work = await mkdtemp(join(tmpdir(), 'skiffd-sea-'));
   try {
     const blob = join(work, 'skiffd.blob');
     const seaConfig = join(work, 'sea-config.json');
-    await writeFile(seaConfig, JSON.stringify({ main: mainScript, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets: { [ADDON_NAME]: ADDON } }));
+    await writeFile(
+      seaConfig,
+      JSON.stringify({ main: mainScript, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets: { [ADDON_NAME]: addon } }),
+    );
     quietly(process.execPath, ['--experimental-sea-config', seaConfig]);
     await rm(out, { force: true });
     await copyFile(process.execPath, out);

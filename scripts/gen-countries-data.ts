@@ -89,9 +89,7 @@ function normalizePlace(name: string): string {
 function capitalCoordinates(code: string, capital: string, places: LocationTimezone): [number, number] {
   if (capital) {
     const wanted = normalizePlace(capital);
-    const city = places
-      .findLocationsByCountryIso(code)
-      .find((p) => normalizePlace(p.city ?? '') === wanted || normalizePlace(p.cityAscii ?? '') === wanted);
+    const city = places.findLocationsByCountryIso(code).find((p) => normalizePlace(p.city ?? '') === wanted || normalizePlace(p.cityAscii ?? '') === wanted);
     if (city) return [city.latitude, city.longitude];
   }
   const fixed = CAPITAL_COORDINATES[code];
@@ -141,7 +139,10 @@ export function generateCountriesModule(): string {
     stateLines.push(
       provinces
         .filter((p) => p.country === code)
-        .map((p) => `${assertClean(field(p.short ?? '', 'state code'), 'state code', [':', '|'])}:${assertClean(field(p.name, 'state name'), 'state name', ['|'])}`)
+        .map(
+          (p) =>
+            `${assertClean(field(p.short ?? '', 'state code'), 'state code', [':', '|'])}:${assertClean(field(p.name, 'state name'), 'state name', ['|'])}`,
+        )
         .join('|'),
     );
 
@@ -163,17 +164,7 @@ export function generateCountriesModule(): string {
     }
     if (!cl.continents[c.continent]) throw new Error(`gen-countries-data: ${code} on unknown continent ${c.continent}`);
     core.push(
-      [
-        code,
-        c.name,
-        c.native,
-        c.phone.join(','),
-        c.continent,
-        c.capital,
-        c.currency.join(','),
-        c.languages.join(','),
-        String(regionsUsed.get(region)!),
-      ]
+      [code, c.name, c.native, c.phone.join(','), c.continent, c.capital, c.currency.join(','), c.languages.join(','), String(regionsUsed.get(region)!)]
         .map((v, i) => field(v, `country field ${i} of ${code}`))
         .join('\t'),
     );
@@ -195,7 +186,7 @@ export function generateCountriesModule(): string {
     `// Sources: ${sources}.`,
     '// Tables are strings: one line per row ("\\n"), fields separated by "\\t".',
     '',
-    '/** Locales accepted by `Country.name(lang:)`, in the order of COUNTRY_NAMES\' lines. */',
+    "/** Locales accepted by `Country.name(lang:)`, in the order of COUNTRY_NAMES' lines. */",
     `export const LOCALES: readonly string[] = ${JSON.stringify(LOCALES)};`,
     '',
     '/** AWS region codes referenced by index from COUNTRIES. */',
@@ -210,7 +201,11 @@ export function generateCountriesModule(): string {
       'code, name, native, phone (comma-joined), continent code, capital ("" = none), currency (comma-joined, "" = none), language codes (comma-joined), AWS_REGION_CODES index',
       core,
     ),
-    ...table('COUNTRY_NAMES', 'per locale of LOCALES, one line: each country\'s name in COUNTRIES order ("" = the English name)', names.map((n) => n.join('\t'))),
+    ...table(
+      'COUNTRY_NAMES',
+      'per locale of LOCALES, one line: each country\'s name in COUNTRIES order ("" = the English name)',
+      names.map((n) => n.join('\t')),
+    ),
     ...table('COUNTRY_STATES', 'per country, one line: "code:name|..." (empty code = none)', stateLines),
     ...table('COUNTRY_SUBDIVISIONS', 'per country, one line: "suffix:name|..." (code = "CC-suffix")', subdivisionLines),
   ].join('\n');

@@ -35,6 +35,10 @@ const mf = new Miniflare({
 });
 const url = await mf.ready;
 console.log(`workerd serving ${relative(process.cwd(), scriptPath)} at ${new URL('/graphql', url)}`);
-const stop = () => mf.dispose().then(() => process.exit(0), () => process.exit(1));
+const stop = () =>
+  mf.dispose().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);

@@ -4,7 +4,15 @@ import { createGraphQLHandler } from './handler/create-handler.ts';
 import type { GraphQLFetchHandler, GraphQLHandlerOptions } from './handler/options.ts';
 
 export { createGraphQLHandler } from './handler/create-handler.ts';
-export type { ContextFactory, GraphQLFetchHandler, GraphQLHandlerOptions } from './handler/options.ts';
+export type {
+  ContextFactory,
+  FormatError,
+  GraphQLFetchHandler,
+  GraphQLHandlerOptions,
+  OperationContext,
+  RequestParams,
+} from './handler/options.ts';
+export type { HealthOptions } from './handler/health.ts';
 export * from './subscriptions/index.ts';
 
 /**

@@ -60,14 +60,29 @@ The benchmark starts its own containerd with a generated config; the system serv
 
 function int(flag: string, value: string | undefined, min: number): number {
   const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < min) throw new Error(`${flag} needs an integer >= ${min}, got ${value === undefined ? 'nothing' : JSON.stringify(value)}`);
+  if (value === undefined || !Number.isInteger(n) || n < min)
+    throw new Error(`${flag} needs an integer >= ${min}, got ${value === undefined ? 'nothing' : JSON.stringify(value)}`);
   return n;
 }
 
 export function parseArgs(argv: string[]): BenchArgs {
-  const a: BenchArgs = { help: false, samples: 30, warmup: 2, json: false, skiffd: { kind: 'bundle' }, memoryContainers: 10, critestRounds: 1, rpcTimeoutMs: 30_000, timeoutS: 1800, keep: false };
+  const a: BenchArgs = {
+    help: false,
+    samples: 30,
+    warmup: 2,
+    json: false,
+    skiffd: { kind: 'bundle' },
+    memoryContainers: 10,
+    critestRounds: 1,
+    rpcTimeoutMs: 30_000,
+    timeoutS: 1800,
+    keep: false,
+  };
   for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i].startsWith('--') && argv[i].includes('=') ? [argv[i].slice(0, argv[i].indexOf('=')), argv[i].slice(argv[i].indexOf('=') + 1)] : [argv[i], undefined];
+    const [flag, inline] =
+      argv[i].startsWith('--') && argv[i].includes('=')
+        ? [argv[i].slice(0, argv[i].indexOf('=')), argv[i].slice(argv[i].indexOf('=') + 1)]
+        : [argv[i], undefined];
     const value = () => inline ?? argv[++i];
     switch (flag) {
       case '-h':

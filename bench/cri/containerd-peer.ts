@@ -20,7 +20,16 @@ export function containerdBinary(): string | undefined {
 
 const q = (s: string) => JSON.stringify(s);
 
-function configToml(o: { root: string; state: string; socket: string; runcRoot: string; cniConfDir: string; sandboxImage: string; registryHost: string; mirrors: Record<string, string> }): string {
+function configToml(o: {
+  root: string;
+  state: string;
+  socket: string;
+  runcRoot: string;
+  cniConfDir: string;
+  sandboxImage: string;
+  registryHost: string;
+  mirrors: Record<string, string>;
+}): string {
   const cri = 'plugins."io.containerd.grpc.v1.cri"';
   return `version = 2
 root = ${q(o.root)}

@@ -54,7 +54,14 @@ export async function critestBenchmark(socket: string, outDir: string, timeoutMs
   mkdirSync(outDir, { recursive: true });
   await run(
     critestBin,
-    [`--runtime-endpoint=unix://${socket}`, `--image-endpoint=unix://${socket}`, '-benchmark', `--benchmarking-params-file=${paramsFile}`, `--benchmarking-output-dir=${outDir}`, '--ginkgo.no-color'],
+    [
+      `--runtime-endpoint=unix://${socket}`,
+      `--image-endpoint=unix://${socket}`,
+      '-benchmark',
+      `--benchmarking-params-file=${paramsFile}`,
+      `--benchmarking-output-dir=${outDir}`,
+      '--ginkgo.no-color',
+    ],
     timeoutMs,
   );
   const samples: CritestSamples = {};

@@ -63,7 +63,16 @@ export async function perContainerMemory(peer: Peer, image: string, n: number, l
     const daemonAfter = await steady(peer.daemonPid);
     const helpers = per(helperMemAfter, helperMemBefore, n);
     const daemon = per(daemonAfter, daemonBefore, n);
-    return { containers: n, helpersBefore: helpersBefore.length, helpersAfter: helpersAfter.length, daemonBefore, daemonAfter, helpers, daemon, total: plus(helpers, daemon) };
+    return {
+      containers: n,
+      helpersBefore: helpersBefore.length,
+      helpersAfter: helpersAfter.length,
+      daemonBefore,
+      daemonAfter,
+      helpers,
+      daemon,
+      total: plus(helpers, daemon),
+    };
   } finally {
     await removeAllPods(peer.runtime);
   }

@@ -73,8 +73,6 @@ export function computeRatios(result: BenchResult): void {
   }
 }
 
-
-
 export function formatText(result: BenchResult): string {
   // A runtime that failed midway shows how many samples its numbers rest on.
   const cell = (v: Summary | undefined, k: 'p50' | 'p90') => (v && v.n > 0 ? ms(v[k]) + (k === 'p50' && v.n < result.samples ? ` (n=${v.n})` : '') : '-');
@@ -82,7 +80,9 @@ export function formatText(result: BenchResult): string {
   const c = result.peers.containerd;
   const out: string[] = [];
   out.push(`CRI benchmark ${result.date}, ${result.samples} samples per call (+${result.warmup} warm-up), latency in ms`);
-  out.push(`machine: ${result.machine.cpus} cpus (${result.machine.model}), kernel ${result.machine.kernel}, node ${result.machine.node}; ${result.machine.note}`);
+  out.push(
+    `machine: ${result.machine.cpus} cpus (${result.machine.model}), kernel ${result.machine.kernel}, node ${result.machine.node}; ${result.machine.note}`,
+  );
   for (const [name, p] of Object.entries(result.peers)) out.push(`${name}: ${p!.description}`);
   if (result.containerdNote) out.push(result.containerdNote);
   out.push('');
@@ -113,13 +113,18 @@ export function formatText(result: BenchResult): string {
     const m = p!.memory;
     if (!m) continue;
     out.push('');
-    out.push(`${name} memory: idle daemon RSS ${mb(m.idle.rss)} (PSS ${mb(m.idle.pss)}, private ${mb(m.idle.priv)})` + (m.afterRun ? `; after the run ${mb(m.afterRun.rss)} RSS` : ''));
+    out.push(
+      `${name} memory: idle daemon RSS ${mb(m.idle.rss)} (PSS ${mb(m.idle.pss)}, private ${mb(m.idle.priv)})` +
+        (m.afterRun ? `; after the run ${mb(m.afterRun.rss)} RSS` : ''),
+    );
     const pc = m.perContainer;
     if (pc) {
       const helper = name === 'skiffd' ? 'conmon' : 'shim + pause';
       out.push(`  per running container (${pc.containers} pods x 1 container; ${pc.helpersBefore} -> ${pc.helpersAfter} ${helper} processes):`);
       out.push(`    ${helper}: RSS ${mb(pc.helpers.rss)}, PSS ${mb(pc.helpers.pss)}, private ${mb(pc.helpers.priv)}`);
-      out.push(`    daemon growth: RSS ${mb(pc.daemon.rss)}, PSS ${mb(pc.daemon.pss)}, private ${mb(pc.daemon.priv)} (daemon ${mb(pc.daemonBefore.rss)} -> ${mb(pc.daemonAfter.rss)} RSS)`);
+      out.push(
+        `    daemon growth: RSS ${mb(pc.daemon.rss)}, PSS ${mb(pc.daemon.pss)}, private ${mb(pc.daemon.priv)} (daemon ${mb(pc.daemonBefore.rss)} -> ${mb(pc.daemonAfter.rss)} RSS)`,
+      );
       out.push(`    total: RSS ${mb(pc.total.rss)}, PSS ${mb(pc.total.pss)}, private ${mb(pc.total.priv)}`);
     }
   }

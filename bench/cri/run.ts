@@ -30,7 +30,12 @@ function cleanup(): Promise<void> {
       const step = undo.pop()!;
       await Promise.race([
         step.fn().catch((err) => say(`cleanup: ${step.what}: ${(err as Error).message}`)),
-        new Promise<void>((r) => setTimeout(() => (say(`cleanup: ${step.what} took over 60 s; moving on`), r()), 60_000).unref()),
+        new Promise<void>((r) =>
+          setTimeout(() => {
+            say(`cleanup: ${step.what} took over 60 s; moving on`);
+            r();
+          }, 60_000).unref(),
+        ),
       ]);
     }
   })();
@@ -55,10 +60,23 @@ function fail(peer: Peer, result: PeerResult, phase: string, err: unknown): void
  * Runs one phase with the runtimes interleaved sample by sample (and the order flipped every
  * sample), so on a shared, noisy machine both see the same background load.
  */
-async function interleaved(phase: 'images' | 'lifecycle', peers: Peer[], results: BenchResult['peers'], images: BenchImages, args: BenchArgs, dir: string): Promise<void> {
+async function interleaved(
+  phase: 'images' | 'lifecycle',
+  peers: Peer[],
+  results: BenchResult['peers'],
+  images: BenchImages,
+  args: BenchArgs,
+  dir: string,
+): Promise<void> {
   const started: Active[] = [];
   for (const peer of peers) {
-    const a: Active = { peer, result: results[peer.name]!, samples: {}, state: {}, options: { rpcTimeoutMs: args.rpcTimeoutMs, logDir: join(dir, peer.name, 'logs') } };
+    const a: Active = {
+      peer,
+      result: results[peer.name]!,
+      samples: {},
+      state: {},
+      options: { rpcTimeoutMs: args.rpcTimeoutMs, logDir: join(dir, peer.name, 'logs') },
+    };
     const signal = () => ({ signal: AbortSignal.timeout(args.rpcTimeoutMs) });
     try {
       if (phase === 'images') {
@@ -153,7 +171,7 @@ async function main(args: BenchArgs): Promise<number> {
   let kit: KitRegistry | undefined;
   const kitProblem = args.critestRounds > 0 ? kitMissing() : undefined;
   if (args.critestRounds > 0 && !kitProblem) {
-    say('starting the conformance kit\'s registry (critest\'s images)');
+    say("starting the conformance kit's registry (critest's images)");
     kit = await startKitRegistry(await freePort());
     undo.push({ what: 'stopping the kit registry', fn: () => kit!.stop() });
   }
@@ -165,7 +183,10 @@ async function main(args: BenchArgs): Promise<number> {
     mkdirSync(join(peerDir, 'logs'), { recursive: true });
     say(`starting ${name}`);
     try {
-      const peer = name === 'skiffd' ? await startSkiffdPeer(peerDir, images.registry.host, args.skiffd, { mirrors }) : await startContainerdPeer(peerDir, images.registry.host, images.pause, mirrors);
+      const peer =
+        name === 'skiffd'
+          ? await startSkiffdPeer(peerDir, images.registry.host, args.skiffd, { mirrors })
+          : await startContainerdPeer(peerDir, images.registry.host, images.pause, mirrors);
       undo.push({ what: `tearing down ${name}`, fn: () => peer.teardown() });
       peers.push(peer);
       result.peers[name] = { description: peer.description, ops: {}, raw: {}, errors: [], memory: { idle: await idleMemory(peer) } };

@@ -34,7 +34,12 @@ async function sourceVersion(): Promise<string> {
 }
 
 /** `mirrors` maps registry hosts to mirror URLs (critest's images come from the conformance kit's registry). */
-export async function startSkiffdPeer(dir: string, registryHost: string, build: SkiffdBuild, options: { logLevel?: string; mirrors?: Record<string, string> } = {}): Promise<Peer> {
+export async function startSkiffdPeer(
+  dir: string,
+  registryHost: string,
+  build: SkiffdBuild,
+  options: { logLevel?: string; mirrors?: Record<string, string> } = {},
+): Promise<Peer> {
   const logLevel = options.logLevel ?? 'info';
   const mirrors = Object.entries(options.mirrors ?? {});
   mkdirSync(dir, { recursive: true });
@@ -61,7 +66,10 @@ export async function startSkiffdPeer(dir: string, registryHost: string, build: 
   const runcRoot = join(d.state, 'runc');
   const version = await d.runtime.version({}, { signal: AbortSignal.timeout(10_000) });
 
-  const helperPids = () => listProcesses().filter((p) => p.pid !== d.child.pid && p.argv.some((a) => a.includes(dir)) && /(^|\/)(conmon|catatonit)$/.test(p.argv[0] ?? '')).map((p) => p.pid);
+  const helperPids = () =>
+    listProcesses()
+      .filter((p) => p.pid !== d.child.pid && p.argv.some((a) => a.includes(dir)) && /(^|\/)(conmon|catatonit)$/.test(p.argv[0] ?? ''))
+      .map((p) => p.pid);
 
   let tornDown = false;
   const teardown = async () => {

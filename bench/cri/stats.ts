@@ -19,7 +19,14 @@ export function percentile(sorted: number[], p: number): number {
 export function summarize(samples: number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
   const mean = sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1);
-  return { n: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), min: sorted[0] ?? Number.NaN, max: sorted[sorted.length - 1] ?? Number.NaN, mean };
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    min: sorted[0] ?? Number.NaN,
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+    mean,
+  };
 }
 
 /** Milliseconds with enough digits for sub-millisecond ops and none wasted on slow ones. */
@@ -38,6 +45,10 @@ export function ratio(a: number, b: number): string {
 /** Left-aligned first column, right-aligned others. */
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }

@@ -4,7 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { NamespaceMode, type ContainerConfig, type DeepPartial, type PodSandboxConfig } from '../../proto/gen/runtime/v1/api.ts';
 import type { ImageClient, RuntimeClient } from './peer.ts';
 
-export const LIFECYCLE_OPS = ['RunPodSandbox', 'CreateContainer', 'StartContainer', 'StopContainer', 'RemoveContainer', 'StopPodSandbox', 'RemovePodSandbox'] as const;
+export const LIFECYCLE_OPS = [
+  'RunPodSandbox',
+  'CreateContainer',
+  'StartContainer',
+  'StopContainer',
+  'RemoveContainer',
+  'StopPodSandbox',
+  'RemovePodSandbox',
+] as const;
 export const IMAGE_OPS = ['PullImage', 'ListImages', 'RemoveImage'] as const;
 export type Op = (typeof LIFECYCLE_OPS)[number] | (typeof IMAGE_OPS)[number];
 
@@ -93,7 +101,9 @@ export async function lifecycleSample(runtime: RuntimeClient, image: string, i: 
           runtime.createContainer({ podSandboxId, config: containerConfig('work', image), sandboxConfig }, deadline(t)),
         );
         await timed(into('StartContainer'), 'StartContainer', i, () => runtime.startContainer({ containerId }, deadline(t)));
-        await timed(into('StopContainer'), 'StopContainer', i, () => runtime.stopContainer({ containerId, timeout: BigInt(STOP_TIMEOUT_S) }, deadline(t + STOP_TIMEOUT_S * 1000)));
+        await timed(into('StopContainer'), 'StopContainer', i, () =>
+          runtime.stopContainer({ containerId, timeout: BigInt(STOP_TIMEOUT_S) }, deadline(t + STOP_TIMEOUT_S * 1000)),
+        );
         await timed(into('RemoveContainer'), 'RemoveContainer', i, () => runtime.removeContainer({ containerId }, deadline(t)));
       } catch (err) {
         state.containerError = err instanceof Error ? err.message : String(err);
@@ -113,7 +123,8 @@ export async function imageSample(images: ImageClient, ref: string, i: number, i
   const t = o.rpcTimeoutMs;
   await timed(into('PullImage'), 'PullImage', i, () => images.pullImage({ image: { image: ref } }, deadline(t)));
   const list = await timed(into('ListImages'), 'ListImages', i, () => images.listImages({}, deadline(t)));
-  if (!list.images.some((img) => img.repoTags.includes(ref))) throw new OpError('ListImages', i, new Error(`${ref} is missing from ListImages right after pulling it`));
+  if (!list.images.some((img) => img.repoTags.includes(ref)))
+    throw new OpError('ListImages', i, new Error(`${ref} is missing from ListImages right after pulling it`));
   await timed(into('RemoveImage'), 'RemoveImage', i, () => images.removeImage({ image: { image: ref } }, deadline(t)));
 }
 

@@ -16,6 +16,7 @@ import { denoBinary } from '../../test/support/graphql-edge.ts';
 import { within } from '../../test/support/graphql-fixtures.ts';
 import { getPath, Q1 } from './queries.ts';
 import { expectedBodies } from './servers.ts';
+import { median } from './stats.ts';
 
 export const coldStartRuntimes = ['workerd', 'deno'] as const;
 export const coldStartVariants = ['empty worker', 'skiff', 'graphql-yoga', 'graphql-http'] as const;
@@ -100,10 +101,14 @@ async function workerdSamples(bundles: Bundle[], samples: number, compatibilityD
       const started = performance.now();
       const mf = new Miniflare({ modules: [{ type: 'ESModule', path: b.file, contents }], modulesRoot: dirname(b.file), compatibilityDate });
       try {
-        const body = await within(30_000, `workerd: ${b.variant} gave no first answer`, (async () => {
-          const res = await mf.dispatchFetch(`http://localhost${q1Path}`);
-          return res.text();
-        })());
+        const body = await within(
+          30_000,
+          `workerd: ${b.variant} gave no first answer`,
+          (async () => {
+            const res = await mf.dispatchFetch(`http://localhost${q1Path}`);
+            return res.text();
+          })(),
+        );
         const ms = performance.now() - started;
         checkBody(b.variant, body);
         (times.get(b.variant) ?? times.set(b.variant, []).get(b.variant)!).push(ms);
@@ -117,10 +122,7 @@ async function workerdSamples(bundles: Bundle[], samples: number, compatibilityD
 
 async function denoSamples(bundles: Bundle[], samples: number, outdir: string): Promise<Map<Variant, number[]>> {
   const planFile = join(outdir, 'deno-plan.json');
-  await writeFile(
-    planFile,
-    JSON.stringify({ samples, path: q1Path, variants: bundles.map((b) => ({ name: b.variant, file: pathToFileURL(b.file).href })) }),
-  );
+  await writeFile(planFile, JSON.stringify({ samples, path: q1Path, variants: bundles.map((b) => ({ name: b.variant, file: pathToFileURL(b.file).href })) }));
   const stdout = await new Promise<string>((resolve, reject) => {
     execFile(
       denoBinary,
@@ -147,7 +149,8 @@ export async function runColdStartBench(options: ColdStartOptions): Promise<Cold
       const bundles: Bundle[] = [{ variant: 'skiff', file: own.file, bytes: own.bytes, gzipBytes: own.gzipBytes }, ...peers];
       const label = runtime === 'workerd' ? 'workerd (Miniflare)' : 'Deno (module Worker)';
       options.log(`  ${label}: ${options.samples} fresh instances per variant`);
-      const times = runtime === 'workerd' ? await workerdSamples(bundles, options.samples, compatibilityDate) : await denoSamples(bundles, options.samples, outdir);
+      const times =
+        runtime === 'workerd' ? await workerdSamples(bundles, options.samples, compatibilityDate) : await denoSamples(bundles, options.samples, outdir);
       const floor = median(times.get('empty worker')!);
       for (const b of bundles) {
         const samples = times.get(b.variant)!;
@@ -160,10 +163,4 @@ export async function runColdStartBench(options: ColdStartOptions): Promise<Cold
     await rm(outdir, { recursive: true, force: true });
   }
   return results;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }

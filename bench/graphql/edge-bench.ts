@@ -10,6 +10,7 @@ import { edgeBuildOptions } from '../../scripts/build-edge.mjs';
 import { benchQueries } from './queries.ts';
 import { startDeno } from '../../test/support/graphql-edge.ts';
 import { within } from '../../test/support/graphql-fixtures.ts';
+import { median } from './stats.ts';
 
 const workerEntry = fileURLToPath(new URL('./edge/loop-worker.ts', import.meta.url));
 export const edgeImpls = ['skiff', 'graphql-http'] as const;
@@ -69,8 +70,7 @@ async function startDenoLoop(file: string): Promise<LoopTarget> {
   return {
     runtime: 'Deno',
     // A loop call takes longer than the harness's per-request bound: plain fetch, own deadline.
-    loop: async (impl, query, n) =>
-      checked(await fetch(deno.origin + loopPath(impl, query, n), { signal: AbortSignal.timeout(120_000) }), 'deno loop'),
+    loop: async (impl, query, n) => checked(await fetch(deno.origin + loopPath(impl, query, n), { signal: AbortSignal.timeout(120_000) }), 'deno loop'),
     stop: deno.stop,
   };
 }
@@ -123,10 +123,4 @@ export async function runEdgeBench(options: EdgeOptions): Promise<EdgeMeasuremen
     await rm(outdir, { recursive: true, force: true });
   }
   return results;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }

@@ -141,9 +141,7 @@ export async function measure(server: string, running: StartedServer, q: BenchQu
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     cpuMicroseconds:
-      cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
-        ? ((cpuAfter - cpuBefore) * 1e6) / result.requests.total
-        : undefined,
+      cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0 ? ((cpuAfter - cpuBefore) * 1e6) / result.requests.total : undefined,
     failures: result.non2xx + result.errors + result.timeouts,
   };
 }

@@ -11,11 +11,7 @@ function ratio(m: Measurement | undefined, ceiling: Measurement | undefined): nu
   return m.requestsPerSecond / ceiling.requestsPerSecond;
 }
 
-export function httpTable(
-  measurements: readonly Measurement[],
-  queries: readonly BenchQuery[],
-  servers: readonly { name: string; label: string }[],
-): string {
+export function httpTable(measurements: readonly Measurement[], queries: readonly BenchQuery[], servers: readonly { name: string; label: string }[]): string {
   const find = (server: string, query: string) => measurements.find((m) => m.server === server && m.query === query);
   const header = `| server | ${queries.map((q) => `${q.label}: req/s · p99 · ratio · server CPU/req`).join(' | ')} |`;
   const rule = `|---|${queries.map(() => '---:').join('|')}|`;
@@ -163,10 +159,12 @@ export function interleavedTable(
   sliceSeconds: number,
   slices: number,
 ): string {
-  const header = `| server | ${queries.map((q) => {
-    const rate = results.find((r) => r.query === q.id)?.rate;
-    return `${q.label} at ${rate ?? '?'} req/s: server CPU/req · ratio`;
-  }).join(' | ')} |`;
+  const header = `| server | ${queries
+    .map((q) => {
+      const rate = results.find((r) => r.query === q.id)?.rate;
+      return `${q.label} at ${rate ?? '?'} req/s: server CPU/req · ratio`;
+    })
+    .join(' | ')} |`;
   const rule = `|---|${queries.map(() => '---:').join('|')}|`;
   const rows = servers.map(({ name, label }) => {
     const cells = queries.map((q) => {

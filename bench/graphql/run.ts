@@ -15,6 +15,7 @@ import { runInterleaved, type InterleavedMeasurement } from './interleaved-bench
 import { benchQueries } from './queries.ts';
 import { benchServers, expectedBodies } from './servers.ts';
 import { coldStartTable, edgeTable, httpTable, interleavedTable, saturatedTable, targetLines } from './report.ts';
+import { median } from './stats.ts';
 
 const usage = `Usage: npm run bench -- [options]
 
@@ -24,8 +25,14 @@ at saturation (req/s) and at one fixed request rate (server CPU per request); th
 against graphql-http's inside workerd and Deno, and the cold start of the edge bundles there.
 
 Options:
-  --only LIST         servers to run, comma-separated (default: ${benchServers.filter((s) => !s.optional).map((s) => s.name).join(', ')});
-                      also ${benchServers.filter((s) => s.optional).map((s) => s.name).join(', ')}: our Node server answering fixed bytes
+  --only LIST         servers to run, comma-separated (default: ${benchServers
+    .filter((s) => !s.optional)
+    .map((s) => s.name)
+    .join(', ')});
+                      also ${benchServers
+                        .filter((s) => s.optional)
+                        .map((s) => s.name)
+                        .join(', ')}: our Node server answering fixed bytes
                       (ratios need "ceiling" in the list); "none" skips the HTTP and interleaved parts
   --queries LIST      queries to run (default: all): ${benchQueries.map((q) => q.id).join(', ')}
   --duration SECONDS  measured load per query and round (default 5)
@@ -99,7 +106,10 @@ function positive(name: string, raw: string, integer: boolean): number {
 
 function list<T extends string>(name: string, raw: string | undefined, known: readonly T[], byDefault: readonly T[] = known): T[] {
   if (raw === undefined) return [...byDefault];
-  const picked = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const picked = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const p of picked) if (!known.includes(p as T)) fail(`--${name}: unknown "${p}" (known: ${known.join(', ')})`);
   return known.filter((k) => picked.includes(k));
 }
@@ -111,13 +121,22 @@ const load = {
 };
 if (!(load.warmup >= 0)) fail(`--warmup must be 0 or more seconds (got "${args.warmup}")`);
 const roundCount = positive('rounds', args.rounds!, true);
-const servers = args.only === 'none' ? [] : list(
-  'only',
-  args.only,
-  benchServers.map((s) => s.name),
-  benchServers.filter((s) => !s.optional).map((s) => s.name),
+const servers =
+  args.only === 'none'
+    ? []
+    : list(
+        'only',
+        args.only,
+        benchServers.map((s) => s.name),
+        benchServers.filter((s) => !s.optional).map((s) => s.name),
+      );
+const queries = benchQueries.filter((q) =>
+  list(
+    'queries',
+    args.queries,
+    benchQueries.map((b) => b.id),
+  ).includes(q.id),
 );
-const queries = benchQueries.filter((q) => list('queries', args.queries, benchQueries.map((b) => b.id)).includes(q.id));
 const runtimes = args.edge === 'none' ? [] : list('edge', args.edge, edgeRuntimes);
 const edgeRequests = positive('edge-requests', args['edge-requests']!, true);
 const edgeBatches = positive('edge-batches', args['edge-batches']!, true);
@@ -156,7 +175,9 @@ for (let round = 0; round < (servers.length > 0 ? roundCount : 0); round++) {
         const m = await measure(name, server, q, load);
         if (note) m.note = note;
         (rounds[round] ??= []).push(m);
-        log(`    ${q.label.padEnd(8)} ${Math.round(m.requestsPerSecond).toString().padStart(7)} req/s  p99 ${m.p99Ms} ms  ${m.cpuMicroseconds?.toFixed(0) ?? '?'} µs CPU/req${m.failures ? `  ${m.failures} FAILED` : ''}${note ? `  (${note})` : ''}`);
+        log(
+          `    ${q.label.padEnd(8)} ${Math.round(m.requestsPerSecond).toString().padStart(7)} req/s  p99 ${m.p99Ms} ms  ${m.cpuMicroseconds?.toFixed(0) ?? '?'} µs CPU/req${m.failures ? `  ${m.failures} FAILED` : ''}${note ? `  (${note})` : ''}`,
+        );
       }
     } finally {
       await server.stop();
@@ -259,10 +280,4 @@ function medianRounds(all: Measurement[][]): Measurement[] {
     if (r) picked.ratio = median(r);
     return picked;
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }

@@ -102,7 +102,7 @@ export const benchServers: readonly BenchServer[] = [
   },
   {
     name: 'shell',
-    label: 'skiff\'s Node server, fixed bytes',
+    label: "skiff's Node server, fixed bytes",
     optional: true,
     async start() {
       // Our dev server (startServer, the Response global) around a handler that makes the request
@@ -111,9 +111,7 @@ export const benchServers: readonly BenchServer[] = [
       // from GraphQL and the production features. Against the ceiling: `--only ceiling,shell,skiff`.
       const { byGet, byPost } = fixedAnswers();
       const answer = (body: string | undefined) =>
-        body === undefined
-          ? new Response('unknown query', { status: 400 })
-          : new Response(body, { status: 200, headers: { 'content-type': jsonContentType } });
+        body === undefined ? new Response('unknown query', { status: 400 }) : new Response(body, { status: 200, headers: { 'content-type': jsonContentType } });
       const handler = (request: Request): Response | Promise<Response> => {
         const url = request.url;
         request.headers.get('accept');

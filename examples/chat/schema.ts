@@ -5,16 +5,7 @@
 //   type Query { messages(room: String! = "general", last: Int! = 50): [Message!]! }
 //   type Mutation { postMessage(room: String! = "general", author: String!, text: String!): Message! }
 //   type Subscription { messageAdded(room: String! = "general"): Message! }
-import {
-  GraphQLError,
-  GraphQLID,
-  GraphQLInt,
-  GraphQLList,
-  GraphQLNonNull,
-  GraphQLObjectType,
-  GraphQLSchema,
-  GraphQLString,
-} from 'graphql';
+import { GraphQLError, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { createInProcessPubSub, type PubSub } from '../../src/subscriptions/pubsub.ts';
 
 export interface ChatMessage {

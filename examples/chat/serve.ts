@@ -37,9 +37,7 @@ if (redisUrl) {
 
 try {
   const server = await startChatServer({ port, hostname: process.env.HOST || undefined, pubsub, graphiql: true });
-  console.log(
-    `Chat example ready at ${server.url} (subscriptions: ${server.wsUrl}${redisUrl ? ', pub/sub: Redis' : ''}; GraphiQL in a browser)`,
-  );
+  console.log(`Chat example ready at ${server.url} (subscriptions: ${server.wsUrl}${redisUrl ? ', pub/sub: Redis' : ''}; GraphiQL in a browser)`);
   const stop = () => {
     server.close().then(
       () => process.exit(0),

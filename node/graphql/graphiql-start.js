@@ -32,12 +32,12 @@
   // GraphiQL passes the headers typed into its Headers tab as opts.headers.
   async function fetcher(params, opts) {
     if (isSubscription(params)) {
-      wsClient = wsClient || graphqlWs.createClient({ url: wsUrl.href, lazy: true, connectionParams: () => (opts && opts.headers) || {} });
+      wsClient = wsClient || graphqlWs.createClient({ url: wsUrl.href, lazy: true, connectionParams: () => opts?.headers ?? {} });
       return wsClient.iterate(params);
     }
     const response = await fetch(endpoint, {
       method: 'POST',
-      headers: { ...(opts && opts.headers), 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
+      headers: { ...opts?.headers, 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
       body: JSON.stringify(params),
     });
     const text = await response.text();

@@ -102,11 +102,15 @@ export function createGraphiQL(options: GraphiQLOptions = {}): (request: Request
     const url = new URL(request.url);
     if (url.pathname === resolved.endpoint) {
       if (!wantsHtml(request)) return null;
-      return answer(request, { body: html, contentType: 'text/html; charset=utf-8', etag: pageEtag }, {
-        'content-security-policy': contentSecurityPolicy,
-        'cache-control': 'no-cache',
-        vary: 'Accept',
-      });
+      return answer(
+        request,
+        { body: html, contentType: 'text/html; charset=utf-8', etag: pageEtag },
+        {
+          'content-security-policy': contentSecurityPolicy,
+          'cache-control': 'no-cache',
+          vary: 'Accept',
+        },
+      );
     }
     if (!url.pathname.startsWith(`${resolved.assetsPath}/`)) return null;
     const name = url.pathname.slice(resolved.assetsPath.length + 1);
@@ -124,7 +128,7 @@ export function createGraphiQL(options: GraphiQLOptions = {}): (request: Request
 function answer(request: Request, asset: Asset, headers: Record<string, string>): Response {
   const common = { etag: asset.etag, ...headers };
   const ifNoneMatch = request.headers.get('if-none-match');
-  if (ifNoneMatch !== null && ifNoneMatch.split(',').some((tag) => tag.trim() === asset.etag || tag.trim() === '*')) {
+  if (ifNoneMatch?.split(',').some((tag) => tag.trim() === asset.etag || tag.trim() === '*')) {
     return new Response(null, { status: 304, headers: common });
   }
   return new Response(request.method === 'HEAD' ? null : asset.body, {

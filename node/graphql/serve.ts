@@ -30,9 +30,17 @@ const log = createRequestLog({ level: config.logLevel });
 const metrics = config.metrics ? createMetrics() : null;
 const observers = [log?.onResponse, metrics?.onResponse].filter((observer) => observer !== undefined);
 
+// Readiness turns false as soon as a drain begins, so a load balancer stops sending new requests.
+let stopping = false;
 try {
   const handler = createCountriesHandler({
-    onResponse: observers.length <= 1 ? observers[0] : (event) => observers.forEach((observe) => observe(event)),
+    health: { ready: () => !stopping },
+    onResponse:
+      observers.length <= 1
+        ? observers[0]
+        : (event) => {
+            for (const observe of observers) observe(event);
+          },
     // NODE_ENV=development shows resolver errors as they are instead of "Unexpected error."
     development: config.development,
     introspection: config.introspection,
@@ -52,7 +60,6 @@ try {
     subscriptions: { schema: countriesSchema },
   });
   console.log(`GraphQL endpoint ready at ${server.url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`);
-  let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;

@@ -4,11 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import {
-  createGraphQLWebSocketServer,
-  type GraphQLWebSocketOptions,
-  type GraphQLWebSocketServer,
-} from '../../src/subscriptions/graphql-ws-adapter.ts';
+import { createGraphQLWebSocketServer, type GraphQLWebSocketOptions, type GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 
 /** The part of http.Server / http2.Http2Server this needs. */
 export interface UpgradeEmitter {
@@ -30,10 +26,7 @@ export interface AttachedGraphQLWebSocket {
   terminate(): void;
 }
 
-export function attachGraphQLWebSocket(
-  httpServer: UpgradeEmitter,
-  options: NodeGraphQLWebSocketOptions,
-): AttachedGraphQLWebSocket {
+export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: NodeGraphQLWebSocketOptions): AttachedGraphQLWebSocket {
   const { path = '/graphql', ...adapterOptions } = options;
   const graphqlWs = createGraphQLWebSocketServer(adapterOptions);
   const maxMessageSize = adapterOptions.maxMessageSize ?? 1 << 20;

@@ -45,10 +45,12 @@ export function versionText(): string {
 }
 
 export function helpText(): string {
-  const flagRows: [string, string][] = [['--config FILE', `TOML config file (default ${DEFAULT_CONFIG_FILE}; a missing default file is fine, a missing --config file is an error)`]];
+  const flagRows: [string, string][] = [
+    ['--config FILE', `TOML config file (default ${DEFAULT_CONFIG_FILE}; a missing default file is fine, a missing --config file is an error)`],
+  ];
   for (const k of KEYS) {
     if (!k.flag) continue;
-    const meta = k.kind === 'listen' ? 'URL' : k.kind === 'log-level' ? 'LEVEL' : 'DIR';
+    const meta = k.kind === 'listen' ? 'URL' : k.kind === 'log-level' ? 'LEVEL' : k.kind === 'log-format' ? 'FORMAT' : 'DIR';
     flagRows.push([`${k.flag} ${meta}`, `${k.help} (config key ${k.key}, default ${k.default})`]);
   }
   flagRows.push(['-h, --help', 'show this help'], ['-v, --version', 'print the version and exit']);

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { LOG_LEVELS, type LogLevel } from './logger.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.ts';
 
 export const DEFAULT_CONFIG_FILE = '/etc/skiffd/config.toml';
 
@@ -38,9 +38,12 @@ export interface SkiffdConfig {
   root: string;
   state: string;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   runtime: { runtimePath: string; runtimeRoot: string; conmonPath: string; cgroupDriver: CgroupDriver };
   cni: { confDir: string; binDirs: string[] };
   streaming: { address: string; port: number };
+  /** Where Prometheus metrics are served; undefined: not at all. */
+  metrics: { address: { host: string; port: number } | undefined };
   registry: RegistryConfig;
 }
 
@@ -49,7 +52,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'cgroup-driver' | 'address' | 'port';
+type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'log-format' | 'cgroup-driver' | 'address' | 'port' | 'host-port';
 
 interface KeySpec {
   /** Dotted TOML key, e.g. `runtime.runtime_path`. */
@@ -62,10 +65,17 @@ interface KeySpec {
 }
 
 export const KEYS: KeySpec[] = [
-  { key: 'listen', kind: 'listen', default: 'unix:///run/skiffd/skiffd.sock', flag: '--listen', help: 'gRPC endpoint: unix:///PATH (or an absolute path); created with mode 0660' },
+  {
+    key: 'listen',
+    kind: 'listen',
+    default: 'unix:///run/skiffd/skiffd.sock',
+    flag: '--listen',
+    help: 'gRPC endpoint: unix:///PATH (or an absolute path); created with mode 0660',
+  },
   { key: 'root', kind: 'abs-path', default: '/var/lib/skiffd', flag: '--root', help: 'persistent data (images, pod and container records)' },
   { key: 'state', kind: 'abs-path', default: '/run/skiffd', flag: '--state', help: 'runtime state that does not survive a reboot' },
   { key: 'log_level', kind: 'log-level', default: 'info', flag: '--log-level', help: 'debug | info | warn | error' },
+  { key: 'log_format', kind: 'log-format', default: 'logfmt', flag: '--log-format', help: 'logfmt | json (one JSON object per line)' },
   { key: 'runtime.runtime_path', kind: 'command', default: 'runc', help: 'OCI runtime binary: a name looked up on PATH, or an absolute path' },
   { key: 'runtime.runtime_root', kind: 'abs-path', default: '<state>/runc', help: "the OCI runtime's --root (its container state)" },
   { key: 'runtime.conmon_path', kind: 'command', default: 'conmon', help: 'conmon binary (container monitor): a name on PATH, or an absolute path' },
@@ -74,6 +84,7 @@ export const KEYS: KeySpec[] = [
   { key: 'cni.bin_dir', kind: 'abs-path-list', default: '/usr/lib/cni', help: 'CNI plugin directory, or a list of them searched in order' },
   { key: 'streaming.address', kind: 'address', default: '127.0.0.1', help: 'IP address the Exec/Attach/PortForward server listens on' },
   { key: 'streaming.port', kind: 'port', default: '0', help: 'port of the streaming server (0 = any free port)' },
+  { key: 'metrics.address', kind: 'host-port', default: '', help: 'IP:PORT to serve Prometheus metrics on at /metrics, e.g. "127.0.0.1:1338" (empty: off)' },
 ];
 
 const REGISTRY_HELP = [
@@ -129,7 +140,10 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
   try {
     doc = parseToml(text) as Record<string, unknown>;
   } catch (err) {
-    throw new ConfigError(`${where}: invalid TOML: ${(err as Error).message.split('\n')[0]}`);
+    // smol-toml knows where the parse stopped; an operator needs that to find the mistake.
+    const { line, column } = err as { line?: number; column?: number };
+    const at = line ? ` at line ${line}${column ? `, column ${column}` : ''}` : '';
+    throw new ConfigError(`${where}: invalid TOML${at}: ${(err as Error).message.split('\n')[0].replace(/^Invalid TOML document: /, '')}`);
   }
 
   // Flatten the fixed keys; reject anything unknown with the list of keys its table accepts.
@@ -173,6 +187,7 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
     root: (get('root') as string | undefined) ?? '/var/lib/skiffd',
     state,
     logLevel: (get('log_level') as LogLevel | undefined) ?? 'info',
+    logFormat: (get('log_format') as LogFormat | undefined) ?? 'logfmt',
     runtime: {
       runtimePath: (get('runtime.runtime_path') as string | undefined) ?? 'runc',
       runtimeRoot: (get('runtime.runtime_root') as string | undefined) ?? join(state, 'runc'),
@@ -187,6 +202,7 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
       address: (get('streaming.address') as string | undefined) ?? '127.0.0.1',
       port: (get('streaming.port') as number | undefined) ?? 0,
     },
+    metrics: { address: get('metrics.address') as { host: string; port: number } | undefined },
     registry: parseRegistry(doc.registry, where),
   };
 }
@@ -220,7 +236,8 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
     case 'abs-path':
       return absPath(text());
     case 'abs-path-list': {
-      const list = typeof value === 'string' ? (cwd !== undefined ? value.split(',') : [value]) : Array.isArray(value) ? value : fail('a path or a list of paths');
+      const list =
+        typeof value === 'string' ? (cwd !== undefined ? value.split(',') : [value]) : Array.isArray(value) ? value : fail('a path or a list of paths');
       if (list.length === 0) fail('at least one directory');
       return list.map((p) => (typeof p === 'string' ? absPath(p) : fail('a list of path strings')));
     }
@@ -234,6 +251,10 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
       const level = text();
       return (LOG_LEVELS as readonly string[]).includes(level) ? level : fail(`one of ${LOG_LEVELS.join(', ')}`);
     }
+    case 'log-format': {
+      const format = text();
+      return (LOG_FORMATS as readonly string[]).includes(format) ? format : fail(`one of ${LOG_FORMATS.join(', ')}`);
+    }
     case 'cgroup-driver': {
       const driver = text();
       return driver === 'cgroupfs' || driver === 'systemd' ? driver : fail('one of cgroupfs, systemd');
@@ -246,11 +267,25 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
       const port = typeof value === 'string' && cwd !== undefined ? Number(value) : value;
       return typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65535 ? port : fail('an integer port from 0 to 65535');
     }
+    case 'host-port': {
+      const given = text();
+      if (given === '') return undefined;
+      const m = /^(?:\[([0-9a-fA-F:]+)\]|([0-9.]+)):(\d{1,5})$/.exec(given);
+      const host = m?.[1] ?? m?.[2];
+      const port = Number(m?.[3]);
+      return host && isIP(host) !== 0 && port <= 65535 ? { host, port } : fail('IP:PORT, such as 127.0.0.1:1338 or [::1]:1338 (port 0: any free port)');
+    }
   }
 }
 
 const HOST = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$/;
-const HOST_CONFIG_KEYS: Record<string, 'string' | 'bool'> = { insecure: 'bool', username: 'string', password: 'string', auth: 'string', identity_token: 'string' };
+const HOST_CONFIG_KEYS: Record<string, 'string' | 'bool'> = {
+  insecure: 'bool',
+  username: 'string',
+  password: 'string',
+  auth: 'string',
+  identity_token: 'string',
+};
 
 function parseRegistry(value: unknown, where: string): RegistryConfig {
   const out: RegistryConfig = { mirrors: {}, configs: {} };
@@ -263,7 +298,8 @@ function parseRegistry(value: unknown, where: string): RegistryConfig {
     if (!isTable(hosts)) throw new ConfigError(`${where}: registry.${section} must be a table of hosts, e.g. [registry.${section}."docker.io"]`);
     for (const [host, settings] of Object.entries(hosts)) {
       const label = `${where}: registry.${section}."${host}"`;
-      if (!HOST.test(host)) throw new ConfigError(`${label}: "${host}" is not a registry host (expected host or host:port, e.g. registry.k8s.io or 127.0.0.1:5000)`);
+      if (!HOST.test(host))
+        throw new ConfigError(`${label}: "${host}" is not a registry host (expected host or host:port, e.g. registry.k8s.io or 127.0.0.1:5000)`);
       if (!isTable(settings)) throw new ConfigError(`${label} must be a table`);
       if (section === 'mirrors') out.mirrors[host] = { endpoints: parseEndpoints(settings, label) };
       else out.configs[host] = parseHostConfig(settings, label);

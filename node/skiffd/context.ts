@@ -1,22 +1,33 @@
 // The daemon context: one object, built by daemon.ts at startup and handed to every RPC handler,
-// holding the configuration, the logger and a slot per subsystem. Handlers reach everything through
-// it, so a subsystem plugs in by filling its slot rather than by importing globals.
+// holding the configuration, the logger and the subsystems. Handlers reach everything through it
+// (`ctx.containers`, `ctx.pods`, ...), so a subsystem plugs in by being added to Subsystems rather
+// than by importing globals.
 import type { SkiffdConfig } from './config.ts';
-import type { ImageSubsystem } from './images/index.ts';
-import type { Logger } from './logger.ts';
-import type { PodSandboxes } from './pods/manager.ts';
 import type { ContainerManager } from './containers/manager.ts';
+import type { ImageManager } from './images/image-manager.ts';
+import type { Logger } from './logger.ts';
+import type { DaemonMetrics } from './metrics.ts';
+import type { PodSandboxes } from './pods/manager.ts';
+import type { Streaming } from './streaming/index.ts';
 
-export interface DaemonContext {
+/** Every subsystem, opened in this order before the socket listens, closed in reverse after it drains. */
+export interface Subsystems {
+  /** Image store and puller (node/skiffd/images/). */
+  readonly images: ImageManager;
+  /** Pod sandboxes (node/skiffd/pods/); read-only for other subsystems. */
+  readonly pods: PodSandboxes;
+  /** Containers (node/skiffd/containers/). */
+  readonly containers: ContainerManager;
+  /** The streaming server for Exec, Attach and PortForward URLs (node/skiffd/streaming/). */
+  readonly streaming: Streaming;
+}
+
+export interface DaemonContext extends Subsystems {
   readonly config: SkiffdConfig;
   readonly log: Logger;
   readonly startedAt: Date;
   /** Settings the kubelet pushes with UpdateRuntimeConfig; kept in memory and in `<state>/runtime-config.json`. */
   readonly network: { podCidr: string };
-  /** Image store and puller, opened by `openImages` (node/skiffd/images/index.ts) before the server listens. */
-  images: ImageSubsystem | undefined;
-  /** Pod sandboxes (node/skiffd/pods/), opened by `openPods` after images; read-only for other subsystems. */
-  pods?: PodSandboxes;
-  /** Containers (node/skiffd/containers/), opened by `openContainers` after pods. */
-  containers?: ContainerManager;
+  /** Prometheus metrics, when `metrics.address` is set. */
+  readonly metrics?: DaemonMetrics;
 }

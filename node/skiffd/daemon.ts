@@ -5,16 +5,18 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
 import type { SkiffdConfig } from './config.ts';
-import type { DaemonContext } from './context.ts';
+import type { DaemonContext, Subsystems } from './context.ts';
+import type { ContainerManager } from './containers/manager.ts';
 import { openImages } from './images/index.ts';
 import { openPods } from './pods/index.ts';
 import { openContainers } from './containers/index.ts';
-import { closeStreaming, openStreaming } from './streaming/index.ts';
+import { Streaming } from './streaming/index.ts';
 import type { Logger } from './logger.ts';
+import { DaemonMetrics, serveMetrics } from './metrics.ts';
 import { createGrpcServer, listenUnix, prepareSocketPath } from './server.ts';
 import { imageService } from './services/image/index.ts';
 import { runtimeService } from './services/runtime/index.ts';
-import { RUNTIME_CONFIG_FILE } from './services/runtime/update_runtime_config.ts';
+import { RUNTIME_CONFIG_FILE } from './services/runtime/update-runtime-config.ts';
 import { readJson } from './util/atomic-file.ts';
 import { RUNTIME_VERSION } from './version.ts';
 
@@ -36,30 +38,34 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   await mkdir(config.state, { recursive: true, mode: 0o711 });
 
   const saved = await readJson<{ podCidr?: string }>(join(config.state, RUNTIME_CONFIG_FILE));
+  const startedAt = new Date();
+  const subsystems = await openSubsystems(config, log);
+  const metrics = config.metrics.address ? new DaemonMetrics(() => subsystems) : undefined;
   const ctx: DaemonContext = {
     config,
     log,
-    startedAt: new Date(),
+    startedAt,
     network: { podCidr: saved?.podCidr ?? '' },
-    images: undefined,
+    metrics,
+    ...subsystems,
   };
 
-  ctx.images = await openImages(ctx);
-  ctx.pods = await openPods(ctx);
-  ctx.containers = await openContainers(ctx);
-  // Only now do containers hold leases on the layers they mount; sweeping earlier could delete them.
-  await ctx.images.sweep();
-  // Listening now checks [streaming] address/port at startup rather than at the first Exec.
-  await openStreaming(ctx);
-
   const shuttingDown = new AbortController();
-  const server = createGrpcServer(log, shuttingDown.signal);
+  const server = createGrpcServer(log, shuttingDown.signal, metrics);
   server.add(RuntimeServiceDefinition, runtimeService(ctx));
   server.add(ImageServiceDefinition, imageService(ctx));
 
+  const metricsServer = metrics && config.metrics.address ? await serveMetrics(metrics, config.metrics.address, log) : undefined;
   await listenUnix(server, socket);
   const socketIno = (await stat(socket)).ino;
-  log.info('serving', { socket, version: RUNTIME_VERSION, pid: process.pid, root: config.root, state: config.state, config: config.configFile ?? '(defaults)' });
+  log.info('serving', {
+    socket,
+    version: RUNTIME_VERSION,
+    pid: process.pid,
+    root: config.root,
+    state: config.state,
+    config: config.configFile ?? '(defaults)',
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = (reason: string) =>
@@ -67,22 +73,20 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
       log.info('shutting down', { reason });
       shuttingDown.abort();
       // A pull stuck on a slow registry would otherwise hold the drain for its full length.
-      ctx.images?.cancelPulls();
+      ctx.images.cancelPulls();
       let timer: NodeJS.Timeout | undefined;
-      const drained = await Promise.race([
-        server.shutdown().then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(resolve, DRAIN_MS, false))),
-      ]);
+      const drained = await Promise.race([server.shutdown().then(() => true), new Promise<false>((resolve) => (timer = setTimeout(resolve, DRAIN_MS, false)))]);
       clearTimeout(timer);
       if (!drained) {
         log.warn('calls still running after drain timeout; cutting them off', { drain_ms: DRAIN_MS });
         server.forceShutdown();
       }
+      metricsServer?.close();
       // Remove the socket only if it is still ours (not one a newer daemon bound meanwhile).
       const current = await stat(socket).catch(() => undefined);
       if (current?.ino === socketIno) await rm(socket, { force: true });
       // Reverse order of opening. Containers keep running (conmon holds them); only watchers stop.
-      await closeQuietly(log, 'streaming', { close: () => closeStreaming(ctx) });
+      await closeQuietly(log, 'streaming', ctx.streaming);
       await closeQuietly(log, 'containers', ctx.containers);
       await closeQuietly(log, 'images', ctx.images);
       log.info('stopped');
@@ -91,9 +95,26 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
   return { ctx, stop };
 }
 
-async function closeQuietly(log: Logger, name: string, subsystem: { close(): Promise<void> } | undefined): Promise<void> {
+/**
+ * Opens images, then pods, then containers (which need both), then the streaming server. Pods reach
+ * containers only when a pod goes, which cannot happen before containers are open.
+ */
+async function openSubsystems(config: SkiffdConfig, log: Logger): Promise<Subsystems> {
+  let containers: ContainerManager | undefined;
+  const images = await openImages(config, log);
+  const pods = await openPods(config, log, () => containers);
+  containers = await openContainers(config, log, { pods, images });
+  // Only now do containers hold leases on the layers they mount; sweeping earlier could delete them.
+  await images.sweep();
+  const streaming = new Streaming({ config: config.streaming, log, containers, pods });
+  // Listening now checks [streaming] address/port at startup rather than at the first Exec.
+  await streaming.open();
+  return { images, pods, containers, streaming };
+}
+
+async function closeQuietly(log: Logger, name: string, subsystem: { close(): Promise<void> }): Promise<void> {
   try {
-    await subsystem?.close();
+    await subsystem.close();
   } catch (err) {
     log.error('subsystem close failed', { subsystem: name, err });
   }

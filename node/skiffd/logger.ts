@@ -1,8 +1,10 @@
-// Structured logs, one line per event on stderr, in logfmt (`time=... level=info msg="..." key=value`)
-// like containerd and CRI-O, so they stay greppable and machine-readable. Lines below the configured
-// level are dropped before they are formatted.
+// Structured logs, one line per event on stderr: logfmt (`time=... level=info msg="..." key=value`) like
+// containerd and CRI-O, or one JSON object per line for log shippers. Lines below the configured level
+// are dropped before they are formatted.
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['logfmt', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export type LogFields = Record<string, unknown>;
 
@@ -38,10 +40,26 @@ export function formatLine(level: LogLevel, msg: string, fields: LogFields, now 
   return line + '\n';
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stderr.write(line), base: LogFields = {}): Logger {
+/** The same event as one JSON object: time, level and msg first, then the fields (errors as their message). */
+export function formatJsonLine(level: LogLevel, msg: string, fields: LogFields, now = new Date()): string {
+  const record: Record<string, unknown> = { time: now.toISOString(), level, msg };
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined || key === 'time' || key === 'level' || key === 'msg') continue;
+    record[key] = value instanceof Error ? value.message : value;
+  }
+  return JSON.stringify(record, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)) + '\n';
+}
+
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (line) => process.stderr.write(line),
+  base: LogFields = {},
+  format: LogFormat = 'logfmt',
+): Logger {
+  const line = format === 'json' ? formatJsonLine : formatLine;
   const emit = (at: LogLevel, msg: string, fields?: LogFields) => {
     if (rank[at] < rank[level]) return;
-    write(formatLine(at, msg, { ...base, ...fields }));
+    write(line(at, msg, { ...base, ...fields }));
   };
   return {
     level,
@@ -49,7 +67,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
     info: (msg, fields) => emit('info', msg, fields),
     warn: (msg, fields) => emit('warn', msg, fields),
     error: (msg, fields) => emit('error', msg, fields),
-    child: (fields) => createLogger(level, write, { ...base, ...fields }),
+    child: (fields) => createLogger(level, write, { ...base, ...fields }, format),
     enabled: (at) => rank[at] >= rank[level],
   };
 }

@@ -28,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
 
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, undefined, {}, config.logFormat);
   // The first line, before any subsystem opens: a start that never gets further is then told apart
   // from one that never ran.
   log.info('starting', { version: RUNTIME_VERSION, pid: process.pid });

@@ -39,7 +39,9 @@ export interface CniNetwork {
 export function findCniNetwork(confDir: string): { network?: CniNetwork; problems: string[] } {
   let names: string[];
   try {
-    names = readdirSync(confDir).filter((n) => /\.(conflist|conf|json)$/.test(n)).sort();
+    names = readdirSync(confDir)
+      .filter((n) => /\.(conflist|conf|json)$/.test(n))
+      .sort();
   } catch (err) {
     return { problems: [`cannot read CNI config dir ${confDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`] };
   }

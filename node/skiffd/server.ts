@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import { createServer, type Server } from 'nice-grpc';
 import { ServerError, Status, type CallContext, type ServerMiddlewareCall } from 'nice-grpc-common';
 import type { Logger } from './logger.ts';
+import type { DaemonMetrics } from './metrics.ts';
 
 /** Startup failed for a reason the operator must fix; the message says what. */
 export class StartupError extends Error {
@@ -26,16 +27,18 @@ function isAbortError(err: unknown): boolean {
  * the daemon shuts down: their handlers see `call.signal` abort, so a long-lived stream (container
  * events) finishes instead of holding up the drain; the client reconnects to the next daemon.
  */
-export function errorMiddleware(log: Logger, shutdown?: AbortSignal) {
+export function errorMiddleware(log: Logger, shutdown?: AbortSignal, metrics?: DaemonMetrics) {
   return async function* rpcErrors<Req, Res>(call: ServerMiddlewareCall<Req, Res>, context: CallContext) {
     const method = call.method.path;
     const started = performance.now();
     if (shutdown && call.method.responseStream) context = { ...context, signal: AbortSignal.any([context.signal, shutdown]) };
     try {
       const result = yield* call.next(call.request, context);
+      metrics?.call(method, 'OK', (performance.now() - started) / 1000);
       if (log.enabled('debug')) log.debug('rpc', { method, ms: (performance.now() - started).toFixed(2) });
       return result;
     } catch (err) {
+      metrics?.call(method, isAbortError(err) ? 'CANCELLED' : err instanceof ServerError ? Status[err.code] : 'INTERNAL', (performance.now() - started) / 1000);
       if (isAbortError(err)) throw err;
       if (err instanceof ServerError) {
         const level = err.code === Status.UNIMPLEMENTED || err.code === Status.NOT_FOUND ? 'debug' : 'info';
@@ -48,9 +51,9 @@ export function errorMiddleware(log: Logger, shutdown?: AbortSignal) {
   };
 }
 
-export function createGrpcServer(log: Logger, shutdown?: AbortSignal) {
+export function createGrpcServer(log: Logger, shutdown?: AbortSignal, metrics?: DaemonMetrics) {
   return createServer({ 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES }).use(
-    errorMiddleware(log, shutdown),
+    errorMiddleware(log, shutdown, metrics),
   );
 }
 

@@ -3,16 +3,7 @@
 // splits a string, and the first Q1 decodes the countries and languages, not the states,
 // subdivisions or the fourteen lists of localized names. Decoded fields hold their final values
 // (nulls for "", split lists, derived emoji, cross links), so resolvers are plain property reads.
-import {
-  AWS_REGION_CODES,
-  CONTINENT_ROWS,
-  COUNTRIES,
-  COUNTRY_NAMES,
-  COUNTRY_STATES,
-  COUNTRY_SUBDIVISIONS,
-  LANGUAGES,
-  LOCALES,
-} from './data.generated.ts';
+import { AWS_REGION_CODES, CONTINENT_ROWS, COUNTRIES, COUNTRY_NAMES, COUNTRY_STATES, COUNTRY_SUBDIVISIONS, LANGUAGES, LOCALES } from './data.generated.ts';
 import { emojiCodePoints, flagEmoji, subdivisionFlagEmoji } from './emoji.ts';
 
 export { LOCALES };

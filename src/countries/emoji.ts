@@ -8,10 +8,7 @@ const CANCEL_TAG = 0xe007f;
 
 /** "BR" -> "🇧🇷" */
 export function flagEmoji(countryCode: string): string {
-  return String.fromCodePoint(
-    REGIONAL_INDICATOR_A + countryCode.charCodeAt(0) - 65,
-    REGIONAL_INDICATOR_A + countryCode.charCodeAt(1) - 65,
-  );
+  return String.fromCodePoint(REGIONAL_INDICATOR_A + countryCode.charCodeAt(0) - 65, REGIONAL_INDICATOR_A + countryCode.charCodeAt(1) - 65);
 }
 
 /** "🇧🇷" -> "U+1F1E7 U+1F1F7" (the code points, as upstream's `emojiU` spelled them). */

@@ -62,10 +62,9 @@ export function resolveEntity(representation: unknown): object | null | GraphQLE
   }
   const { __typename: typename, code } = representation as { __typename?: unknown; code?: unknown };
   if (typeof typename !== 'string' || !Object.hasOwn(lookups, typename)) {
-    return new GraphQLError(
-      `Unknown entity type ${JSON.stringify(typename)} in representation: expected one of ${ENTITY_TYPE_NAMES.join(', ')}`,
-      { extensions: { code: 'BAD_USER_INPUT' } },
-    );
+    return new GraphQLError(`Unknown entity type ${JSON.stringify(typename)} in representation: expected one of ${ENTITY_TYPE_NAMES.join(', ')}`, {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   }
   if (typeof code !== 'string') {
     return new GraphQLError(`The ${typename} representation needs its key "code" as a string`, {
@@ -77,10 +76,7 @@ export function resolveEntity(representation: unknown): object | null | GraphQLE
 
 /** The subgraph SDL: the schema printed without the federation plumbing, entities keyed. */
 export function subgraphSDL(printedSchema: string): string {
-  const keyed = printedSchema.replace(
-    new RegExp(`^type (${ENTITY_TYPE_NAMES.join('|')}) \\{`, 'gm'),
-    'type $1 @key(fields: "code") {',
-  );
+  const keyed = printedSchema.replace(new RegExp(`^type (${ENTITY_TYPE_NAMES.join('|')}) \\{`, 'gm'), 'type $1 @key(fields: "code") {');
   if ((keyed.match(/@key\(/g) ?? []).length !== ENTITY_TYPE_NAMES.length) {
     throw new Error('federation: could not place @key on every entity type');
   }

@@ -7,7 +7,11 @@ import { queryFields, referenceTypes } from './schema.ts';
 function withQuery(query: GraphQLObjectType) {
   // Query sits in its alphabetical place, so printed SDL and introspection keep the reference order.
   const types = [...referenceTypes];
-  types.splice(types.findIndex((t) => t.name > 'Query'), 0, query);
+  types.splice(
+    types.findIndex((t) => t.name > 'Query'),
+    0,
+    query,
+  );
   return types;
 }
 

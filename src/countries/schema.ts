@@ -142,8 +142,7 @@ export const queryFields: GraphQLFieldConfigMap<unknown, unknown> = {
   countries: {
     type: listOf(CountryType),
     args: { filter: { type: CountryFilterInputType, defaultValue: {} } },
-    resolve: (_, args: Filter<'code' | 'continent' | 'currency' | 'name'>) =>
-      applyFilter(dataset.countries, args.filter, (c) => c.filterFields),
+    resolve: (_, args: Filter<'code' | 'continent' | 'currency' | 'name'>) => applyFilter(dataset.countries, args.filter, (c) => c.filterFields),
   },
   country: {
     type: CountryType,

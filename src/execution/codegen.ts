@@ -162,9 +162,7 @@ function emitFields(em: Emitter, fields: readonly FieldPlan[], source: string, p
         `out += ${literal(tail + ']')}; } }`,
       );
       em.lines.push(
-        field.nonNull
-          ? 'else break restart;'
-          : `else if (${v} === null || ${v} === undefined) out += ${literal(before + 'null')}; else break restart;`,
+        field.nonNull ? 'else break restart;' : `else if (${v} === null || ${v} === undefined) out += ${literal(before + 'null')}; else break restart;`,
       );
       if (!inLane) em.lines.push('} catch (e) { throw BAIL; }');
     } else if (

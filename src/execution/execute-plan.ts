@@ -192,12 +192,7 @@ function laneValue(run: Run, field: FieldPlan, value: unknown, parentPath: Path 
 
 /** An object completion can take as it is: not null, an Error or a promise. */
 function isPlainData(value: unknown): value is object {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    !(value instanceof Error) &&
-    typeof (value as { then?: unknown }).then !== 'function'
-  );
+  return typeof value === 'object' && value !== null && !(value instanceof Error) && typeof (value as { then?: unknown }).then !== 'function';
 }
 
 function executeField(run: Run, field: FieldPlan, source: unknown, parentPath: Path | undefined, out: string): string {
@@ -240,11 +235,7 @@ function resolveField(run: Run, field: FieldPlan, source: unknown, parentPath: P
       if (typeof value === 'function') {
         if (path === lazyPath) throw bail;
         path ??= { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
-        value = (source as Record<string, (...a: unknown[]) => unknown>)[field.fieldName](
-          args,
-          run.contextValue,
-          resolveInfo(run, field, path),
-        );
+        value = (source as Record<string, (...a: unknown[]) => unknown>)[field.fieldName](args, run.contextValue, resolveInfo(run, field, path));
       }
     }
   } catch (raw) {
@@ -362,9 +353,7 @@ function completeList(
   else if (typeof value === 'object' && typeof (value as Iterable<unknown>)[Symbol.iterator] === 'function') {
     items = Array.from(value as Iterable<unknown>);
   } else {
-    throw new GraphQLError(
-      `Expected Iterable, but did not find one for field "${field.parentType.name}.${field.def.name}".`,
-    );
+    throw new GraphQLError(`Expected Iterable, but did not find one for field "${field.parentType.name}.${field.def.name}".`);
   }
   const item = completion.item;
   const itemNonNull = completion.itemNonNull;
@@ -376,11 +365,7 @@ function completeList(
   out += '[';
   for (let i = 0; i < items.length; i++) {
     if (i > 0) out += ',';
-    let itemPath: Path | undefined = leafItems
-      ? undefined
-      : lazyItems
-        ? lazyPath
-        : { prev: path, key: i, typename: undefined };
+    let itemPath: Path | undefined = leafItems ? undefined : lazyItems ? lazyPath : { prev: path, key: i, typename: undefined };
     try {
       const element = items[i];
       // An object item that is plain data needs none of complete's other cases.

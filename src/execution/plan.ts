@@ -104,11 +104,7 @@ interface PlanContext {
  * nothing to plan: no such operation (graphql-js reports that), not a query, no query type, or
  * @skip/@include that depend on variables.
  */
-export function planOperation(
-  schema: GraphQLSchema,
-  document: DocumentNode,
-  operationName: string | null | undefined,
-): OperationPlan | null {
+export function planOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): OperationPlan | null {
   let operation: OperationDefinitionNode | undefined;
   const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
   for (const definition of document.definitions) {
@@ -161,18 +157,9 @@ export function planFields(context: PlanContext, type: GraphQLObjectType, select
       staticArgs: args instanceof GraphQLError ? null : args,
       argsError: args instanceof GraphQLError ? args : null,
       fieldName: def.name,
-      plainLeaf:
-        completion.kind === 'leaf' && resolve === undefined && args !== null && !(args instanceof GraphQLError)
-          ? (completion.fast ?? 'other')
-          : null,
+      plainLeaf: completion.kind === 'leaf' && resolve === undefined && args !== null && !(args instanceof GraphQLError) ? (completion.fast ?? 'other') : null,
       lazy,
-      lane: !lazy
-        ? null
-        : completion.kind === 'object'
-          ? 'object'
-          : completion.kind === 'list' && completion.item.kind === 'object'
-            ? 'objectList'
-            : null,
+      lane: !lazy ? null : completion.kind === 'object' ? 'object' : completion.kind === 'list' && completion.item.kind === 'object' ? 'objectList' : null,
       nonNull,
       completion,
     });
@@ -259,13 +246,7 @@ function usesVariables(value: ValueNode): boolean {
   }
 }
 
-function collect(
-  context: PlanContext,
-  type: GraphQLObjectType,
-  selectionSet: SelectionSetNode,
-  fields: Map<string, FieldNode[]>,
-  visited: Set<string>,
-): void {
+function collect(context: PlanContext, type: GraphQLObjectType, selectionSet: SelectionSetNode, fields: Map<string, FieldNode[]>, visited: Set<string>): void {
   for (const selection of selectionSet.selections) {
     switch (selection.kind) {
       case Kind.FIELD: {
@@ -308,11 +289,7 @@ function included(node: { directives?: readonly { name: { value: string }; argum
   return include?.if !== false;
 }
 
-function conditionMatches(
-  schema: GraphQLSchema,
-  fragment: InlineFragmentNode | FragmentDefinitionNode,
-  type: GraphQLObjectType,
-): boolean {
+function conditionMatches(schema: GraphQLSchema, fragment: InlineFragmentNode | FragmentDefinitionNode, type: GraphQLObjectType): boolean {
   const condition = fragment.typeCondition;
   if (!condition) return true;
   const conditionType = typeFromAST(schema, condition);

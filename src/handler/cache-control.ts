@@ -33,9 +33,7 @@ export function cacheControlValue(schema: GraphQLSchema, option: CacheControlOpt
   let value = `${scope}, max-age=${maxAge}`;
   if (staleWhileRevalidate !== undefined) {
     if (!Number.isSafeInteger(staleWhileRevalidate) || staleWhileRevalidate < 0) {
-      throw new TypeError(
-        `createGraphQLHandler: cacheControl.staleWhileRevalidate must be a non-negative integer of seconds (got ${staleWhileRevalidate})`,
-      );
+      throw new TypeError(`createGraphQLHandler: cacheControl.staleWhileRevalidate must be a non-negative integer of seconds (got ${staleWhileRevalidate})`);
     }
     value += `, stale-while-revalidate=${staleWhileRevalidate}`;
   }

@@ -32,9 +32,7 @@ export function createCors(options: CorsOptions): Cors {
   else if (Array.isArray(origin)) {
     for (const value of origin) {
       if (typeof value !== 'string' || value === '*' || value.endsWith('/')) {
-        throw new TypeError(
-          `createGraphQLHandler: cors.origin entries must be origins like "https://app.example" (got ${JSON.stringify(value)})`,
-        );
+        throw new TypeError(`createGraphQLHandler: cors.origin entries must be origins like "https://app.example" (got ${JSON.stringify(value)})`);
       }
     }
     const origins = new Set(origin);

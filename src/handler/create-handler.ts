@@ -1,28 +1,28 @@
-import { assertValidSchema, execute as graphqlExecute } from 'graphql';
-import { createHandler, type OperationContext } from 'graphql-http';
+import { assertValidSchema } from 'graphql';
+import { createCompiledExecution } from '../execution/compiled-execution.ts';
 import { createDocumentCache } from './document-cache.ts';
-import { createFastPath, type FastPath } from '../execution/fast-path.ts';
-import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions } from './options.ts';
-import { acceptableMediaTypes, negotiateMediaType } from './negotiation.ts';
+import { createHealthChecks } from './health.ts';
+import { endRequestSpan, failRequestSpan, startRequestSpan, type RequestTrace } from './tracing.ts';
+import { parseOptionsFor, resolveLimits } from './limits.ts';
+import { acceptableMediaTypes, negotiateMediaType, type GraphQLMediaType } from './negotiation.ts';
+import { createOperationRunner } from './operation.ts';
+import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions, type OperationContext, type RequestParams } from './options.ts';
 import { pathnameOf } from './path.ts';
 import { createProductionFeatures, newRequestState, type RequestState } from './production.ts';
-import { bodyReadError, createRequestParamsParser, paramsFromBody, paramsFromGet, postRefusal, type ParsedParams } from './request-params.ts';
 import { readBodyThen } from './request-body.ts';
-import type { RequestParams, Response as HttpResult } from 'graphql-http';
-import { errorResponse } from './responses.ts';
+import { bodyReadError, paramsFromBody, paramsFromGet, postRefusal } from './request-params.ts';
+import { refusal, thrownAnswer, type Answer } from './responses.ts';
 
 /**
  * A GraphQL-over-HTTP endpoint as a fetch handler, for any runtime with web-standard Request and
  * Response. GET (queries only) and POST with a JSON body; the response media type is negotiated
  * between application/graphql-response+json and application/json, with the spec's status codes.
  *
- * graphql-http supplies the protocol decisions (status codes, error shapes); this module adds what
- * sits around them: the path, content negotiation with q-values, the body limit, the document cache
- * and the web Response.
+ * Every request takes one way: route (path, CORS preflight, media type), parse its parameters,
+ * admit them (limits, response cache), run the operation (operation.ts), respond (production.ts).
+ * Each step hands the next what it found; whatever needs no waiting is answered synchronously.
  */
-export function createGraphQLHandler<Context extends OperationContext = undefined>(
-  options: GraphQLHandlerOptions<Context>,
-): GraphQLFetchHandler {
+export function createGraphQLHandler<Context extends OperationContext = undefined>(options: GraphQLHandlerOptions<Context>): GraphQLFetchHandler {
   const { schema } = options;
   assertValidSchema(schema);
   const path = options.path === undefined ? defaults.path : options.path;
@@ -36,103 +36,140 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   }
   const onInternalError = options.onInternalError ?? ((error: unknown) => console.error('GraphQL handler failed:', error));
 
+  const limits = resolveLimits(options.limits);
+  const documents = createDocumentCache(documentCacheSize, parseOptionsFor(limits));
   // Caching, persisted queries, limits, masking, CORS, the response observer: see production.ts.
-  const features = createProductionFeatures(options as GraphQLHandlerOptions<never>, schema);
-  const documents = createDocumentCache(documentCacheSize, features.parseOptions);
-  const validationRules = [...features.validationRules, ...(options.validationRules ?? [])];
-  const { context } = options;
-  const parseRequestParams = features.wrapParamsParser(
-    createRequestParamsParser<RequestState>(maxBodyBytes, features.queryResolver),
-    documents,
-  );
-  // With `compiledExecution`, cached valid queries skip graphql-http's per-request work and run on
-  // a compiled plan (src/execution). A custom `execute` opts out: graphql-http then runs every operation.
-  const fastPath =
-    options.compiledExecution === true && options.execute === undefined && documentCacheSize > 0
-      ? createFastPath({
-          schema,
-          documents,
-          validationRules,
-          rootValue: options.rootValue,
-          context,
-          formatError: features.formatError,
-        })
-      : null;
-  const core = createHandler<Request, RequestState, Context>({
+  const features = createProductionFeatures(options as GraphQLHandlerOptions<never>, schema, limits, documents);
+  const { formatError, queryResolver } = features;
+  const runOperation = createOperationRunner({
     schema,
+    documents,
+    validationRules: [...features.validationRules, ...(options.validationRules ?? [])],
     rootValue: options.rootValue,
-    context:
-      typeof context === 'function'
-        ? (req, params) => (context as (r: Request, p: typeof params) => Context | Promise<Context>)(req.raw, params)
-        : context,
-    validationRules,
-    parse: documents.parse,
-    validate: documents.validate,
-    execute: (options.execute ?? graphqlExecute) as typeof graphqlExecute,
-    formatError: features.formatError,
-    // What reaches graphql-http has been through the fast path already (see `shortcut`): not again.
-    parseRequestParams,
+    context: options.context,
+    execute: options.execute,
+    // With `compiledExecution`, valid queries run on a compiled plan (src/execution); a custom
+    // `execute` opts out, and so does a disabled document cache (plans live with cached documents).
+    compiled: options.compiledExecution === true && options.execute === undefined && documentCacheSize > 0 ? createCompiledExecution(schema) : null,
+    formatError,
   });
 
+  const health = createHealthChecks(options.health);
+  const tracer = options.tracer;
+
+  /** With a tracer: the request inside its span, ended with the response. */
+  function traced(request: Request): Response | Promise<Response> {
+    const t = startRequestSpan(tracer!, request, pathnameOf(request.url));
+    let response: Response | Promise<Response>;
+    try {
+      response = handle(request, t);
+    } catch (error) {
+      failRequestSpan(t, error);
+      throw error;
+    }
+    if (!(response instanceof Promise)) {
+      endRequestSpan(t, response);
+      return response;
+    }
+    return response.then(
+      (settled) => {
+        endRequestSpan(t, settled);
+        return settled;
+      },
+      (error: unknown) => {
+        failRequestSpan(t, error);
+        throw error;
+      },
+    );
+  }
+
   /** Answers synchronously whenever nothing has to be waited for (see GraphQLFetchHandler.fetch). */
-  function handle(request: Request): Response | Promise<Response> {
-    if (path !== null) {
+  function handle(request: Request, trace?: RequestTrace): Response | Promise<Response> {
+    if (path !== null || health !== null) {
       const requested = pathnameOf(request.url);
-      if (requested !== path) {
-        return features.finish(request, errorResponse(404, `Nothing at ${requested}: the GraphQL endpoint is ${path}`));
-      }
+      const probe = health?.(request, requested) ?? null;
+      if (probe !== null) return probe;
+      if (path !== null && requested !== path) return features.finish(request, refusal(404, `Nothing at ${requested}: the GraphQL endpoint is ${path}`));
     }
     const preflight = features.preflight(request);
     if (preflight !== null) return preflight;
     const mediaType = negotiateMediaType(request.headers.get('accept'));
     if (mediaType === null) {
-      const notAcceptable = new Response(`Not Acceptable: accept ${acceptableMediaTypes}`, {
+      return features.finish(request, {
         status: 406,
         headers: { accept: acceptableMediaTypes, 'content-type': 'text/plain; charset=utf-8' },
+        body: `Not Acceptable: accept ${acceptableMediaTypes}`,
       });
-      return features.finish(request, notAcceptable);
     }
-    if (fastPath === null) return fullPath(request, mediaType, undefined);
-    // Cached valid queries are answered by the shortcut without graphql-http's promise hops (a GET
-    // without any). Whatever it does not answer (errors, refusals, async context or persisted-query
-    // stores that end up unanswered) goes the full way with the parameters already parsed, and is
-    // decided there exactly as before.
-    if (request.method === 'GET') return shortcut(request, mediaType, parseGet(request), fastPath);
-    return shortcutPost(request, mediaType, fastPath) ?? fullPath(request, mediaType, undefined);
+    const state = newRequestState();
+    if (trace !== undefined) state.trace = trace;
+    if (request.method === 'GET') return answer(request, state, mediaType, () => paramsFromGet(request.url, queryResolver));
+    const refused = postRefusal(request);
+    if (refused !== null) return respond(request, state, refused);
+    // The continuation hangs straight off the body's promise: nothing in between on the hot path.
+    return readBodyThen(
+      request,
+      maxBodyBytes,
+      (read) => answer(request, state, mediaType, () => paramsFromBody(read, queryResolver)),
+      (error) => respond(request, state, thrownAnswer(bodyReadError(error), mediaType, formatError)),
+    );
   }
 
-  function shortcut(request: Request, mediaType: string, parsed: ParsedParams, fast: FastPath): Response | Promise<Response> {
-    const state = newRequestState();
-    let quick: ReturnType<typeof quickAnswer>;
+  /** The whole way from the parameters `parse` finds to the response; never throws. */
+  function answer(
+    request: Request,
+    state: RequestState,
+    mediaType: GraphQLMediaType,
+    parse: () => RequestParams | Answer | Promise<RequestParams>,
+  ): Response | Promise<Response> {
+    let answered: Answer | Promise<Answer>;
     try {
-      quick = quickAnswer(request, parsed, mediaType, state, fast);
+      answered = parsed(request, state, mediaType, parse);
     } catch (error) {
       return internalError(request, error, state);
     }
-    if (quick === undefined) return fullPath(request, mediaType, parsed);
-    if (!(quick instanceof Promise)) return quick;
-    return quick.then(
-      (response) => response ?? fullPath(request, mediaType, parsed),
+    if (!(answered instanceof Promise)) return respond(request, state, answered);
+    return answered.then(
+      (settled) => respond(request, state, settled),
       (error) => internalError(request, error, state),
     );
   }
 
-  /** graphql-http decides: everything the shortcut does not answer, and every request without it. */
-  async function fullPath(request: Request, mediaType: string, parsed: ParsedParams | undefined): Promise<Response> {
-    const state = newRequestState();
-    if (parsed !== undefined) state.parsed = parsed;
+  /** The parameters `parse` finds, admitted and run; a request error where they cannot be read. */
+  function parsed(
+    request: Request,
+    state: RequestState,
+    mediaType: GraphQLMediaType,
+    parse: () => RequestParams | Answer | Promise<RequestParams>,
+  ): Answer | Promise<Answer> {
+    let params: RequestParams | Answer | Promise<RequestParams>;
     try {
-      const [body, init] = await core({
-        method: request.method,
-        url: request.url,
-        // graphql-http ignores q-values; it is handed the already negotiated type instead.
-        headers: { get: (name: string) => (name === 'accept' ? mediaType : request.headers.get(name)) },
-        body: null, // the request parser reads it from `raw`, under the size limit
-        raw: request,
-        context: state,
-      });
-      // HTTP caching headers, 304, CORS headers and the observer, on whatever path answered.
-      return features.respond(request, state, body, init as { status: number; headers?: Record<string, string> });
+      params = parse();
+    } catch (error) {
+      return thrownAnswer(error, mediaType, formatError);
+    }
+    if (params instanceof Promise) {
+      return params.then(
+        (settled) => admitted(request, state, mediaType, settled),
+        (error) => thrownAnswer(error, mediaType, formatError),
+      );
+    }
+    return isAnswer(params) ? params : admitted(request, state, mediaType, params);
+  }
+
+  function admitted(request: Request, state: RequestState, mediaType: GraphQLMediaType, params: RequestParams): Answer | Promise<Answer> {
+    let admission: RequestParams | Answer;
+    try {
+      admission = features.admit(params, state, mediaType);
+    } catch (error) {
+      return thrownAnswer(error, mediaType, formatError);
+    }
+    return isAnswer(admission) ? admission : runOperation(request, admission, mediaType, state.trace);
+  }
+
+  function respond(request: Request, state: RequestState, answered: Answer): Response {
+    try {
+      return features.respond(request, state, answered);
     } catch (error) {
       return internalError(request, error, state);
     }
@@ -140,114 +177,23 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
 
   function internalError(request: Request, error: unknown, state: RequestState): Response {
     onInternalError(error, request);
-    return features.finish(request, errorResponse(500, 'Internal server error'), state);
+    return features.finish(request, refusal(500, 'Internal server error'), state);
   }
 
+  const entry = tracer === undefined ? (request: Request) => handle(request) : traced;
   const handleGraphQL = (request: Request): Promise<Response> => {
     try {
-      return Promise.resolve(handle(request));
+      return Promise.resolve(entry(request));
     } catch (error) {
       return Promise.reject(error);
     }
   };
-  return Object.assign(handleGraphQL, { fetch: handle });
-
-  /** A GET's parameters, as a replayable outcome. */
-  function parseGet(request: Request): ParsedParams {
-    return replayable(() => paramsFromGet(request.url, features.queryResolver));
-  }
-
-  /** A JSON POST through the shortcut once its body is read (undefined for anything else: 405, 415). */
-  function shortcutPost(request: Request, mediaType: string, fast: FastPath): Promise<Response> | undefined {
-    if (postRefusal(request) !== null) return undefined;
-    return readBodyThen(
-      request,
-      maxBodyBytes,
-      (read) => shortcut(request, mediaType, replayable(() => paramsFromBody(read, features.queryResolver)), fast),
-      (error) =>
-        shortcut(
-          request,
-          mediaType,
-          replayable(() => {
-            throw bodyReadError(error);
-          }),
-          fast,
-        ),
-    );
-  }
-
-  /**
-   * The parameters through the production features and the fast path, as the full path takes them;
-   * undefined when the full path has to decide.
-   */
-  function quickAnswer(
-    request: Request,
-    parsed: ParsedParams,
-    mediaType: string,
-    state: RequestState,
-    fast: FastPath,
-  ): Response | undefined | Promise<Response | undefined> {
-    let params: ReturnType<ParsedParams>;
-    try {
-      params = parsed();
-    } catch {
-      return undefined;
-    }
-    if (params instanceof Promise) {
-      return params.then(
-        (settled) => (isReady(settled) ? undefined : quickAnswer(request, () => settled, mediaType, state, fast)),
-        () => undefined,
-      );
-    }
-    if (isReady(params)) return undefined;
-    let admitted;
-    try {
-      admitted = features.admit(params, state, mediaType);
-    } catch {
-      return undefined;
-    }
-    let result: HttpResult | Promise<HttpResult> | undefined;
-    if (isReady(admitted)) result = admitted;
-    else {
-      // graphql-http would report anything thrown here as a 400; a failure (a throwing context
-      // factory, say) is left to happen again on the full path, which makes it a 500.
-      try {
-        result = fast(request, params, mediaType);
-      } catch {
-        return undefined;
-      }
-    }
-    if (result === undefined) return undefined;
-    if (result instanceof Promise) {
-      return result.then(
-        (settled) => (settled === undefined ? undefined : respond(request, state, settled)),
-        () => undefined,
-      );
-    }
-    return respond(request, state, result);
-  }
-
-  function respond(request: Request, state: RequestState, [body, init]: HttpResult): Response {
-    return features.respond(request, state, body, init as { status: number; headers?: Record<string, string> });
-  }
+  return Object.assign(handleGraphQL, { fetch: entry });
 }
 
-/** Runs `parse` once; the outcome replays as often as asked: the same value, or the same error thrown. */
-function replayable(parse: () => ReturnType<ParsedParams>): ParsedParams {
-  let params: ReturnType<ParsedParams>;
-  try {
-    params = parse();
-  } catch (error) {
-    return () => {
-      throw error;
-    };
-  }
-  return () => params;
-}
-
-/** A ready response (graphql-http's [body, init]) rather than request parameters. */
-function isReady(value: RequestParams | HttpResult): value is HttpResult {
-  return Array.isArray(value);
+/** An answer already (a refusal, a cached response) rather than parameters to go on with. */
+function isAnswer(value: RequestParams | Answer): value is Answer {
+  return typeof (value as Answer).status === 'number';
 }
 
 function positiveInteger(name: string, value: number): number {

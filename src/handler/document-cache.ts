@@ -1,20 +1,13 @@
-import {
-  GraphQLError,
-  parse as graphqlParse,
-  validate as graphqlValidate,
-  type DocumentNode,
-  type GraphQLSchema,
-  type ParseOptions,
-} from 'graphql';
+import { GraphQLError, parse as graphqlParse, validate as graphqlValidate, type DocumentNode, type GraphQLSchema, type ParseOptions } from 'graphql';
+import { Lru } from './lru.ts';
 
 /** Queries longer than this are parsed and validated every time rather than held in memory. */
 export const maxCachedQueryLength = 64 * 1024;
 
 /**
  * Validation costs ~100 µs per request against ~2 µs for parsing and ~15 µs for executing a small
- * query, so both are remembered per query text. graphql-http builds a fresh rules array on every call,
- * which would defeat a cache keyed on the arguments; the rules are fixed per handler, so the cache
- * keys on the query string (and the document that came out of it) alone.
+ * query, so both are remembered per query text. The rules are fixed per handler, so the cache keys on
+ * the query string (and the document that came out of it) alone, not on the rules array.
  */
 export interface DocumentCache {
   parse: typeof graphqlParse;
@@ -25,12 +18,6 @@ export interface DocumentCache {
   has(query: string): boolean;
 }
 
-interface Entry {
-  parsed: DocumentNode | GraphQLError;
-  /** The lookup count when the entry last moved to the newest place. */
-  used: number;
-}
-
 interface Validation {
   schema: GraphQLSchema;
   errors: readonly GraphQLError[];
@@ -38,42 +25,26 @@ interface Validation {
 
 /** `parseOptions` (e.g. maxTokens) apply to every parse, cached or not; they are fixed per handler. */
 export function createDocumentCache(maxEntries: number, parseOptions?: ParseOptions): DocumentCache {
-  // A Map iterates in insertion order, so re-inserting an entry on a hit keeps the least recently used
-  // one first. Re-inserting costs more than the lookup, so an entry moved within the last
-  // maxEntries/2 lookups stays put: evicting it would take maxEntries newer insertions since its
-  // move, so an entry used within the last maxEntries/2 lookups is still never the one evicted.
-  const documents = new Map<string, Entry>();
+  const documents = new Lru<string, DocumentNode | GraphQLError>(maxEntries);
   // Keyed on the cached document object, so entries vanish with it when the LRU evicts the query.
   const validations = new WeakMap<DocumentNode, Validation>();
-  const fresh = maxEntries >> 1;
-  let clock = 0;
 
   const parse: typeof graphqlParse = (source, options) => {
     if (maxEntries <= 0 || options !== undefined || typeof source !== 'string' || source.length > maxCachedQueryLength) {
       return graphqlParse(source, options ?? parseOptions);
     }
-    clock++;
-    let entry = documents.get(source);
-    if (entry !== undefined) {
-      if (clock - entry.used >= fresh) {
-        documents.delete(source);
-        documents.set(source, entry);
-        entry.used = clock;
-      }
-    } else {
-      let parsed: DocumentNode | GraphQLError;
+    let parsed = documents.get(source);
+    if (parsed === undefined) {
       try {
         parsed = graphqlParse(source, parseOptions);
       } catch (error) {
         if (!(error instanceof GraphQLError)) throw error;
         parsed = error; // syntax errors are as repeatable as documents
       }
-      entry = { parsed, used: clock };
-      documents.set(source, entry);
-      if (documents.size > maxEntries) documents.delete(documents.keys().next().value as string);
+      documents.set(source, parsed);
     }
-    if (entry.parsed instanceof GraphQLError) throw entry.parsed;
-    return entry.parsed;
+    if (parsed instanceof GraphQLError) throw parsed;
+    return parsed;
   };
 
   const validate: typeof graphqlValidate = (schema, document, rules, options, typeInfo) => {

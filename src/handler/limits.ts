@@ -3,6 +3,7 @@ import {
   Kind,
   type ASTVisitor,
   type FragmentDefinitionNode,
+  type ParseOptions,
   type SelectionSetNode,
   type ValidationContext,
   type ValidationRule,
@@ -74,16 +75,12 @@ type ASTNodeLike = { kind: string; loc?: unknown };
  */
 export function checkRequestLimits(limits: ResolvedLimits, query: string, variables: unknown): void {
   if (query.length > limits.maxQueryLength) {
-    throw new Error(
-      `Query is ${query.length} characters long: the limit is ${limits.maxQueryLength} (limits.maxQueryLength)`,
-    );
+    throw new Error(`Query is ${query.length} characters long: the limit is ${limits.maxQueryLength} (limits.maxQueryLength)`);
   }
   if (limits.maxListSize !== Infinity && variables != null) {
     const longest = longestList(variables, 0);
     if (longest > limits.maxListSize) {
-      throw new Error(
-        `A list in "variables" has ${longest} items: the limit is ${limits.maxListSize} (limits.maxListSize)`,
-      );
+      throw new Error(`A list in "variables" has ${longest} items: the limit is ${limits.maxListSize} (limits.maxListSize)`);
     }
   }
 }
@@ -121,9 +118,7 @@ function maxDepthRule(maxDepth: number): ValidationRule {
         const depth = walk(operation.selectionSet);
         if (depth > maxDepth) {
           const name = operation.name ? ` "${operation.name.value}"` : '';
-          context.reportError(
-            limitError('maxDepth', `Operation${name} nests fields ${depth} deep: the limit is ${maxDepth}`, maxDepth, depth, operation),
-          );
+          context.reportError(limitError('maxDepth', `Operation${name} nests fields ${depth} deep: the limit is ${maxDepth}`, maxDepth, depth, operation));
         }
         return false;
       },
@@ -178,9 +173,7 @@ function maxAliasesRule(maxAliases: number): ValidationRule {
       Document: {
         leave(document) {
           if (aliases > maxAliases) {
-            context.reportError(
-              limitError('maxAliases', `Document uses ${aliases} aliases: the limit is ${maxAliases}`, maxAliases, aliases, document),
-            );
+            context.reportError(limitError('maxAliases', `Document uses ${aliases} aliases: the limit is ${maxAliases}`, maxAliases, aliases, document));
           }
         },
       },
@@ -193,13 +186,7 @@ function maxListSizeRule(maxListSize: number): ValidationRule {
     ListValue(list) {
       if (list.values.length > maxListSize) {
         context.reportError(
-          limitError(
-            'maxListSize',
-            `A list argument has ${list.values.length} items: the limit is ${maxListSize}`,
-            maxListSize,
-            list.values.length,
-            list,
-          ),
+          limitError('maxListSize', `A list argument has ${list.values.length} items: the limit is ${maxListSize}`, maxListSize, list.values.length, list),
         );
       }
     },
@@ -217,4 +204,9 @@ export function restateTokenLimit(error: Error, maxTokens: number): Error {
     positions: error.positions,
     extensions: { code: 'LIMIT_EXCEEDED', limit: 'maxTokens', max: maxTokens },
   });
+}
+
+/** graphql-js parse options enforcing `maxTokens` (none when it is unlimited). */
+export function parseOptionsFor(limits: ResolvedLimits): ParseOptions | undefined {
+  return limits.maxTokens === Infinity ? undefined : { maxTokens: limits.maxTokens };
 }

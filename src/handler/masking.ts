@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import type { FormatError } from 'graphql-http';
+import type { FormatError } from './options.ts';
 
 export const maskedMessage = 'Unexpected error.';
 
@@ -27,11 +27,7 @@ export function maskError(error: GraphQLError): GraphQLError {
  * The formatError the handler uses: masks unexpected resolver errors (reporting the originals to
  * `onMasked`) before the user's own formatError sees them.
  */
-export function createFormatError(
-  mask: boolean,
-  onMasked: (error: GraphQLError) => void,
-  userFormatError: FormatError | undefined,
-): FormatError | undefined {
+export function createFormatError(mask: boolean, onMasked: (error: GraphQLError) => void, userFormatError: FormatError | undefined): FormatError | undefined {
   if (!mask) return userFormatError;
   return (error) => {
     let shown = error;

@@ -4,8 +4,13 @@ export const graphqlResponseJson = 'application/graphql-response+json';
 export const applicationJson = 'application/json';
 export type GraphQLMediaType = typeof graphqlResponseJson | typeof applicationJson;
 
+/** The Content-Type of a body in `mediaType` (always UTF-8, the only encoding GraphQL-over-HTTP uses). */
+export function contentTypeOf(mediaType: GraphQLMediaType): string {
+  return `${mediaType}; charset=utf-8`;
+}
+
 /** The Accept value a 406 response advertises. */
-export const acceptableMediaTypes = `${graphqlResponseJson}; charset=utf-8, ${applicationJson}; charset=utf-8`;
+export const acceptableMediaTypes = `${contentTypeOf(graphqlResponseJson)}, ${contentTypeOf(applicationJson)}`;
 
 /**
  * The media type to answer in, or null when the client accepts neither (406). No header means
@@ -37,8 +42,18 @@ export function negotiateMediaType(accept: string | null): GraphQLMediaType | nu
     let utf8 = true;
     for (const parameter of parameters) {
       const eq = parameter.indexOf('=');
-      const name = parameter.slice(0, eq === -1 ? parameter.length : eq).trim().toLowerCase();
-      const value = eq === -1 ? '' : parameter.slice(eq + 1).trim().replace(/^"|"$/g, '').toLowerCase();
+      const name = parameter
+        .slice(0, eq === -1 ? parameter.length : eq)
+        .trim()
+        .toLowerCase();
+      const value =
+        eq === -1
+          ? ''
+          : parameter
+              .slice(eq + 1)
+              .trim()
+              .replace(/^"|"$/g, '')
+              .toLowerCase();
       if (name === 'q') {
         const weight = Number(value);
         q = Number.isFinite(weight) ? Math.min(Math.max(weight, 0), 1) : 0;

@@ -1,10 +1,25 @@
 import type { ExecutionArgs, ExecutionResult, GraphQLError, GraphQLSchema, ValidationRule } from 'graphql';
-import type { FormatError, OperationContext, RequestParams } from 'graphql-http';
 import type { CacheControlOptions } from './cache-control.ts';
+import type { Tracer } from '@opentelemetry/api';
 import type { CorsOptions } from './cors.ts';
+import type { HealthOptions } from './health.ts';
 import type { LimitOptions } from './limits.ts';
 import type { PersistedQueriesOptions } from './persisted-queries.ts';
 import type { ResponseCacheOptions } from './response-cache.ts';
+
+/** The parameters of a GraphQL request, from a GET's query string or a POST's JSON body. */
+export interface RequestParams {
+  query: string;
+  operationName?: string | null;
+  variables?: Record<string, unknown> | null;
+  extensions?: Record<string, unknown> | null;
+}
+
+/** What a context value may be (as in graphql-http, so its handlers' contexts fit). */
+export type OperationContext = Record<PropertyKey, unknown> | symbol | number | string | boolean | undefined | null;
+
+/** Maps an error before it is serialized for the client. */
+export type FormatError = (error: Readonly<GraphQLError | Error>) => GraphQLError | Error;
 
 /** A fetch-style handler: what Deno, workerd, Vercel edge and Hono all call. */
 export interface GraphQLFetchHandler {
@@ -19,10 +34,7 @@ export interface GraphQLFetchHandler {
 }
 
 /** Builds the GraphQL context value for one operation from the incoming web request. */
-export type ContextFactory<Context extends OperationContext> = (
-  request: Request,
-  params: RequestParams,
-) => Context | Promise<Context>;
+export type ContextFactory<Context extends OperationContext> = (request: Request, params: RequestParams) => Context | Promise<Context>;
 
 export interface GraphQLHandlerOptions<Context extends OperationContext = undefined> {
   /** The schema every operation is validated against and executed on. */
@@ -62,7 +74,7 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   /** Observes every answered request (access logs, metrics); called before the response is returned. */
   onResponse?: (event: ResponseEvent) => void;
 
-  // Production features (README section graphql-production); each module documents its own options.
+  // Production features (docs/graphql/production.md); each module documents its own options.
   /** Development mode: unexpected resolver errors reach the client as they are. Default false. */
   development?: boolean;
   /** Replace unexpected resolver errors with "Unexpected error." (path and locations kept). Default `!development`. */
@@ -83,6 +95,13 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   responseCache?: ResponseCacheOptions | false;
   /** CORS for other origins. Default: none, no CORS headers at all. */
   cors?: CorsOptions;
+  /** `GET /healthz` (liveness) and `GET /readyz` (readiness) answered by the handler; paths configurable. Default off. */
+  health?: HealthOptions | boolean;
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer('my-service')` from @opentelemetry/api): one server span
+   * per request, named after the operation, with parse, validate and execute as child spans. Default off.
+   */
+  tracer?: Tracer;
 }
 
 /** What `onResponse` is told about one request. */

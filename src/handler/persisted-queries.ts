@@ -1,4 +1,5 @@
 import { GraphQLError } from 'graphql';
+import { Lru } from './lru.ts';
 
 /**
  * Automatic persisted queries, Apollo's protocol: a client sends
@@ -28,21 +29,10 @@ export function createMemoryPersistedQueryStore(maxEntries = defaultPersistedQue
   if (!Number.isSafeInteger(maxEntries) || maxEntries <= 0) {
     throw new TypeError(`persistedQueries.maxEntries must be a positive integer (got ${maxEntries})`);
   }
-  const queries = new Map<string, string>();
+  const queries = new Lru<string, string>(maxEntries);
   return {
-    get(hash) {
-      const query = queries.get(hash);
-      if (query !== undefined) {
-        queries.delete(hash);
-        queries.set(hash, query);
-      }
-      return query;
-    },
-    set(hash, query) {
-      queries.delete(hash);
-      queries.set(hash, query);
-      if (queries.size > maxEntries) queries.delete(queries.keys().next().value as string);
-    },
+    get: (hash) => queries.get(hash),
+    set: (hash, query) => queries.set(hash, query),
   };
 }
 
@@ -52,10 +42,7 @@ export type QueryResolver = (query: unknown, extensions: unknown) => unknown | P
 const sha256Hex = /^[0-9a-f]{64}$/;
 
 /** `maxQueryLength`: longer queries are not stored (the request is then refused by the length limit). */
-export function createPersistedQueryResolver(
-  options: PersistedQueriesOptions | false | undefined,
-  maxQueryLength = Infinity,
-): QueryResolver {
+export function createPersistedQueryResolver(options: PersistedQueriesOptions | false | undefined, maxQueryLength = Infinity): QueryResolver {
   if (options === false) {
     // Tells clients to stop trying, rather than reporting a missing query.
     return (query, extensions) => {

@@ -1,28 +1,18 @@
-import {
-  getOperationAST,
-  NoSchemaIntrospectionCustomRule,
-  type GraphQLSchema,
-  type ParseOptions,
-  type ValidationRule,
-} from 'graphql';
-import type { FormatError, ParseRequestParams, RequestParams, Response as HttpResult } from 'graphql-http';
+import type { RequestTrace } from './tracing.ts';
+import { getOperationAST, NoSchemaIntrospectionCustomRule, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { cacheControlValue } from './cache-control.ts';
 import { createCors, type Cors } from './cors.ts';
 import type { DocumentCache } from './document-cache.ts';
 import { etagOf, ifNoneMatchHits } from './etag.ts';
-import { checkRequestLimits, limitValidationRules, resolveLimits, restateTokenLimit } from './limits.ts';
+import { checkRequestLimits, limitValidationRules, restateTokenLimit, type ResolvedLimits } from './limits.ts';
 import { createFormatError } from './masking.ts';
-import { applicationJson } from './negotiation.ts';
-import type { GraphQLHandlerOptions, ResponseEvent } from './options.ts';
+import type { GraphQLMediaType } from './negotiation.ts';
+import type { FormatError, GraphQLHandlerOptions, RequestParams, ResponseEvent } from './options.ts';
 import { createPersistedQueryResolver, type QueryResolver } from './persisted-queries.ts';
 import { createResponseCache, type CachedResponse, type ResponseCache } from './response-cache.ts';
-import { jsonContentType } from './responses.ts';
-import type { ParsedParams } from './request-params.ts';
+import { cachedAnswer, type Answer } from './responses.ts';
 
-/**
- * What one request learns on its way through the protocol core, for the HTTP layer to act on. The
- * core hands it to the request-parameter hooks as graphql-http's request `context`.
- */
+/** What one request learns on its way through the handler, for the HTTP layer to act on. */
 export interface RequestState {
   /** The operationName parameter (the document's own name is looked up only for `onResponse`). */
   operationName: string | null | undefined;
@@ -32,8 +22,8 @@ export interface RequestState {
   cacheKey: string | undefined;
   /** The cached response this request is answered with. */
   cached: CachedResponse | undefined;
-  /** The parameters, when the handler's shortcut has parsed them already. */
-  parsed?: ParsedParams;
+  /** The request's span, when the handler has a tracer. */
+  trace?: RequestTrace;
   /** Whether the query was in the document cache on arrival; only looked up for `onResponse`. */
   documentCached?: boolean;
 }
@@ -42,43 +32,45 @@ export function newRequestState(): RequestState {
   return { operationName: undefined, query: undefined, cacheKey: undefined, cached: undefined };
 }
 
-type Headers_ = Record<string, string>;
-type ParamsParser = ParseRequestParams<Request, RequestState>;
-
 /**
- * The production features around the GraphQL-over-HTTP core: HTTP caching (ETag, 304,
+ * The production features around the GraphQL pipeline: HTTP caching (ETag, 304,
  * Cache-Control), automatic persisted queries, the response cache, limits, the introspection
  * switch, error masking, CORS and the response observer. Built once per handler.
  *
- * They sit where every way of executing passes (graphql-http's or src/execution's fast path): the
- * request parameters on the way in, the validation rules and formatError in between, and the
- * finished body on the way out. A response counts as successful when it is a 200 whose body starts
- * with `{"data"`: both serializers put `errors` first when there are any.
+ * They sit where every request passes: the request parameters on the way in (`admit`), the
+ * validation rules and formatError in between, and the finished answer on the way out (`respond`).
+ * An answer counts as successful when it is a 200 whose body starts with `{"data"`: every
+ * serializer puts `errors` first when there are any.
  */
 export interface ProductionFeatures {
-  parseOptions: ParseOptions | undefined;
   /** Limit and introspection rules, to run after graphql-js's specified rules. */
   validationRules: readonly ValidationRule[];
   /** Resolves persisted queries; give it to the request-parameter parser. */
   queryResolver: QueryResolver;
-  formatError: FormatError | undefined;
+  formatError: FormatError;
   /**
    * Request limits, state and response-cache hits for parsed parameters: the parameters to go on
-   * with, or the cached answer. Throws (a limit) what graphql-http reports as 400.
+   * with, or the cached answer. Throws what the handler reports as a request error (a limit).
    */
-  admit(params: RequestParams, state: RequestState, mediaType: string | null): RequestParams | HttpResult;
-  /** `admit` around the request-parameter parser. */
-  wrapParamsParser(parse: ParamsParser, documents: DocumentCache): ParamsParser;
+  admit(params: RequestParams, state: RequestState, mediaType: GraphQLMediaType): RequestParams | Answer;
   /** Answers a CORS preflight, or null. */
   preflight(request: Request): Response | null;
-  /** Builds the response to a request the core answered. */
-  respond(request: Request, state: RequestState, body: string | null, init: { status: number; headers?: Headers_ }): Response;
-  /** Finishes a response the handler built itself (404, 406, 500): CORS headers, observer. */
-  finish(request: Request, response: Response, state?: RequestState): Response;
+  /** The response to an answer about a GraphQL request: HTTP caching and CORS headers, observer. */
+  respond(request: Request, state: RequestState, answer: Answer): Response;
+  /** The response to an answer about no GraphQL request at all (404, 406, 500): CORS headers, observer. */
+  finish(request: Request, answer: Answer, state?: RequestState): Response;
 }
 
-export function createProductionFeatures(options: GraphQLHandlerOptions<never>, schema: GraphQLSchema): ProductionFeatures {
-  const limits = resolveLimits(options.limits);
+/**
+ * `limits` are the handler's, resolved; `documentsForNames` parses queries for the response cache's
+ * keys and `onResponse`'s operation names (the handler's own document cache, so a query is parsed once).
+ */
+export function createProductionFeatures(
+  options: GraphQLHandlerOptions<never>,
+  schema: GraphQLSchema,
+  limits: ResolvedLimits,
+  documentsForNames: DocumentCache,
+): ProductionFeatures {
   const rules: ValidationRule[] = limitValidationRules(limits);
   if (options.introspection === false) rules.push(NoSchemaIntrospectionCustomRule);
 
@@ -87,9 +79,9 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
     options.onMaskedError ?? ((error) => console.error('GraphQL resolver error (shown to the client as "Unexpected error."):', error.originalError ?? error));
   const masking = createFormatError(mask, onMasked, options.formatError);
   const { maxTokens } = limits;
-  const formatError: FormatError | undefined =
+  const formatError: FormatError =
     maxTokens === Infinity
-      ? masking
+      ? (masking ?? ((error) => error))
       : (error) => {
           const restated = restateTokenLimit(error, maxTokens);
           return masking ? masking(restated) : restated;
@@ -109,14 +101,13 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
   const cors: Cors | undefined = options.cors ? createCors(options.cors) : undefined;
   const varyGet = cors ? 'Accept, Origin' : 'Accept';
   const onResponse = options.onResponse;
-  let documentsForNames: DocumentCache | undefined;
   const documentCacheOn = (options.documentCacheSize ?? 1) > 0;
 
   const observe = (request: Request, response: Response, state: RequestState | undefined): void => {
     if (!onResponse) return;
     let operationName = state?.operationName ?? null;
     let operationType: ResponseEvent['operationType'] = null;
-    if (state?.query !== undefined && documentsForNames !== undefined) {
+    if (state?.query !== undefined) {
       try {
         const operation = getOperationAST(documentsForNames.parse(state.query), operationName);
         operationType = operation?.operation ?? null;
@@ -133,50 +124,37 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
     }
   };
 
-  function admit(params: RequestParams, state: RequestState, mediaType: string | null): RequestParams | HttpResult {
+  function admit(params: RequestParams, state: RequestState, mediaType: GraphQLMediaType): RequestParams | Answer {
     const { query, variables, operationName } = params;
     checkRequestLimits(limits, query, variables);
     state.operationName = operationName;
     state.query = query;
-    // Looked up before anything parses the query; a request the shortcut hands on to the full path
-    // is admitted again there, by which time the shortcut may have cached its document.
-    if (onResponse !== undefined && documentsForNames !== undefined && documentCacheOn) state.documentCached = documentsForNames.has(query);
-    if (responseCache !== undefined && documentsForNames !== undefined) {
+    // Looked up before anything parses the query.
+    if (onResponse !== undefined && documentCacheOn) state.documentCached = documentsForNames.has(query);
+    if (responseCache !== undefined) {
       let document;
       try {
         document = documentsForNames.parse(query);
       } catch {
-        return params; // the core reports the syntax error
+        return params; // the operation step reports the syntax error
       }
       const key = responseCache.keyOf(document, operationName, variables);
       const cached = responseCache.get(key);
       if (cached === undefined) state.cacheKey = key;
       else {
         state.cached = cached;
-        const contentType = mediaType === applicationJson || mediaType === null ? jsonContentType : `${mediaType}; charset=utf-8`;
-        return [cached.body, { status: 200, statusText: 'OK', headers: { 'content-type': contentType } }];
+        return cachedAnswer(cached.body, mediaType);
       }
     }
     return params;
   }
 
   return {
-    parseOptions: limits.maxTokens === Infinity ? undefined : { maxTokens: limits.maxTokens },
     validationRules: rules,
     queryResolver: createPersistedQueryResolver(options.persistedQueries, limits.maxQueryLength),
     formatError,
 
     admit,
-
-    wrapParamsParser(parse, documents) {
-      documentsForNames = documents;
-      return async (req) => {
-        const params = await parse(req);
-        if (!params || Array.isArray(params)) return params; // a ready response (405, 413, 415)
-        const mediaType = typeof req.headers.get === 'function' ? req.headers.get('accept') : null;
-        return admit(params as RequestParams, req.context, mediaType);
-      };
-    },
 
     preflight(request) {
       if (!cors) return null;
@@ -185,9 +163,9 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
       return response;
     },
 
-    respond(request, state, body, init) {
-      const headers: Headers_ = init.headers ?? {};
-      let status = init.status;
+    respond(request, state, answer) {
+      const { headers, body } = answer;
+      let status = answer.status;
       const succeeded = status === 200 && body !== null && body.startsWith('{"data"');
       let etag = state.cached?.etag;
       if (httpCaching && request.method === 'GET') {
@@ -219,13 +197,13 @@ export function createProductionFeatures(options: GraphQLHandlerOptions<never>, 
       return response;
     },
 
-    finish(request, response, state) {
+    finish(request, answer, state) {
+      const { headers } = answer;
       if (cors) {
-        const extra: Headers_ = {};
-        cors.apply(request, extra);
-        for (const name in extra) response.headers.set(name, extra[name]);
-        response.headers.append('vary', 'Origin');
+        cors.apply(request, headers);
+        headers.vary = 'Origin';
       }
+      const response = new Response(answer.body, { status: answer.status, headers });
       observe(request, response, state);
       return response;
     },

@@ -1,41 +1,21 @@
-import type { ParseRequestParams, RequestParams, Response as HttpResult } from 'graphql-http';
-import { readBodyThen, type BodyRead } from './request-body.ts';
-import { errorBody, jsonContentType } from './responses.ts';
+// Turns a GET's search parameters or a POST's JSON body into GraphQL request parameters. Transport
+// problems come back as a ready answer (405, 413, 415); malformed parameters are thrown as plain
+// Errors, which the handler reports as 400 with the message in the `errors` list.
+import type { BodyRead } from './request-body.ts';
+import { applicationJson } from './negotiation.ts';
+import { jsonContentType, refusal, type Answer } from './responses.ts';
 import { searchOf } from './path.ts';
 import { BoundedMemo } from './bounded-memo.ts';
+import type { RequestParams } from './options.ts';
 import type { QueryResolver } from './persisted-queries.ts';
 
-/**
- * Turns a GET's search parameters or a POST's JSON body into GraphQL request parameters.
- * Transport problems come back as a ready response (405, 413, 415); malformed parameters are thrown
- * as plain Errors, which graphql-http reports as 400 with the message in the `errors` list.
- */
-export function createRequestParamsParser<RequestContext extends { parsed?: ParsedParams } | undefined = undefined>(
-  maxBodyBytes: number,
-  resolveQuery?: QueryResolver,
-): ParseRequestParams<Request, RequestContext> {
-  return async (req) => {
-    // The handler's shortcut may have parsed them already (a request is parsed once).
-    const parsed = req.context?.parsed;
-    if (parsed !== undefined) return parsed();
-    const request = req.raw;
-    if (request.method === 'GET') return paramsFromGet(request.url, resolveQuery);
-    const refused = postRefusal(request);
-    if (refused !== null) return refused;
-    return paramsFromBody(await readBody(request, maxBodyBytes), resolveQuery);
-  };
-}
-
-/** The outcome of parsing a request's parameters, replayed: returns or throws what the parser did. */
-export type ParsedParams = () => RequestParams | HttpResult | Promise<RequestParams | HttpResult>;
-
-/** A GET's parameters from its URL (throws what graphql-http reports as 400). */
+/** A GET's parameters from its URL (throws what the handler reports as 400). */
 export function paramsFromGet(url: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
   return fromSearch(searchOf(url), resolveQuery);
 }
 
 /** The ready answer to a request that is not a JSON POST (405, 415), or null for a JSON POST. */
-export function postRefusal(request: Request): HttpResult | null {
+export function postRefusal(request: Request): Answer | null {
   if (request.method !== 'POST') {
     return refusal(405, `Method ${request.method} is not allowed: use GET or POST`, { allow: 'GET, POST' });
   }
@@ -46,25 +26,17 @@ export function postRefusal(request: Request): HttpResult | null {
     contentType === null
       ? 'Missing Content-Type header: POST a JSON body with "Content-Type: application/json"'
       : `Unsupported Content-Type "${contentType}": POST a JSON body with "Content-Type: application/json"`,
-    { accept: 'application/json' },
+    { accept: applicationJson },
   );
 }
 
-/** Reads a POST body under the limit; a failing read rejects with an Error saying so. */
-export function readBody(request: Request, maxBodyBytes: number): Promise<BodyRead> {
-  return readBodyThen(request, maxBodyBytes, (read) => read, (error) => Promise.reject(bodyReadError(error)));
-}
-
-/** What a failed body read is reported as (graphql-http makes it a 400). */
+/** What a failed body read is reported as (a request error: 400). */
 export function bodyReadError(error: unknown): Error {
   return new Error(`Could not read the request body: ${(error as Error)?.message ?? String(error)}`);
 }
 
 /** A POST's parameters from its body text, or the ready refusal (413, bad Content-Length). */
-export function paramsFromBody(
-  read: BodyRead,
-  resolveQuery: QueryResolver | undefined,
-): RequestParams | HttpResult | Promise<RequestParams> {
+export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | undefined): RequestParams | Answer | Promise<RequestParams> {
   if (!read.ok) return refusal(read.status, read.message);
   const text = read.text;
   const known = recentBodies.get(text);
@@ -160,10 +132,7 @@ function decodeSearch(search: string): GraphQLSearchParameters | null {
     if (eq === -1 || eq > amp) eq = amp;
     const name = search.slice(start, eq);
     if (name.includes('%') || name.includes('+')) return null;
-    if (
-      (name === 'query' || name === 'operationName' || name === 'variables' || name === 'extensions') &&
-      found[name] === undefined
-    ) {
+    if ((name === 'query' || name === 'operationName' || name === 'variables' || name === 'extensions') && found[name] === undefined) {
       let value = eq === amp ? '' : search.slice(eq + 1, amp);
       if (value.includes('+')) value = value.replaceAll('+', ' ');
       if (value.includes('%')) {
@@ -224,9 +193,9 @@ function checked(query: unknown, operationName: unknown, variables: unknown, ext
 /** `application/json`, optionally with a UTF-8 charset (the only encoding GraphQL-over-HTTP allows). */
 export function isJsonContentType(header: string | null): boolean {
   if (header === null) return false;
-  if (header === 'application/json' || header === 'application/json; charset=utf-8') return true;
+  if (header === applicationJson || header === jsonContentType) return true;
   const [mediaType, ...parameters] = header.split(';');
-  if (mediaType.trim().toLowerCase() !== 'application/json') return false;
+  if (mediaType.trim().toLowerCase() !== applicationJson) return false;
   for (const parameter of parameters) {
     const [name, value = ''] = parameter.split('=');
     if (name.trim().toLowerCase() !== 'charset') continue;
@@ -238,8 +207,4 @@ export function isJsonContentType(header: string | null): boolean {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function refusal(status: number, message: string, headers: Record<string, string> = {}): HttpResult {
-  return [errorBody(message), { status, statusText: '', headers: { 'content-type': jsonContentType, ...headers } }];
 }

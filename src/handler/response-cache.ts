@@ -1,4 +1,5 @@
 import { print, type DocumentNode } from 'graphql';
+import { Lru } from './lru.ts';
 
 /**
  * Remembers the response bytes of successful operations on a read-only schema, keyed by the
@@ -41,7 +42,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   }
   if (!(ttl > 0)) throw new TypeError(`createGraphQLHandler: responseCache.ttl must be a positive number of milliseconds (got ${ttl})`);
 
-  const entries = new Map<string, CachedResponse>();
+  const entries = new Lru<string, CachedResponse>(maxEntries);
   const printed = new WeakMap<DocumentNode, string>();
   let hits = 0;
 
@@ -57,16 +58,15 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     get(key) {
       const entry = entries.get(key);
       if (entry === undefined) return undefined;
-      entries.delete(key);
-      if (entry.expires <= now()) return undefined;
-      entries.set(key, entry); // most recently used goes last
+      if (entry.expires <= now()) {
+        entries.delete(key);
+        return undefined;
+      }
       hits++;
       return entry;
     },
     set(key, body, etag) {
-      entries.delete(key);
       entries.set(key, { body, etag, expires: now() + ttl });
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
     },
     get size() {
       return entries.size;

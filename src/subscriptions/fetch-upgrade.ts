@@ -1,12 +1,7 @@
 // The part of serving GraphQL over WebSocket from a fetch handler that every runtime shares: which
 // requests are upgrades for us, the GET-only rule and subprotocol choice. Only the upgrade itself
 // (Deno.upgradeWebSocket, workerd's WebSocketPair, ...) differs, and the runtime adapter passes it in.
-import {
-  createGraphQLWebSocketServer,
-  isWebSocketUpgrade,
-  type GraphQLWebSocketOptions,
-  type GraphQLWebSocketServer,
-} from './graphql-ws-adapter.ts';
+import { createGraphQLWebSocketServer, isWebSocketUpgrade, type GraphQLWebSocketOptions, type GraphQLWebSocketServer } from './graphql-ws-adapter.ts';
 
 export type FetchHandler = (request: Request) => Response | Promise<Response>;
 

@@ -3,23 +3,9 @@
 // (Deno's, workerd's, or `ws` on Node) and adds what the core leaves to each transport: keep-alive,
 // message size and backpressure limits, syntax errors as `error` messages, and never letting a
 // failure escape as a crash.
-import {
-  CloseCode,
-  GRAPHQL_TRANSPORT_WS_PROTOCOL,
-  makeServer,
-  type ServerOptions,
-  type SubscribePayload,
-} from 'graphql-ws';
-import {
-  GraphQLError,
-  parse,
-  specifiedRules,
-  validate,
-  type DocumentNode,
-  type ExecutionArgs,
-  type GraphQLSchema,
-  type ValidationRule,
-} from 'graphql';
+import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type ServerOptions, type SubscribePayload } from 'graphql-ws';
+import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { Lru } from '../handler/lru.ts';
 
 export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
 
@@ -32,8 +18,8 @@ export interface WebSocketLike {
   readonly bufferedAmount?: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  addEventListener(type: string, listener: (event: any) => void): void;
+  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: 'open' | 'close', listener: (event: { code?: number; reason?: string }) => void): void;
 }
 
 /** `ctx.extra` in graphql-ws callbacks (onConnect, context, onSubscribe…). */
@@ -45,8 +31,7 @@ export interface GraphQLWebSocketExtra {
 
 export type ConnectionParams = Record<string, unknown> | undefined;
 
-export interface GraphQLWebSocketOptions
-  extends Omit<ServerOptions<ConnectionParams, GraphQLWebSocketExtra>, 'schema' | 'onSubscribe'> {
+export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionParams, GraphQLWebSocketExtra>, 'schema' | 'onSubscribe'> {
   schema: GraphQLSchema;
   /** Replaces the default parse+validate step (see graphql-ws `onSubscribe`). */
   onSubscribe?: ServerOptions<ConnectionParams, GraphQLWebSocketExtra>['onSubscribe'];
@@ -89,20 +74,11 @@ const CLOSED = 3;
 /** A close code we may send back: the peer's own if sendable, else 1000. */
 function echoableCode(code: number | undefined): number {
   if (code === undefined) return 1000;
-  return code === 1000 || (code >= 1001 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999)
-    ? code
-    : 1000;
+  return code === 1000 || (code >= 1001 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999) ? code : 1000;
 }
 
 export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): GraphQLWebSocketServer {
-  const {
-    schema,
-    keepAlive = 12_000,
-    maxMessageSize = 1 << 20,
-    maxBufferedBytes = 8 << 20,
-    validationRules = [],
-    ...serverOptions
-  } = options;
+  const { schema, keepAlive = 12_000, maxMessageSize = 1 << 20, maxBufferedBytes = 8 << 20, validationRules = [], ...serverOptions } = options;
   if (!schema || typeof schema.getQueryType !== 'function') {
     throw new TypeError('createGraphQLWebSocketServer: `schema` must be a GraphQLSchema');
   }
@@ -139,7 +115,10 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
           : undefined;
       const send = (data: string): void => {
         if (socket.readyState !== OPEN) return;
-        if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) return closeSafely(1013, 'Client is not reading');
+        if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) {
+          closeSafely(1013, 'Client is not reading');
+          return;
+        }
         try {
           socket.send(data);
         } catch {
@@ -235,12 +214,9 @@ class DocumentCache {
   readonly #rules: readonly ValidationRule[];
   /** Custom parse/validate functions may depend on more than the text: then nothing is cached. */
   readonly #cacheable: boolean;
-  readonly #valid = new Map<string, DocumentNode>();
+  readonly #valid = new Lru<string, DocumentNode>(DocumentCache.MAX);
 
-  constructor(
-    schema: GraphQLSchema,
-    options: { parse?: typeof parse; validate?: typeof validate; rules: readonly ValidationRule[] },
-  ) {
+  constructor(schema: GraphQLSchema, options: { parse?: typeof parse; validate?: typeof validate; rules: readonly ValidationRule[] }) {
     this.#schema = schema;
     this.#parse = options.parse ?? parse;
     this.#validate = options.validate ?? validate;
@@ -269,7 +245,6 @@ class DocumentCache {
     const errors = this.#validate(this.#schema, document, this.#rules);
     if (errors.length > 0) return errors;
     if (this.#cacheable) {
-      if (this.#valid.size >= DocumentCache.MAX) this.#valid.delete(this.#valid.keys().next().value as string);
       this.#valid.set(payload.query, document);
     }
     return { ...args, document };

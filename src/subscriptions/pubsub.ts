@@ -31,9 +31,7 @@ export interface InProcessPubSubOptions {
 }
 
 /** A pub/sub whose subscribers live in this process (or isolate) only. */
-export function createInProcessPubSub<Topics extends TopicMap = TopicMap>(
-  options: InProcessPubSubOptions = {},
-): PubSub<Topics> {
+export function createInProcessPubSub<Topics extends TopicMap = TopicMap>(options: InProcessPubSubOptions = {}): PubSub<Topics> {
   const topics = new LocalTopics(options);
   return {
     async publish(topic, payload) {
@@ -113,7 +111,7 @@ export class LocalTopics {
 
   #remove(topic: string, sub: Subscription): void {
     const set = this.#subscribers.get(topic);
-    if (!set || !set.delete(sub)) return;
+    if (!set?.delete(sub)) return;
     if (set.size === 0) {
       this.#subscribers.delete(topic);
       this.#hooks.onLastSubscriber?.(topic);

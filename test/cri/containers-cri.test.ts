@@ -42,7 +42,13 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   const { dir, net, registry, cleanups } = await startPodWorld(t, 'skiff-ctr-');
 
   // An image whose stop signal is SIGUSR1 and whose env and cmd the containers inherit.
-  const image = buildImage({ format: 'oci', layers: [await buildTar(busyboxBaseEntries())], env: ['PATH=/bin', 'FROM_IMAGE=yes'], cmd: ['/bin/sh', '-c', 'echo default cmd'], stopSignal: 'SIGUSR1' });
+  const image = buildImage({
+    format: 'oci',
+    layers: [await buildTar(busyboxBaseEntries())],
+    env: ['PATH=/bin', 'FROM_IMAGE=yes'],
+    cmd: ['/bin/sh', '-c', 'echo default cmd'],
+    stopSignal: 'SIGUSR1',
+  });
   const pusher = new Pusher(registry.url);
   for (const b of [image.config, ...image.layers]) await pusher.blob('skiff/busybox', b);
   await pusher.manifest('skiff/busybox', '1', image.manifest);
@@ -86,7 +92,8 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   const create = async (name: string, extra: DeepPartial<ContainerConfig> = {}) =>
     (await d.runtime.createContainer({ podSandboxId, config: ctr(name, extra), sandboxConfig: podCfg })).containerId;
   const status = async (id: string) => (await d.runtime.containerStatus({ containerId: id })).status!;
-  const waitExited = (id: string) => until(`container ${id.slice(0, 12)} to exit`, async () => ((await status(id)).state === ContainerState.CONTAINER_EXITED ? status(id) : undefined));
+  const waitExited = (id: string) =>
+    until(`container ${id.slice(0, 12)} to exit`, async () => ((await status(id)).state === ContainerState.CONTAINER_EXITED ? status(id) : undefined));
 
   // The image's cmd runs when the config gives no command; exit codes map to reasons.
   const dflt = await create('dflt');
@@ -104,15 +111,27 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   assert.equal(sok.image?.image, ref);
   assert.deepEqual(sok.labels, { app: 'ok', suite: 'cri' });
   assert.deepEqual(sok.annotations, { 'skiff.test/name': 'ok' });
-  assert.deepEqual(logLines(join(logDir, 'dflt/0.log')).map((l) => l.text), ['default cmd']);
+  assert.deepEqual(
+    logLines(join(logDir, 'dflt/0.log')).map((l) => l.text),
+    ['default cmd'],
+  );
   const okLines = logLines(sok.logPath);
-  assert.deepEqual(okLines.filter((l) => l.stream === 'stdout').map((l) => l.text), ['env=yes host=ctrpod-host']);
-  assert.deepEqual(okLines.filter((l) => l.stream === 'stderr').map((l) => l.text), ['to-stderr']);
+  assert.deepEqual(
+    okLines.filter((l) => l.stream === 'stdout').map((l) => l.text),
+    ['env=yes host=ctrpod-host'],
+  );
+  assert.deepEqual(
+    okLines.filter((l) => l.stream === 'stderr').map((l) => l.text),
+    ['to-stderr'],
+  );
 
   // A long-running container in the pod's namespaces.
   const svc = await create('svc', {
     command: ['sh', '-c', 'trap "echo got-usr1; exit 0" USR1; i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 0.1; done'],
-    linux: { resources: { memoryLimitInBytes: 64n << 20n, cpuShares: 512n }, securityContext: { namespaceOptions: { pid: NamespaceMode.POD, network: NamespaceMode.POD, ipc: NamespaceMode.POD } } },
+    linux: {
+      resources: { memoryLimitInBytes: 64n << 20n, cpuShares: 512n },
+      securityContext: { namespaceOptions: { pid: NamespaceMode.POD, network: NamespaceMode.POD, ipc: NamespaceMode.POD } },
+    },
   });
   await d.runtime.startContainer({ containerId: svc });
   assert.equal((await status(svc)).state, ContainerState.CONTAINER_RUNNING);
@@ -144,7 +163,10 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   assert.ok((one.memory?.workingSetBytes?.value ?? 0n) > 0n);
   assert.ok(one.writableLayer?.usedBytes !== undefined);
   const listed = (await d.runtime.listContainerStats({ filter: { labelSelector: { app: 'svc' } } })).stats;
-  assert.deepEqual(listed.map((s) => s.attributes?.id), [svc]);
+  assert.deepEqual(
+    listed.map((s) => s.attributes?.id),
+    [svc],
+  );
 
   // Resource update shows in the status.
   await d.runtime.updateContainerResources({ containerId: svc, linux: { memoryLimitInBytes: 80n << 20n, cpuShares: 256n } });
@@ -169,12 +191,20 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   };
   const streamedIds = (await streamed(d.runtime.streamContainers({ filter: { podSandboxId } }))).flatMap((m) => m.containers.map((c) => c.id));
   assert.deepEqual(streamedIds.sort(), await ids({ podSandboxId }));
-  assert.deepEqual((await streamed(d.runtime.streamPodSandboxes({}))).flatMap((m) => m.podSandboxes.map((p) => p.id)), [podSandboxId]);
+  assert.deepEqual(
+    (await streamed(d.runtime.streamPodSandboxes({}))).flatMap((m) => m.podSandboxes.map((p) => p.id)),
+    [podSandboxId],
+  );
   const listedStats = (await d.runtime.listContainerStats({ filter: { podSandboxId } })).stats.map((s) => s.attributes?.id).sort();
-  const streamedStats = (await streamed(d.runtime.streamContainerStats({ filter: { podSandboxId } }))).flatMap((m) => m.containerStats.map((s) => s.attributes?.id));
+  const streamedStats = (await streamed(d.runtime.streamContainerStats({ filter: { podSandboxId } }))).flatMap((m) =>
+    m.containerStats.map((s) => s.attributes?.id),
+  );
   assert.deepEqual(streamedStats.sort(), listedStats);
   assert.equal(listedStats.length, 4);
-  assert.deepEqual((await streamed(d.runtime.streamPodSandboxStats({}))).flatMap((m) => m.podSandboxStats.map((s) => s.attributes?.id)), [podSandboxId]);
+  assert.deepEqual(
+    (await streamed(d.runtime.streamPodSandboxStats({}))).flatMap((m) => m.podSandboxStats.map((s) => s.attributes?.id)),
+    [podSandboxId],
+  );
   // PodSandboxStatus carries its containers' statuses (kubelet's evented PLEG reads them).
   const inPod = (await d.runtime.podSandboxStatus({ podSandboxId })).containersStatuses;
   assert.deepEqual(inPod.map((c) => c.id).sort(), await ids({ podSandboxId }));
@@ -199,14 +229,28 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   const se = await status(ends);
   assert.deepEqual([se.state, se.exitCode, se.reason], [ContainerState.CONTAINER_EXITED, 9, 'Error']);
   assert.ok(se.finishedAt > se.startedAt);
-  assert.deepEqual(logLines(se.logPath).map((l) => l.text), ['bye from ends']);
-  assert.equal((await exec(['echo', 'after restart'])).stdout.toString(), 'after restart\n', 'the removed image\'s layers are still there for running containers');
+  assert.deepEqual(
+    logLines(se.logPath).map((l) => l.text),
+    ['bye from ends'],
+  );
+  assert.equal(
+    (await exec(['echo', 'after restart'])).stdout.toString(),
+    'after restart\n',
+    "the removed image's layers are still there for running containers",
+  );
   await d.images.pullImage({ image: { image: ref } });
 
   // Events seen before the crash: created, started and stopped for `bad`, with its status.
   const forBad = events.filter((e) => e.containerId === bad).map((e) => e.containerEventType);
-  assert.deepEqual(forBad.slice(0, 3), [ContainerEventType.CONTAINER_CREATED_EVENT, ContainerEventType.CONTAINER_STARTED_EVENT, ContainerEventType.CONTAINER_STOPPED_EVENT]);
-  assert.equal(events.find((e) => e.containerId === bad && e.containerEventType === ContainerEventType.CONTAINER_STOPPED_EVENT)?.containersStatuses[0]?.exitCode, 3);
+  assert.deepEqual(forBad.slice(0, 3), [
+    ContainerEventType.CONTAINER_CREATED_EVENT,
+    ContainerEventType.CONTAINER_STARTED_EVENT,
+    ContainerEventType.CONTAINER_STOPPED_EVENT,
+  ]);
+  assert.equal(
+    events.find((e) => e.containerId === bad && e.containerEventType === ContainerEventType.CONTAINER_STOPPED_EVENT)?.containersStatuses[0]?.exitCode,
+    3,
+  );
 
   // StopContainer sends the image's stop signal (SIGUSR1), which svc traps to exit 0.
   await d.runtime.stopContainer({ containerId: svc, timeout: 10n });
@@ -222,12 +266,20 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   assert.match(nf.details, new RegExp(missing));
   assert.equal((await grpcCode(d.runtime.startContainer({ containerId: missing }))).code, Status.NOT_FOUND);
   await d.runtime.removeContainer({ containerId: missing });
-  const noImage = await grpcCode(d.runtime.createContainer({ podSandboxId, config: ctr('x', { image: { image: 'example.invalid/none:1' } }), sandboxConfig: podCfg }));
+  const noImage = await grpcCode(
+    d.runtime.createContainer({ podSandboxId, config: ctr('x', { image: { image: 'example.invalid/none:1' } }), sandboxConfig: podCfg }),
+  );
   assert.equal(noImage.code, Status.NOT_FOUND);
   assert.match(noImage.details, /example\.invalid\/none:1/);
   const noPod = await grpcCode(d.runtime.createContainer({ podSandboxId: missing, config: ctr('x'), sandboxConfig: podCfg }));
   assert.equal(noPod.code, Status.NOT_FOUND);
-  const badCap = await grpcCode(d.runtime.createContainer({ podSandboxId, config: ctr('x', { linux: { securityContext: { capabilities: { addCapabilities: ['CAP_NOPE'] } } } }), sandboxConfig: podCfg }));
+  const badCap = await grpcCode(
+    d.runtime.createContainer({
+      podSandboxId,
+      config: ctr('x', { linux: { securityContext: { capabilities: { addCapabilities: ['CAP_NOPE'] } } } }),
+      sandboxConfig: podCfg,
+    }),
+  );
   assert.equal(badCap.code, Status.INVALID_ARGUMENT);
   assert.match(badCap.details, /add_capabilities/);
   const noMeta = await grpcCode(d.runtime.createContainer({ podSandboxId, config: { image: { image: ref } }, sandboxConfig: podCfg }));

@@ -59,7 +59,10 @@ function fixture(): Fixture {
         runtime: makeOciRuntime({ root: join(f.state, 'runc') }),
         pods: { get: (id) => (id === pod.id ? pod : undefined) },
         images: {
-          resolve: (name) => (name === 'busybox' || name === IMAGE_ID ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'], env: ['IMAGE_ENV=1'] } } : undefined),
+          resolve: (name) =>
+            name === 'busybox' || name === IMAGE_ID
+              ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'], env: ['IMAGE_ENV=1'] } }
+              : undefined,
         },
       });
       await m.init();
@@ -150,10 +153,18 @@ test('containers: exit codes, reasons (Completed, Error, OOMKilled), CRI logs, s
   const f = fixture();
   t.after(() => f.cleanup());
   const m = await f.open();
-  const ok = await m.create({ podSandboxId: f.pod.id, config: config('ok', 'echo one; echo two >&2; echo "three $IMAGE_ENV"; exit 0'), sandboxConfig: undefined });
+  const ok = await m.create({
+    podSandboxId: f.pod.id,
+    config: config('ok', 'echo one; echo two >&2; echo "three $IMAGE_ENV"; exit 0'),
+    sandboxConfig: undefined,
+  });
   const bad = await m.create({ podSandboxId: f.pod.id, config: config('bad', 'exit 3'), sandboxConfig: undefined });
   // dd's 64 MiB buffer does not fit in 16 MiB: the cgroup OOM killer ends it (conmon leaves an `oom` file).
-  const oom = await m.create({ podSandboxId: f.pod.id, config: config('oom', 'exec dd if=/dev/zero of=/dev/null bs=64M count=1', { linux: { resources: { memoryLimitInBytes: 16n << 20n } } }), sandboxConfig: undefined });
+  const oom = await m.create({
+    podSandboxId: f.pod.id,
+    config: config('oom', 'exec dd if=/dev/zero of=/dev/null bs=64M count=1', { linux: { resources: { memoryLimitInBytes: 16n << 20n } } }),
+    sandboxConfig: undefined,
+  });
   assert.equal((await m.status(ok)).state, ContainerState.CONTAINER_CREATED);
   await m.start(ok);
   await m.start(bad);
@@ -173,8 +184,17 @@ test('containers: exit codes, reasons (Completed, Error, OOMKilled), CRI logs, s
 
   const lines = parseLog(readFileSync(r.logPath, 'utf8'));
   // stdout and stderr are separate pipes: order holds within a stream, not across them.
-  assert.deepEqual(lines.filter((l) => l.stream === 'stdout').map((l) => [l.tag, l.text]), [['F', 'one'], ['F', 'three 1']]);
-  assert.deepEqual(lines.filter((l) => l.stream === 'stderr').map((l) => [l.tag, l.text]), [['F', 'two']]);
+  assert.deepEqual(
+    lines.filter((l) => l.stream === 'stdout').map((l) => [l.tag, l.text]),
+    [
+      ['F', 'one'],
+      ['F', 'three 1'],
+    ],
+  );
+  assert.deepEqual(
+    lines.filter((l) => l.stream === 'stderr').map((l) => [l.tag, l.text]),
+    [['F', 'two']],
+  );
   for (const l of lines) assert.ok(!Number.isNaN(Date.parse(l.time)), `RFC 3339 time: ${l.time}`);
 
   // A second start is refused; the state machine does not go backwards.
@@ -224,7 +244,18 @@ test('containers: ExecSync output and exit code, timeout kills the command, stat
   assert.equal(stats.memory?.availableBytes !== undefined, true, 'available bytes under a limit');
 
   // Resource update: runc update reaches the cgroup and the record.
-  await m.updateResources(id, { cpuPeriod: 100000n, cpuQuota: 50000n, cpuShares: 256n, memoryLimitInBytes: 96n << 20n, oomScoreAdj: 0n, cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: 0n });
+  await m.updateResources(id, {
+    cpuPeriod: 100000n,
+    cpuQuota: 50000n,
+    cpuShares: 256n,
+    memoryLimitInBytes: 96n << 20n,
+    oomScoreAdj: 0n,
+    cpusetCpus: '',
+    cpusetMems: '',
+    hugepageLimits: [],
+    unified: {},
+    memorySwapLimitInBytes: 0n,
+  });
   const rec = (await m.status(id)).record;
   assert.equal(rec.resources.memoryLimitInBytes, String(96n << 20n));
   const memDir = controllerDir('memory', rec.cgroupsPath);
@@ -240,7 +271,10 @@ test('containers: ExecSync output and exit code, timeout kills the command, stat
   renameSync(logPath, `${logPath}.1`);
   await m.reopenLog(id);
   assert.ok(existsSync(logPath), 'the reopened log file exists when ReopenContainerLog answers');
-  const fresh = await until('lines in the reopened log', async () => (existsSync(logPath) ? parseLog(readFileSync(logPath, 'utf8')).filter((l) => l.tag === 'F') : []).length >= 2 && readFileSync(logPath, 'utf8'));
+  const fresh = await until(
+    'lines in the reopened log',
+    async () => (existsSync(logPath) ? parseLog(readFileSync(logPath, 'utf8')).filter((l) => l.tag === 'F') : []).length >= 2 && readFileSync(logPath, 'utf8'),
+  );
   const before = parseLog(readFileSync(`${logPath}.1`, 'utf8')).map((l) => Number(l.text.split(' ')[1]));
   const after = parseLog(fresh).map((l) => Number(l.text.split(' ')[1]));
   assert.equal(after[0], before.at(-1)! + 1, 'no line lost or repeated across the reopen');
@@ -255,7 +289,11 @@ test('containers: StopContainer honours the stop signal, kills after the timeout
   const f = fixture();
   t.after(() => f.cleanup());
   const m = await f.open();
-  const polite = await m.create({ podSandboxId: f.pod.id, config: config('polite', 'trap "echo bye; exit 0" TERM; while true; do sleep 0.1; done'), sandboxConfig: undefined });
+  const polite = await m.create({
+    podSandboxId: f.pod.id,
+    config: config('polite', 'trap "echo bye; exit 0" TERM; while true; do sleep 0.1; done'),
+    sandboxConfig: undefined,
+  });
   // sleep as PID 1 has no SIGTERM handler: the kernel ignores the signal, only SIGKILL ends it.
   const stubborn = await m.create({ podSandboxId: f.pod.id, config: config('stubborn', 'exec sleep 1000'), sandboxConfig: undefined });
   const neverStarted = await m.create({ podSandboxId: f.pod.id, config: config('idle', 'true'), sandboxConfig: undefined });
@@ -301,7 +339,11 @@ test('containers: StopContainer honours the stop signal, kills after the timeout
   await m.removeAllInPod(f.pod.id);
   assert.deepEqual(m.listByPod(f.pod.id), []);
   const runcRoot = join(f.state, 'runc');
-  assert.deepEqual((await readdir(runcRoot)).filter((n) => !n.startsWith('.')), [], 'no runc state left');
+  assert.deepEqual(
+    (await readdir(runcRoot)).filter((n) => !n.startsWith('.')),
+    [],
+    'no runc state left',
+  );
 });
 
 test('containers: errors name what is wrong', { timeout: 30_000 }, async (t) => {
@@ -316,12 +358,35 @@ test('containers: errors name what is wrong', { timeout: 30_000 }, async (t) => 
   await assert.rejects(m.execSync(missing, ['true'], 0), grpcCode(Status.NOT_FOUND, new RegExp(missing)));
   await m.remove(missing); // idempotent
   await assert.rejects(m.create({ podSandboxId: 'nopod', config: config('x', 'true'), sandboxConfig: undefined }), grpcCode(Status.NOT_FOUND, /nopod/));
-  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { image: { image: 'nosuch:1' } }), sandboxConfig: undefined }), grpcCode(Status.NOT_FOUND, /nosuch:1/));
-  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { linux: { securityContext: { capabilities: { addCapabilities: ['BOGUS'] } } } }), sandboxConfig: undefined }), grpcCode(Status.INVALID_ARGUMENT, /add_capabilities/));
-  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { mounts: [{ containerPath: '/x', hostPath: '/does/not/exist' }] }), sandboxConfig: undefined }), grpcCode(Status.INVALID_ARGUMENT, /mounts\[0\]\.host_path/));
-  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { linux: { securityContext: { runAsUsername: 'ghost' } } }), sandboxConfig: undefined }), grpcCode(Status.INVALID_ARGUMENT, /run_as_username/));
+  await assert.rejects(
+    m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { image: { image: 'nosuch:1' } }), sandboxConfig: undefined }),
+    grpcCode(Status.NOT_FOUND, /nosuch:1/),
+  );
+  await assert.rejects(
+    m.create({
+      podSandboxId: f.pod.id,
+      config: config('x', 'true', { linux: { securityContext: { capabilities: { addCapabilities: ['BOGUS'] } } } }),
+      sandboxConfig: undefined,
+    }),
+    grpcCode(Status.INVALID_ARGUMENT, /add_capabilities/),
+  );
+  await assert.rejects(
+    m.create({
+      podSandboxId: f.pod.id,
+      config: config('x', 'true', { mounts: [{ containerPath: '/x', hostPath: '/does/not/exist' }] }),
+      sandboxConfig: undefined,
+    }),
+    grpcCode(Status.INVALID_ARGUMENT, /mounts\[0\]\.host_path/),
+  );
+  await assert.rejects(
+    m.create({ podSandboxId: f.pod.id, config: config('x', 'true', { linux: { securityContext: { runAsUsername: 'ghost' } } }), sandboxConfig: undefined }),
+    grpcCode(Status.INVALID_ARGUMENT, /run_as_username/),
+  );
   const id = await m.create({ podSandboxId: f.pod.id, config: config('dup', 'true'), sandboxConfig: undefined });
-  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: config('dup', 'true'), sandboxConfig: undefined }), grpcCode(Status.ALREADY_EXISTS, new RegExp(id)));
+  await assert.rejects(
+    m.create({ podSandboxId: f.pod.id, config: config('dup', 'true'), sandboxConfig: undefined }),
+    grpcCode(Status.ALREADY_EXISTS, new RegExp(id)),
+  );
   // Failed creates leave nothing behind.
   assert.deepEqual((await readdir(join(f.root, 'containers'))).sort(), [id]);
 });
@@ -351,13 +416,25 @@ test('containers: kill -9 of the daemon process; a restart finds running and exi
     console.log(JSON.stringify({ a, b, c }));
     setInterval(() => {}, 1000);
   `;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, SPEC: spec }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    env: { ...process.env, SPEC: spec },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (err += d));
   t.after(() => child.kill('SIGKILL'));
-  const ids = await until('the first daemon to start its containers', async () => (out.includes('\n') ? (JSON.parse(out.split('\n')[0]) as { a: string; b: string; c: string }) : child.exitCode !== null ? Promise.reject(new Error(`child died: ${err}`)) : undefined), 30_000);
+  const ids = await until(
+    'the first daemon to start its containers',
+    async () =>
+      out.includes('\n')
+        ? (JSON.parse(out.split('\n')[0]) as { a: string; b: string; c: string })
+        : child.exitCode !== null
+          ? Promise.reject(new Error(`child died: ${err}`))
+          : undefined,
+    30_000,
+  );
   child.kill('SIGKILL');
   await until('the first daemon to die', async () => child.exitCode !== null || child.signalCode !== null);
 
@@ -380,13 +457,20 @@ test('containers: kill -9 of the daemon process; a restart finds running and exi
   assert.equal(b.record.exitCode, 7);
   assert.equal(b.record.reason, 'Error');
   assert.ok(BigInt(b.record.finishedAt!) > BigInt(b.record.startedAt!));
-  assert.deepEqual(parseLog(readFileSync(b.record.logPath, 'utf8')).map((l) => l.text), ['late 1', 'late 2', 'late 3'], 'lines written while the daemon was down');
+  assert.deepEqual(
+    parseLog(readFileSync(b.record.logPath, 'utf8')).map((l) => l.text),
+    ['late 1', 'late 2', 'late 3'],
+    'lines written while the daemon was down',
+  );
   assert.equal((await m.status(ids.c)).state, ContainerState.CONTAINER_CREATED, 'created, never started');
   assert.equal(existsSync(halfDir), false, 'half-done create cleaned up');
 
   // a's log has no gap across the crash, and the new daemon still controls it.
   const aLines = parseLog(readFileSync(a.record.logPath, 'utf8')).map((l) => Number(l.text.split(' ')[1]));
-  assert.deepEqual(aLines, aLines.map((_, i) => i + 1));
+  assert.deepEqual(
+    aLines,
+    aLines.map((_, i) => i + 1),
+  );
   const exec = await m.execSync(ids.a, ['echo', 'still here'], 5);
   assert.equal(exec.stdout.toString(), 'still here\n');
   await m.start(ids.c);
@@ -460,13 +544,26 @@ test('containers: concurrent calls on one container are serialized and end in a 
   t.after(() => f.cleanup());
   const m = await f.open();
   const id = await m.create({ podSandboxId: f.pod.id, config: config('busy', 'exec sleep 1000'), sandboxConfig: undefined });
-  const settled = await Promise.allSettled([m.start(id), m.start(id), m.status(id), m.stop(id, 0), m.execSync(id, ['true'], 5), m.stop(id, 1), m.remove(id), m.status(id), m.remove(id)]);
+  const settled = await Promise.allSettled([
+    m.start(id),
+    m.start(id),
+    m.status(id),
+    m.stop(id, 0),
+    m.execSync(id, ['true'], 5),
+    m.stop(id, 1),
+    m.remove(id),
+    m.status(id),
+    m.remove(id),
+  ]);
   // Exactly one start can win; every failure is a gRPC status, never a crash or a hang.
   for (const s of settled) if (s.status === 'rejected') assert.ok(s.reason instanceof ServerError, String(s.reason));
   assert.ok(settled.filter((s, i) => i < 2 && s.status === 'fulfilled').length <= 1);
   await assert.rejects(m.status(id), grpcCode(Status.NOT_FOUND));
   assert.equal(existsSync(m.paths(id).dir), false);
-  assert.deepEqual((await readdir(join(f.state, 'runc'))).filter((n) => !n.startsWith('.')), []);
+  assert.deepEqual(
+    (await readdir(join(f.state, 'runc'))).filter((n) => !n.startsWith('.')),
+    [],
+  );
 });
 
 test('containers: user, read-only rootfs, capabilities, mounts, devices and a Localhost seccomp profile take effect', { timeout: 60_000 }, async (t) => {
@@ -475,7 +572,10 @@ test('containers: user, read-only rootfs, capabilities, mounts, devices and a Lo
   t.after(() => f.cleanup());
   const m = await f.open();
   const profile = join(f.dir, 'no-mkdir.json');
-  writeFileSync(profile, JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO', errnoRet: 1 }] }));
+  writeFileSync(
+    profile,
+    JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO', errnoRet: 1 }] }),
+  );
   const run = async (name: string, script: string, extra: DeepPartial<ContainerConfig>) => {
     const id = await m.create({ podSandboxId: f.pod.id, config: config(name, script, extra), sandboxConfig: undefined });
     await m.start(id);
@@ -489,15 +589,23 @@ test('containers: user, read-only rootfs, capabilities, mounts, devices and a Lo
   const data = join(f.dir, 'data');
   mkdirSync(data);
   writeFileSync(join(data, 'in.txt'), 'from the host\n');
-  const mounted = await run('mounted', 'cat /data/in.txt; touch /data/new 2>/dev/null && echo rw || echo ro; test -c /dev/xnull && echo device; echo hi > /dev/xnull && echo writable', {
-    mounts: [{ containerPath: '/data', hostPath: data, readonly: true }],
-    devices: [{ containerPath: '/dev/xnull', hostPath: '/dev/null', permissions: 'rw' }],
-  });
+  const mounted = await run(
+    'mounted',
+    'cat /data/in.txt; touch /data/new 2>/dev/null && echo rw || echo ro; test -c /dev/xnull && echo device; echo hi > /dev/xnull && echo writable',
+    {
+      mounts: [{ containerPath: '/data', hostPath: data, readonly: true }],
+      devices: [{ containerPath: '/dev/xnull', hostPath: '/dev/null', permissions: 'rw' }],
+    },
+  );
   assert.deepEqual(mounted, ['from the host', 'ro', 'device', 'writable']);
   assert.equal(existsSync(join(data, 'new')), false);
-  const privileged = await run('privileged', 'grep CapEff /proc/self/status; test -c /dev/kmsg && echo kmsg; mkdir -p /mnt/t && mount -t tmpfs none /mnt/t && echo mounted', {
-    linux: { securityContext: { privileged: true } },
-  });
+  const privileged = await run(
+    'privileged',
+    'grep CapEff /proc/self/status; test -c /dev/kmsg && echo kmsg; mkdir -p /mnt/t && mount -t tmpfs none /mnt/t && echo mounted',
+    {
+      linux: { securityContext: { privileged: true } },
+    },
+  );
   assert.deepEqual(privileged.slice(1), ['kmsg', 'mounted']);
   assert.notEqual(privileged[0], 'CapEff:\t0000000000000000');
   const filtered = await run('filtered', 'mkdir /tmp/d 2>/dev/null && echo made || echo denied; touch /tmp/f && echo touched', {
@@ -508,25 +616,36 @@ test('containers: user, read-only rootfs, capabilities, mounts, devices and a Lo
   assert.deepEqual(await run('unconfined', userns, {}), ['unshared']);
   assert.deepEqual(await run('runtime-default', userns, { linux: { securityContext: { seccomp: { profileType: 0 } } } }), ['refused']);
   await assert.rejects(
-    m.create({ podSandboxId: f.pod.id, config: config('noprofile', 'true', { linux: { securityContext: { seccomp: { profileType: 2, localhostRef: join(f.dir, 'missing.json') } } } }), sandboxConfig: undefined }),
+    m.create({
+      podSandboxId: f.pod.id,
+      config: config('noprofile', 'true', { linux: { securityContext: { seccomp: { profileType: 2, localhostRef: join(f.dir, 'missing.json') } } } }),
+      sandboxConfig: undefined,
+    }),
     grpcCode(Status.INVALID_ARGUMENT, /seccomp\.localhost_ref/),
   );
 });
 
-test('containers: TARGET PID mode joins another container\'s PID namespace', { timeout: 60_000 }, async (t) => {
+test("containers: TARGET PID mode joins another container's PID namespace", { timeout: 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
   const f = fixture();
   t.after(() => f.cleanup());
   const m = await f.open();
   const target = await m.create({ podSandboxId: f.pod.id, config: config('target', 'exec sleep 1000'), sandboxConfig: undefined });
-  const debugCfg = (targetId: string) => config('debug', 'cat /proc/1/cmdline | tr "\\0" " "; echo', { linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.TARGET, targetId } } } });
+  const debugCfg = (targetId: string) =>
+    config('debug', 'cat /proc/1/cmdline | tr "\\0" " "; echo', { linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.TARGET, targetId } } } });
   // The target must be running.
-  await assert.rejects(m.create({ podSandboxId: f.pod.id, config: debugCfg(target), sandboxConfig: undefined }), grpcCode(Status.INVALID_ARGUMENT, /target_id/));
+  await assert.rejects(
+    m.create({ podSandboxId: f.pod.id, config: debugCfg(target), sandboxConfig: undefined }),
+    grpcCode(Status.INVALID_ARGUMENT, /target_id/),
+  );
   await m.start(target);
   const debug = await m.create({ podSandboxId: f.pod.id, config: debugCfg(target), sandboxConfig: undefined });
   await m.start(debug);
   const v = await exited(m, debug);
-  assert.deepEqual(fullLines(parseLog(readFileSync(v.record.logPath, 'utf8'))).map((text) => text.trim()), ['sleep 1000']);
+  assert.deepEqual(
+    fullLines(parseLog(readFileSync(v.record.logPath, 'utf8'))).map((text) => text.trim()),
+    ['sleep 1000'],
+  );
 });
 
 test('containers: resources updated before the start apply when it starts', { timeout: 60_000 }, async (t) => {
@@ -534,8 +653,23 @@ test('containers: resources updated before the start apply when it starts', { ti
   const f = fixture();
   t.after(() => f.cleanup());
   const m = await f.open();
-  const id = await m.create({ podSandboxId: f.pod.id, config: config('later', 'exec sleep 1000', { linux: { resources: { memoryLimitInBytes: 64n << 20n } } }), sandboxConfig: undefined });
-  await m.updateResources(id, { cpuPeriod: 0n, cpuQuota: 0n, cpuShares: 0n, memoryLimitInBytes: 48n << 20n, oomScoreAdj: 0n, cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: 0n });
+  const id = await m.create({
+    podSandboxId: f.pod.id,
+    config: config('later', 'exec sleep 1000', { linux: { resources: { memoryLimitInBytes: 64n << 20n } } }),
+    sandboxConfig: undefined,
+  });
+  await m.updateResources(id, {
+    cpuPeriod: 0n,
+    cpuQuota: 0n,
+    cpuShares: 0n,
+    memoryLimitInBytes: 48n << 20n,
+    oomScoreAdj: 0n,
+    cpusetCpus: '',
+    cpusetMems: '',
+    hugepageLimits: [],
+    unified: {},
+    memorySwapLimitInBytes: 0n,
+  });
   await m.start(id);
   const rec = (await m.status(id)).record;
   assert.equal(rec.resources.memoryLimitInBytes, String(48 << 20));
@@ -543,7 +677,21 @@ test('containers: resources updated before the start apply when it starts', { ti
   const file = existsSync(join(memDir, 'memory.limit_in_bytes')) ? 'memory.limit_in_bytes' : 'memory.max';
   assert.equal(readFileSync(join(memDir, file), 'utf8').trim(), String(48 << 20));
   await m.stop(id, 0);
-  await assert.rejects(m.updateResources(id, { cpuPeriod: 0n, cpuQuota: 0n, cpuShares: 0n, memoryLimitInBytes: 1n << 30n, oomScoreAdj: 0n, cpusetCpus: '', cpusetMems: '', hugepageLimits: [], unified: {}, memorySwapLimitInBytes: 0n }), grpcCode(Status.FAILED_PRECONDITION, /exited/));
+  await assert.rejects(
+    m.updateResources(id, {
+      cpuPeriod: 0n,
+      cpuQuota: 0n,
+      cpuShares: 0n,
+      memoryLimitInBytes: 1n << 30n,
+      oomScoreAdj: 0n,
+      cpusetCpus: '',
+      cpusetMems: '',
+      hugepageLimits: [],
+      unified: {},
+      memorySwapLimitInBytes: 0n,
+    }),
+    grpcCode(Status.FAILED_PRECONDITION, /exited/),
+  );
 });
 
 test('containers: a timed-out ExecSync leaves no process behind, not even a zombie, under an init that never reaps', { timeout: 60_000 }, async (t) => {
@@ -568,7 +716,11 @@ test('containers: a stop signal sent before the program could handle it is deliv
   t.after(() => f.cleanup());
   const m = await f.open();
   // As PID 1 the shell drops SIGTERM until its trap is set; a stop that comes first must not be lost.
-  const id = await m.create({ podSandboxId: f.pod.id, config: config('late-trap', 'sleep 0.5; trap "echo bye; exit 0" TERM; while true; do sleep 0.1; done'), sandboxConfig: undefined });
+  const id = await m.create({
+    podSandboxId: f.pod.id,
+    config: config('late-trap', 'sleep 0.5; trap "echo bye; exit 0" TERM; while true; do sleep 0.1; done'),
+    sandboxConfig: undefined,
+  });
   await m.start(id);
   await m.stop(id, 20);
   const v = await m.status(id);
@@ -576,7 +728,11 @@ test('containers: a stop signal sent before the program could handle it is deliv
   assert.match(readFileSync(v.record.logPath, 'utf8'), /stdout F bye/);
   // Stops right after starts, as critest's benchmark does them: each ends by the program's own handler.
   for (let i = 0; i < 10; i++) {
-    const quick = await m.create({ podSandboxId: f.pod.id, config: config(`quick-${i}`, 'trap "exit 0" TERM; while true; do sleep 0.1; done'), sandboxConfig: undefined });
+    const quick = await m.create({
+      podSandboxId: f.pod.id,
+      config: config(`quick-${i}`, 'trap "exit 0" TERM; while true; do sleep 0.1; done'),
+      sandboxConfig: undefined,
+    });
     await m.start(quick);
     await m.stop(quick, 20);
     assert.equal((await m.status(quick)).record.exitCode, 0, `container ${i} ended by its trap`);
@@ -595,7 +751,11 @@ test('containers: 50 containers leave no exit waits, CPU readings or listener wa
   t.after(() => process.off('warning', onWarning));
   const ids: string[] = [];
   for (let i = 0; i < 50; i++) {
-    const id = await m.create({ podSandboxId: f.pod.id, config: config(`many-${i}`, 'trap "exit 0" TERM; while true; do sleep 0.1; done'), sandboxConfig: undefined });
+    const id = await m.create({
+      podSandboxId: f.pod.id,
+      config: config(`many-${i}`, 'trap "exit 0" TERM; while true; do sleep 0.1; done'),
+      sandboxConfig: undefined,
+    });
     await m.start(id);
     ids.push(id);
   }
@@ -606,5 +766,8 @@ test('containers: 50 containers leave no exit waits, CPU readings or listener wa
   assert.equal(m.pendingExitWaits(), 0);
   await Promise.all(ids.map((id) => m.remove(id)));
   assert.equal(m.cpuRate.size, 0, 'removed containers keep no CPU reading');
-  assert.deepEqual(warnings.filter((w) => /MaxListeners/.test(w)), []);
+  assert.deepEqual(
+    warnings.filter((w) => /MaxListeners/.test(w)),
+    [],
+  );
 });

@@ -3,18 +3,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ServerError, Status } from 'nice-grpc-common';
-import {
-  ContainerConfig,
-  MountPropagation,
-  NamespaceMode,
-  Signal,
-  type DeepPartial,
-} from '../../proto/gen/runtime/v1/api.ts';
+import { ContainerConfig, MountPropagation, NamespaceMode, Signal, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
 import { buildSpec, DEFAULT_MASKED_PATHS, type SpecInput, type HostFacts } from '../../node/skiffd/containers/spec-builder.ts';
 import { ALL_CAPABILITIES, DEFAULT_CAPABILITIES, capabilitiesFromMask } from '../../node/skiffd/containers/capabilities.ts';
 import { signalNumber } from '../../node/skiffd/containers/signals.ts';
 
-const host: HostFacts = { daemonOomScoreAdj: 0, capabilities: [...ALL_CAPABILITIES], cgroupMode: 'hybrid', swapAccounting: true, defaultCgroupParent: '/skiffd' };
+const host: HostFacts = {
+  daemonOomScoreAdj: 0,
+  capabilities: [...ALL_CAPABILITIES],
+  cgroupMode: 'hybrid',
+  swapAccounting: true,
+  defaultCgroupParent: '/skiffd',
+};
 const passwd = 'root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\nnobody:x:65534:65534::/:/bin/false\n';
 const group = 'root:x:0:\napp:x:1000:\nwheel:x:10:root,app\naudio:x:29:app\n';
 
@@ -23,7 +23,12 @@ function input(config: DeepPartial<ContainerConfig>, over: Partial<SpecInput> = 
   return {
     id: 'a'.repeat(64),
     config: full,
-    pod: { id: 'p'.repeat(64), hostname: 'podhost', namespaces: { net: '/run/ns/net', ipc: '/run/ns/ipc', uts: '/run/ns/uts' }, cgroupParent: '/kubepods/pod1' },
+    pod: {
+      id: 'p'.repeat(64),
+      hostname: 'podhost',
+      namespaces: { net: '/run/ns/net', ipc: '/run/ns/ipc', uts: '/run/ns/uts' },
+      cgroupParent: '/kubepods/pod1',
+    },
     image: { entrypoint: ['/entry'], cmd: ['default-arg'], env: ['PATH=/img/bin', 'A=image'], workingDir: '/work', user: '', stopSignal: 'SIGQUIT' },
     rootfsPath: '/rootfs',
     passwd,
@@ -48,8 +53,22 @@ test('command replaces the entrypoint and drops the image cmd; args replace cmd'
 });
 
 test('env: image env, then config env overriding by name; HOME from passwd; working dir', () => {
-  const { spec } = buildSpec(input({ envs: [{ key: 'A', value: Buffer.from('config') }, { key: 'B', value: Buffer.from('b=c') }], linux: { securityContext: { runAsUser: { value: 1000n } } } }));
-  assert.deepEqual(spec.process.env.filter((e) => /^(PATH|A|B|HOME|HOSTNAME)=/.test(e)).sort(), ['A=config', 'B=b=c', 'HOME=/home/app', 'HOSTNAME=podhost', 'PATH=/img/bin']);
+  const { spec } = buildSpec(
+    input({
+      envs: [
+        { key: 'A', value: Buffer.from('config') },
+        { key: 'B', value: Buffer.from('b=c') },
+      ],
+      linux: { securityContext: { runAsUser: { value: 1000n } } },
+    }),
+  );
+  assert.deepEqual(spec.process.env.filter((e) => /^(PATH|A|B|HOME|HOSTNAME)=/.test(e)).sort(), [
+    'A=config',
+    'B=b=c',
+    'HOME=/home/app',
+    'HOSTNAME=podhost',
+    'PATH=/img/bin',
+  ]);
   assert.equal(spec.process.cwd, '/work');
   assert.equal(buildSpec(input({ workingDir: '/elsewhere' })).spec.process.cwd, '/elsewhere');
 });
@@ -73,7 +92,9 @@ test('capabilities: default set, add/drop, ALL, privileged, unknown names reject
   assert.deepEqual(caps({}).inheritable, []);
   const added = caps({ linux: { securityContext: { capabilities: { addCapabilities: ['NET_ADMIN'], dropCapabilities: ['CAP_CHOWN'] } } } });
   assert.ok(added.effective.includes('CAP_NET_ADMIN') && !added.effective.includes('CAP_CHOWN'));
-  assert.deepEqual(caps({ linux: { securityContext: { capabilities: { dropCapabilities: ['ALL'], addCapabilities: ['sys_time'] } } } }).permitted, ['CAP_SYS_TIME']);
+  assert.deepEqual(caps({ linux: { securityContext: { capabilities: { dropCapabilities: ['ALL'], addCapabilities: ['sys_time'] } } } }).permitted, [
+    'CAP_SYS_TIME',
+  ]);
   assert.equal(caps({ linux: { securityContext: { capabilities: { addCapabilities: ['ALL'] } } } }).bounding.length, 41);
   assert.equal(caps({ linux: { securityContext: { privileged: true } } }).bounding.length, 41);
   const ambient = caps({ linux: { securityContext: { capabilities: { addAmbientCapabilities: ['CAP_NET_RAW'] } } } });
@@ -83,19 +104,35 @@ test('capabilities: default set, add/drop, ALL, privileged, unknown names reject
   const restricted = capabilitiesFromMask('000001fffeffffff');
   assert.equal(restricted.length, 40);
   assert.ok(!restricted.includes('CAP_SYS_RESOURCE'));
-  const priv = buildSpec(input({ linux: { securityContext: { privileged: true } } }, { host: { ...host, capabilities: restricted } })).spec.process.capabilities!;
+  const priv = buildSpec(input({ linux: { securityContext: { privileged: true } } }, { host: { ...host, capabilities: restricted } })).spec.process
+    .capabilities!;
   assert.deepEqual(priv.bounding, restricted);
   assert.ok(!caps({ linux: { securityContext: { capabilities: { addCapabilities: ['ALL'] } } } }).bounding.includes('CAP_NOPE'));
 });
 
 test('namespaces are joined by path from the pod; pid follows the requested mode', () => {
   const ns = (c: DeepPartial<ContainerConfig>, over: Partial<SpecInput> = {}) => buildSpec(input(c, over)).spec.linux.namespaces;
-  assert.deepEqual(ns({}), [{ type: 'mount' }, { type: 'network', path: '/run/ns/net' }, { type: 'ipc', path: '/run/ns/ipc' }, { type: 'uts', path: '/run/ns/uts' }, { type: 'pid' }]);
+  assert.deepEqual(ns({}), [
+    { type: 'mount' },
+    { type: 'network', path: '/run/ns/net' },
+    { type: 'ipc', path: '/run/ns/ipc' },
+    { type: 'uts', path: '/run/ns/uts' },
+    { type: 'pid' },
+  ]);
   const hostNet = ns({}, { pod: { id: 'p', namespaces: {} } });
   assert.deepEqual(hostNet, [{ type: 'mount' }, { type: 'pid' }]);
-  const podPid = ns({ linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.POD } } } }, { pod: { id: 'p', namespaces: { pid: '/proc/42/ns/pid' } } });
-  assert.deepEqual(podPid.find((n) => n.type === 'pid'), { type: 'pid', path: '/proc/42/ns/pid' });
-  assert.equal(ns({ linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.NODE } } } }).find((n) => n.type === 'pid'), undefined);
+  const podPid = ns(
+    { linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.POD } } } },
+    { pod: { id: 'p', namespaces: { pid: '/proc/42/ns/pid' } } },
+  );
+  assert.deepEqual(
+    podPid.find((n) => n.type === 'pid'),
+    { type: 'pid', path: '/proc/42/ns/pid' },
+  );
+  assert.equal(
+    ns({ linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.NODE } } } }).find((n) => n.type === 'pid'),
+    undefined,
+  );
   invalid(() => ns({ linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.TARGET } } } }), /target_id/);
   assert.equal(buildSpec(input({})).spec.hostname, 'podhost');
   assert.equal(ns({}, { host: { ...host, cgroupMode: 'v2' } }).at(-1)!.type, 'cgroup');
@@ -103,13 +140,16 @@ test('namespaces are joined by path from the pod; pid follows the requested mode
 
 test('mounts: propagation, readonly, pod files, defaults overridable, parents first', () => {
   const { spec } = buildSpec(
-    input({
-      mounts: [
-        { containerPath: '/data/sub', hostPath: '/h/sub', propagation: MountPropagation.PROPAGATION_PRIVATE },
-        { containerPath: '/data', hostPath: '/h/data', readonly: true, propagation: MountPropagation.PROPAGATION_HOST_TO_CONTAINER, selinuxRelabel: true },
-        { containerPath: '/dev/shm', hostPath: '/h/shm' },
-      ],
-    }, { pod: { id: 'p', namespaces: { ipc: '/run/ns/ipc' }, hostsPath: '/pod/hosts', resolvConfPath: '/pod/resolv.conf' } }),
+    input(
+      {
+        mounts: [
+          { containerPath: '/data/sub', hostPath: '/h/sub', propagation: MountPropagation.PROPAGATION_PRIVATE },
+          { containerPath: '/data', hostPath: '/h/data', readonly: true, propagation: MountPropagation.PROPAGATION_HOST_TO_CONTAINER, selinuxRelabel: true },
+          { containerPath: '/dev/shm', hostPath: '/h/shm' },
+        ],
+      },
+      { pod: { id: 'p', namespaces: { ipc: '/run/ns/ipc' }, hostsPath: '/pod/hosts', resolvConfPath: '/pod/resolv.conf' } },
+    ),
   );
   const byDest = new Map(spec.mounts.map((m) => [m.destination, m]));
   assert.deepEqual(byDest.get('/data')!.options, ['rbind', 'rslave', 'ro']);
@@ -129,7 +169,9 @@ test('security: readonly rootfs, no_new_privs, masked/readonly paths, privileged
   assert.equal(plain.process.noNewPrivileges, true);
   assert.deepEqual(plain.linux.maskedPaths, DEFAULT_MASKED_PATHS);
   assert.deepEqual(buildSpec(input({ linux: { securityContext: { maskedPaths: ['/proc/x'] } } })).spec.linux.maskedPaths, ['/proc/x']);
-  const priv = buildSpec(input({ linux: { securityContext: { privileged: true } } }, { hostDevices: [{ type: 'c', path: '/dev/kmsg', major: 1, minor: 11 }] })).spec;
+  const priv = buildSpec(
+    input({ linux: { securityContext: { privileged: true } } }, { hostDevices: [{ type: 'c', path: '/dev/kmsg', major: 1, minor: 11 }] }),
+  ).spec;
   assert.equal(priv.linux.maskedPaths, undefined);
   assert.deepEqual(priv.linux.resources!.devices, [{ allow: true, access: 'rwm' }]);
   assert.ok(priv.linux.devices!.some((d) => d.path === '/dev/kmsg'));
@@ -139,7 +181,20 @@ test('security: readonly rootfs, no_new_privs, masked/readonly paths, privileged
 test('resources -> cgroups; cgroupsPath under the pod parent; oom_score_adj never below the daemon', () => {
   const { spec } = buildSpec(
     input(
-      { linux: { resources: { cpuShares: 512n, cpuQuota: 50000n, cpuPeriod: 100000n, cpusetCpus: '0', memoryLimitInBytes: 64n << 20n, oomScoreAdj: -999n, hugepageLimits: [{ pageSize: '2MB', limit: 0n }], unified: { 'memory.high': '1' } } } },
+      {
+        linux: {
+          resources: {
+            cpuShares: 512n,
+            cpuQuota: 50000n,
+            cpuPeriod: 100000n,
+            cpusetCpus: '0',
+            memoryLimitInBytes: 64n << 20n,
+            oomScoreAdj: -999n,
+            hugepageLimits: [{ pageSize: '2MB', limit: 0n }],
+            unified: { 'memory.high': '1' },
+          },
+        },
+      },
       { host: { ...host, daemonOomScoreAdj: -500 } },
     ),
   );
@@ -155,7 +210,8 @@ test('resources -> cgroups; cgroupsPath under the pod parent; oom_score_adj neve
 });
 
 test('sysctls need the matching pod namespace', () => {
-  const sysctls = (s: Record<string, string>, over: Partial<SpecInput> = {}) => buildSpec(input({}, { sandboxConfig: { linux: { sysctls: s } } as never, ...over })).spec.linux.sysctl;
+  const sysctls = (s: Record<string, string>, over: Partial<SpecInput> = {}) =>
+    buildSpec(input({}, { sandboxConfig: { linux: { sysctls: s } } as never, ...over })).spec.linux.sysctl;
   assert.deepEqual(sysctls({ 'net.ipv4.ip_forward': '1', 'kernel.shmmax': '100' }), { 'net.ipv4.ip_forward': '1', 'kernel.shmmax': '100' });
   invalid(() => sysctls({ 'net.ipv4.ip_forward': '1' }, { pod: { id: 'p', namespaces: {} } }), /sysctls\[net\.ipv4\.ip_forward\]/);
   invalid(() => sysctls({ 'vm.swappiness': '1' }), /vm\.swappiness/);
@@ -171,7 +227,10 @@ test('stop signal: config beats image; image names and numbers accepted', () => 
 });
 
 test('seccomp: RuntimeDefault denies host-level syscalls unless a capability allows them; unset means unconfined', () => {
-  const seccomp = (c: DeepPartial<ContainerConfig>) => buildSpec(input(c)).spec.linux.seccomp as { defaultAction: string; architectures?: string[]; syscalls: { names: string[]; errnoRet?: number }[] } | undefined;
+  const seccomp = (c: DeepPartial<ContainerConfig>) =>
+    buildSpec(input(c)).spec.linux.seccomp as
+      | { defaultAction: string; architectures?: string[]; syscalls: { names: string[]; errnoRet?: number }[] }
+      | undefined;
   assert.equal(seccomp({}), undefined);
   assert.equal(seccomp({ linux: { securityContext: { seccomp: { profileType: 1 } } } }), undefined);
   const def = seccomp({ linux: { securityContext: { seccomp: { profileType: 0 } } } })!;
@@ -180,7 +239,8 @@ test('seccomp: RuntimeDefault denies host-level syscalls unless a capability all
   for (const call of ['mount', 'unshare', 'setns', 'keyctl', 'kexec_load', 'ptrace', 'reboot']) assert.ok(denied.includes(call), call);
   assert.equal(def.syscalls[0].errnoRet, 1);
   if (process.arch === 'x64') assert.deepEqual(def.architectures, ['SCMP_ARCH_X86_64', 'SCMP_ARCH_X86', 'SCMP_ARCH_X32'], 'compat ABIs filtered too');
-  const admin = seccomp({ linux: { securityContext: { seccomp: { profileType: 0 }, capabilities: { addCapabilities: ['SYS_ADMIN', 'SYS_PTRACE'] } } } })!.syscalls[0].names;
+  const admin = seccomp({ linux: { securityContext: { seccomp: { profileType: 0 }, capabilities: { addCapabilities: ['SYS_ADMIN', 'SYS_PTRACE'] } } } })!
+    .syscalls[0].names;
   assert.ok(!admin.includes('mount') && !admin.includes('ptrace') && admin.includes('keyctl'));
   assert.ok(seccomp({ linux: { securityContext: { seccompProfilePath: 'runtime/default' } } }));
   assert.equal(seccomp({ linux: { securityContext: { privileged: true, seccomp: { profileType: 0 } } } }), undefined);

@@ -22,7 +22,8 @@ function summary(run: CritestRun): string {
 }
 
 test('critest 1.29 against the built skiffd', { timeout: 30 * 60_000 }, async (t) => {
-  if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry', 'curl', 'unshare', 'nsenter', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] })) return;
+  if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry', 'curl', 'unshare', 'nsenter', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] }))
+    return;
   const missing = kitMissing();
   if (missing) return unavailable(t, missing);
 
@@ -53,7 +54,11 @@ test('critest 1.29 against the built skiffd', { timeout: 30 * 60_000 }, async (t
     const passed = run.specs.filter((s) => s.state === 'passed').length;
     console.log(summary(run));
     assert.ok(run.specs.length > 0, `critest wrote no report:\n${run.output.slice(-4000)}`);
-    assert.deepEqual(unexpected.map((s) => s.name), [], `specs failed:\n${describeFailures(unexpected)}\n\nskiffd log tail:\n${d.logs().slice(-3000)}`);
+    assert.deepEqual(
+      unexpected.map((s) => s.name),
+      [],
+      `specs failed:\n${describeFailures(unexpected)}\n\nskiffd log tail:\n${d.logs().slice(-3000)}`,
+    );
     assert.ok(passed >= MUST_PASS, `${passed} of ${run.specs.length} specs passed, fewer than ${MUST_PASS}`);
   });
 
@@ -61,14 +66,24 @@ test('critest 1.29 against the built skiffd', { timeout: 30 * 60_000 }, async (t
     assert.ok(built.sea, 'the single executable was built');
     const { d, stop } = await daemon([built.sea]);
     t.after(stop);
-    const run = await runCritest(d.socket, { focus: 'PodSandbox runtime should support basic|Container runtime should support basic|Streaming', timeoutMs: 10 * 60_000 });
+    const run = await runCritest(d.socket, {
+      focus: 'PodSandbox runtime should support basic|Container runtime should support basic|Streaming',
+      timeoutMs: 10 * 60_000,
+    });
     const failed = run.specs.filter((s) => s.state !== 'passed' && s.state !== 'skipped');
     const ran = run.specs.filter((s) => s.state !== 'skipped');
     console.log(summary(run));
-    assert.deepEqual(failed.map((s) => s.name), [], `specs failed:\n${describeFailures(failed)}\n\nskiffd log tail:\n${d.logs().slice(-3000)}`);
+    assert.deepEqual(
+      failed.map((s) => s.name),
+      [],
+      `specs failed:\n${describeFailures(failed)}\n\nskiffd log tail:\n${d.logs().slice(-3000)}`,
+    );
     // The focus must have hit what it names, or a renamed spec would pass this by running nothing.
     for (const part of ['running PodSandbox', 'stopping container', 'execSync with timeout', 'exec with tty=true', 'attach', 'portforward']) {
-      assert.ok(ran.some((s) => s.leaf.includes(part) && s.state === 'passed'), `no passing spec matched "${part}"`);
+      assert.ok(
+        ran.some((s) => s.leaf.includes(part) && s.state === 'passed'),
+        `no passing spec matched "${part}"`,
+      );
     }
   });
 });

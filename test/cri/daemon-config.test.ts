@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, KEYS, loadConfig, parseConfig } from '../../node/skiffd/config.ts';
 import { parseCli } from '../../node/skiffd/cli.ts';
-import { runSkiffd } from '../support/skiffd.ts';
+import { runSkiffd, startSkiffd } from '../support/skiffd.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
 
@@ -90,7 +90,12 @@ auth = "bWU6c2VjcmV0"
 
 test('mistakes in the file name the key and what it accepts', () => {
   const cases: [string, RegExp][] = [
-    ['lsiten = "x"', /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, \[runtime\], \[cni\], \[streaming\], \[registry\]\)/],
+    [
+      'lsiten = "x"',
+      /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[streaming\], \[metrics\], \[registry\]\)/,
+    ],
+    ['[metrics]\naddress = "localhost:9"', /metrics\.address: expected IP:PORT, such as 127\.0\.0\.1:1338/],
+    ['log_format = "xml"', /log_format: expected one of logfmt, json, got "xml"/],
     ['[runtime]\nruntime = "runc"', /unknown key "runtime\.runtime" \(known keys in \[runtime\]: runtime_path, runtime_root, conmon_path, cgroup_driver\)/],
     ['[runtime]\ncgroup_driver = "cgroupv2"', /runtime\.cgroup_driver: expected one of cgroupfs, systemd, got "cgroupv2"/],
     ['log_level = "verbose"', /log_level: expected one of debug, info, warn, error, got "verbose"/],
@@ -101,7 +106,8 @@ test('mistakes in the file name the key and what it accepts', () => {
     ['[streaming]\nport = 70000', /streaming\.port: expected an integer port from 0 to 65535, got 70000/],
     ['[cni]\nbin_dir = []', /cni\.bin_dir: expected at least one directory/],
     ['runtime = "runc"', /"runtime" must be a table/],
-    ['listen = ', /invalid TOML/],
+    ['listen = ', /invalid TOML at line 1, column \d+: /],
+    ['root = "/r"\n[runtime]\nruntime_path = "runc\ncgroup_driver = "systemd"', /invalid TOML at line 3, column \d+: /],
     ['[registry.mirrors."docker.io"]\nendpoint = ["http://x"]', /registry\.mirrors\."docker\.io": unknown key "endpoint" \(known: endpoints\)/],
     ['[registry.mirrors."docker.io"]\nendpoints = ["ftp://x"]', /"ftp:\/\/x" must use http:\/\/ or https:\/\//],
     ['[registry.mirrors."docker.io"]\nendpoints = ["not a url"]', /"not a url" is not a URL/],
@@ -116,18 +122,38 @@ test('mistakes in the file name the key and what it accepts', () => {
     assert.match(message, /^config file \/etc\/x\.toml: /, message);
     assert.match(message, expected, `for ${JSON.stringify(toml)}`);
   }
-  assert.match(configError(() => parseConfig('', { overrides: { log_level: 'loud' } })), /^--log-level "loud": expected one of debug, info, warn, error$/);
+  assert.match(
+    configError(() => parseConfig('', { overrides: { log_level: 'loud' } })),
+    /^--log-level "loud": expected one of debug, info, warn, error$/,
+  );
 });
 
 test('flags: unknown ones and missing values are errors; --flag=value works', () => {
-  assert.deepEqual(parseCli(['--root=/r', '--state', '/s', '--config', 'c.toml']), { help: false, version: false, configFile: 'c.toml', overrides: { root: '/r', state: '/s' } });
-  assert.match(configError(() => parseCli(['--roots', '/r'])), /unknown flag "--roots" \(known flags: --config, --listen, --root, --state, --log-level, --help, --version\)/);
-  assert.match(configError(() => parseCli(['--root'])), /flag --root needs a value/);
-  assert.match(configError(() => parseCli(['serve'])), /unexpected argument "serve"/);
+  assert.deepEqual(parseCli(['--root=/r', '--state', '/s', '--config', 'c.toml']), {
+    help: false,
+    version: false,
+    configFile: 'c.toml',
+    overrides: { root: '/r', state: '/s' },
+  });
+  assert.match(
+    configError(() => parseCli(['--roots', '/r'])),
+    /unknown flag "--roots" \(known flags: --config, --listen, --root, --state, --log-level, --log-format, --help, --version\)/,
+  );
+  assert.match(
+    configError(() => parseCli(['--root'])),
+    /flag --root needs a value/,
+  );
+  assert.match(
+    configError(() => parseCli(['serve'])),
+    /unexpected argument "serve"/,
+  );
 });
 
 test('a missing explicit --config is an error; a missing default file is fine', () => {
-  assert.match(configError(() => loadConfig({ configFile: '/nonexistent/skiffd.toml' })), /cannot read config file \/nonexistent\/skiffd\.toml: no such file/);
+  assert.match(
+    configError(() => loadConfig({ configFile: '/nonexistent/skiffd.toml' })),
+    /cannot read config file \/nonexistent\/skiffd\.toml: no such file/,
+  );
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-default-'));
   try {
     const defaultConfigFile = join(dir, 'config.toml');
@@ -143,9 +169,15 @@ test('a missing explicit --config is an error; a missing default file is fine', 
 test('the binary: --help documents every flag and key, --version, bad config exits 2', async (t) => {
   const help = await runSkiffd(['--help']);
   assert.equal(help.code, 0);
-  for (const flag of ['--config', '--listen', '--root', '--state', '--log-level', '--help', '--version']) assert.ok(help.stdout.includes(flag), `--help lacks ${flag}`);
+  for (const flag of ['--config', '--listen', '--root', '--state', '--log-level', '--log-format', '--help', '--version'])
+    assert.ok(help.stdout.includes(flag), `--help lacks ${flag}`);
   for (const key of KEYS) assert.ok(help.stdout.includes(key.key), `--help lacks config key ${key.key}`);
-  for (const key of ['registry.mirrors."HOST".endpoints', 'registry.configs."HOST".insecure', 'registry.configs."HOST".username', 'registry.configs."HOST".password']) {
+  for (const key of [
+    'registry.mirrors."HOST".endpoints',
+    'registry.configs."HOST".insecure',
+    'registry.configs."HOST".username',
+    'registry.configs."HOST".password',
+  ]) {
     assert.ok(help.stdout.includes(key), `--help lacks ${key}`);
   }
 
@@ -165,7 +197,30 @@ test('the binary: --help documents every flag and key, --version, bad config exi
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /cannot read config file .*nope\.toml: no such file/);
 
+  const toml = join(dir, 'broken.toml');
+  writeFileSync(toml, 'log_level = "info"\n[cni\nconf_dir = "/x"\n');
+  const broken = await runSkiffd(['--config', toml]);
+  assert.equal(broken.code, 2);
+  assert.match(broken.stderr, new RegExp(`^skiffd: config file ${toml.replace(/[.]/g, '\\.')}: invalid TOML at line 2, column \\d+: `));
+
   const flag = await runSkiffd(['--log-level', 'chatty']);
   assert.equal(flag.code, 2);
   assert.match(flag.stderr, /--log-level "chatty": expected one of debug, info, warn, error/);
+});
+
+test('--log-format json: every line the daemon writes is one JSON object with time, level and msg', async (t) => {
+  const d = await startSkiffd({ args: ['--log-format', 'json'] });
+  t.after(() => d.cleanup());
+  await d.runtime.version({});
+  assert.deepEqual(await d.stop(), { code: 0, signal: null });
+  const lines = d.logs().split('\n').filter(Boolean);
+  assert.ok(lines.length >= 3, d.logs());
+  for (const line of lines) {
+    const record = JSON.parse(line) as Record<string, unknown>;
+    assert.match(String(record.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, line);
+    assert.ok(['debug', 'info', 'warn', 'error'].includes(String(record.level)), line);
+    assert.equal(typeof record.msg, 'string', line);
+  }
+  const serving = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((r) => r.msg === 'serving');
+  assert.equal(serving?.socket, d.socket, 'fields keep their names and values');
 });

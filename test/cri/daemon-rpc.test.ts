@@ -149,7 +149,11 @@ test('skiffd answers the runtime RPCs that exist today', async (t) => {
 
   await t.test('a restarted daemon keeps the pod CIDR and honours cgroup_driver and runtime_path', async () => {
     writeFileSync(join(d.state, 'runtime-config.json'), JSON.stringify({ podCidr: '10.66.0.0/16' }));
-    const again = await startSkiffd({ dir, config: '[runtime]\ncgroup_driver = "systemd"\nruntime_path = "/nonexistent/bin/runc"\n', args: ['--log-level', 'debug'] });
+    const again = await startSkiffd({
+      dir,
+      config: '[runtime]\ncgroup_driver = "systemd"\nruntime_path = "/nonexistent/bin/runc"\n',
+      args: ['--log-level', 'debug'],
+    });
     t.after(() => again.cleanup());
     assert.equal((await again.runtime.runtimeConfig({})).linux?.cgroupDriver, CgroupDriver.SYSTEMD);
     assert.equal(JSON.parse((await again.runtime.status({ verbose: true })).info.network).podCidr, '10.66.0.0/16');

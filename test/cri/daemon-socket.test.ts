@@ -57,7 +57,16 @@ test('a socket another daemon is serving is refused, and that daemon keeps servi
   const first = await startSkiffd();
   t.after(() => first.cleanup());
   const dir = tempDir(t);
-  const second = await runSkiffd(['--config', privateConfig(dir), '--listen', `unix://${first.socket}`, '--root', join(dir, 'root'), '--state', join(dir, 'state')]);
+  const second = await runSkiffd([
+    '--config',
+    privateConfig(dir),
+    '--listen',
+    `unix://${first.socket}`,
+    '--root',
+    join(dir, 'root'),
+    '--state',
+    join(dir, 'state'),
+  ]);
   assert.equal(second.code, 1, second.stderr);
   assert.match(second.stderr, new RegExp(`another process is already serving on ${first.socket}`));
   assert.ok(lstatSync(first.socket).isSocket());

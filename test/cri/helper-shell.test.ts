@@ -5,8 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { runCommand } from '../../node/skiffd/oci/run-command.ts';
-import { execCommand } from '../../node/skiffd/pods/command.ts';
+import { execCommand, runCommand } from '../../node/skiffd/util/command.ts';
 
 test('helper shell: arguments, stdout/stderr, exit codes and signals come back as from a spawn', async () => {
   const args = ['a b', '', 'x\\y', ' lead', 'trail ', '$HOME', '"q"', "'s'", '*', '-n'];
@@ -21,15 +20,17 @@ test('helper shell: arguments, stdout/stderr, exit codes and signals come back a
   assert.equal(killed.signal, 'SIGTERM');
 
   // The calls above went through a helper shell, a child of this process, not a spawn each.
-  const helpers = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return ppid === process.pid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('skiffd-helper');
-    } catch {
-      return false;
-    }
-  });
+  const helpers = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === process.pid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('skiffd-helper');
+      } catch {
+        return false;
+      }
+    });
   assert.ok(helpers.length >= 1 && helpers.length <= 4, `one to four helper shells run (found ${helpers.length})`);
 
   // An argument with a newline cannot go through the helper protocol: it is spawned and still arrives intact.
@@ -65,6 +66,11 @@ test('helper shell: a missing program rejects with ENOENT, with or without added
 });
 
 test('helper shell: more calls at once than helpers all complete with their own output', async () => {
-  const results = await Promise.all(Array.from({ length: 12 }, (_, i) => runCommand('sh', ['-c', `sleep 0.1; echo ${i}; echo e${i} >&2`], { timeoutMs: 10_000 })));
-  assert.deepEqual(results.map((r) => [r.code, r.stdout, r.stderr]), Array.from({ length: 12 }, (_, i) => [0, `${i}\n`, `e${i}\n`]));
+  const results = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => runCommand('sh', ['-c', `sleep 0.1; echo ${i}; echo e${i} >&2`], { timeoutMs: 10_000 })),
+  );
+  assert.deepEqual(
+    results.map((r) => [r.code, r.stdout, r.stderr]),
+    Array.from({ length: 12 }, (_, i) => [0, `${i}\n`, `e${i}\n`]),
+  );
 });

@@ -14,7 +14,9 @@ import { buildImage, buildTar, busyboxBaseEntries, overlayTestEntries, Pusher } 
 
 function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 test('SIGKILL mid-pull: no partial blob, no half image, a clean pull after restart', async (t) => {

@@ -4,10 +4,24 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClientError, Status } from 'nice-grpc';
+import { Status } from 'nice-grpc';
 import { grpcError } from '../support/grpc.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd, type ImageClient, type SkiffdHandle } from '../support/skiffd.ts';
@@ -143,12 +157,24 @@ test('ImageService over a real registry', async (t) => {
   await t.test('ListImages (and StreamImages) list every image and filter by spec; ImageStatus of an absent image is empty', async () => {
     const all = await d.images.listImages({});
     const ids = all.images.map((i) => i.id).sort();
-    assert.deepEqual(ids, [fx.docker.config.digest, fx.oci.config.digest, fx.multiHost.config.digest, fx.busybox.config.digest, (await status(d.images, `${R}/test/multi-docker`)).image!.id].sort());
+    assert.deepEqual(
+      ids,
+      [
+        fx.docker.config.digest,
+        fx.oci.config.digest,
+        fx.multiHost.config.digest,
+        fx.busybox.config.digest,
+        (await status(d.images, `${R}/test/multi-docker`)).image!.id,
+      ].sort(),
+    );
     const streamed: string[] = [];
     for await (const chunk of d.images.streamImages({})) streamed.push(...chunk.images.map((i) => i.id));
     assert.deepEqual(streamed.sort(), ids, 'StreamImages sends the same images');
     const filtered = await d.images.listImages({ filter: { image: { image: `${R}/test/app:oci` } } });
-    assert.deepEqual(filtered.images.map((i) => i.id), [fx.oci.config.digest]);
+    assert.deepEqual(
+      filtered.images.map((i) => i.id),
+      [fx.oci.config.digest],
+    );
     assert.deepEqual((await d.images.listImages({ filter: { image: { image: `${R}/nothing:here` } } })).images, []);
     const absent = await status(d.images, `${R}/test/nothing:here`);
     assert.equal(absent.image, undefined);

@@ -27,13 +27,20 @@ test('references normalise like Docker: docker.io/library, :latest, hosts with p
   ];
   for (const [input, want] of cases) assert.equal(formatReference(parseReference(input)), want, input);
   for (const bad of ['', 'UPPER/case', 'a//b', 'busybox:', 'busybox@sha256:short', `busybox@sha512:${'a'.repeat(128)}`, 'a/-b', 'host:99999999999/x:y:z']) {
-    assert.throws(() => parseReference(bad), (e: Error & { kind?: string }) => e.kind === 'invalid-argument', bad);
+    assert.throws(
+      () => parseReference(bad),
+      (e: Error & { kind?: string }) => e.kind === 'invalid-argument',
+      bad,
+    );
   }
 });
 
 test('WWW-Authenticate challenges: Bearer realm/service/scope with quoted commas, Basic', () => {
   const [bearer] = parseChallenges('Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push"');
-  assert.deepEqual(bearer, { scheme: 'bearer', params: { realm: 'https://auth.example/token', service: 'registry.example', scope: 'repository:a/b:pull,push' } });
+  assert.deepEqual(bearer, {
+    scheme: 'bearer',
+    params: { realm: 'https://auth.example/token', service: 'registry.example', scope: 'repository:a/b:pull,push' },
+  });
   assert.deepEqual(parseChallenges('Basic realm="Registry Realm"'), [{ scheme: 'basic', params: { realm: 'Registry Realm' } }]);
   assert.deepEqual(parseChallenges(undefined), []);
 });

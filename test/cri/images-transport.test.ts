@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClientError, Status } from 'nice-grpc';
+import { Status } from 'nice-grpc';
 import { grpcError } from '../support/grpc.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd } from '../support/skiffd.ts';

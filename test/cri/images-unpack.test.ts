@@ -19,14 +19,20 @@ async function unpack(t: { after(fn: () => void): void }, entries: TarEntry[]) {
 }
 
 test('a plain layer unpacks and reports its diff id', async (t) => {
-  const u = await unpack(t, [{ name: 'a/b.txt', content: 'hello' }, { name: 'a/c', type: 'symlink', linkname: 'b.txt' }]);
+  const u = await unpack(t, [
+    { name: 'a/b.txt', content: 'hello' },
+    { name: 'a/c', type: 'symlink', linkname: 'b.txt' },
+  ]);
   const r = await u.run();
   assert.equal(r.diffId, sha256(u.tarball));
   assert.equal(r.contentBytes, 5);
 });
 
 test('entries climbing out with .. stay inside the layer (resolved against its root)', async (t) => {
-  const u = await unpack(t, [{ name: '../outside', content: 'x' }, { name: 'a/../../../outside2', content: 'y' }]);
+  const u = await unpack(t, [
+    { name: '../outside', content: 'x' },
+    { name: 'a/../../../outside2', content: 'y' },
+  ]);
   await u.run();
   assert.ok(!existsSync(u.outside));
   assert.ok(existsSync(join(u.dir, 'fs', 'outside')));

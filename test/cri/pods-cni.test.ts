@@ -31,7 +31,11 @@ function fixture(t: { after(fn: () => void): void }) {
     readdirSync(log)
       .filter((f) => f.endsWith('.json'))
       .sort((a, b) => Number(a.split('-')[0]) - Number(b.split('-')[0]))
-      .map((f) => ({ name: f.replace(/^\d+-/, '').replace(/\.json$/, ''), stdin: JSON.parse(readFileSync(join(log, f), 'utf8')), env: readFileSync(join(log, f.replace(/json$/, 'env')), 'utf8') }));
+      .map((f) => ({
+        name: f.replace(/^\d+-/, '').replace(/\.json$/, ''),
+        stdin: JSON.parse(readFileSync(join(log, f), 'utf8')),
+        env: readFileSync(join(log, f.replace(/json$/, 'env')), 'utf8'),
+      }));
   return { dir, bin, conf, plugin, calls };
 }
 
@@ -57,7 +61,14 @@ test('ADD chains prevResult, passes runtimeConfig only to capable plugins; DEL r
   f.plugin('second', JSON.stringify({ ...result, extra: 'second' }));
   writeFileSync(
     join(f.conf, '10.conflist'),
-    JSON.stringify({ cniVersion: '1.0.0', name: 'net1', plugins: [{ type: 'first', k: 1 }, { type: 'second', capabilities: { portMappings: true } }] }),
+    JSON.stringify({
+      cniVersion: '1.0.0',
+      name: 'net1',
+      plugins: [
+        { type: 'first', k: 1 },
+        { type: 'second', capabilities: { portMappings: true } },
+      ],
+    }),
   );
   const cni = new Cni({ confDir: f.conf, binDirs: [join(f.dir, 'nowhere'), f.bin] });
   const portMappings = [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' as const }];
@@ -101,7 +112,10 @@ test('a plugin error becomes a CniPluginError with its code and message; missing
 
   writeFileSync(join(f.conf, '10.conflist'), JSON.stringify({ cniVersion: '0.3.1', name: 'n', plugins: [{ type: 'ok', ipam: { type: 'gone-ipam' } }] }));
   const before = f.calls().length;
-  await assert.rejects(cni.prepare('p', '/x', {}, {}), (err: Error) => err instanceof CniNotReadyError && /"gone-ipam" \(network "n"\) not found/.test(err.message));
+  await assert.rejects(
+    cni.prepare('p', '/x', {}, {}),
+    (err: Error) => err instanceof CniNotReadyError && /"gone-ipam" \(network "n"\) not found/.test(err.message),
+  );
   assert.equal(f.calls().length, before, 'no plugin ran');
 });
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Status } from 'nice-grpc';
 import { PodSandboxState } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
+import { controllerDir } from '../../node/skiffd/cgroups/layout.ts';
 import { startSkiffd, type SkiffdHandle } from '../support/skiffd.ts';
 import {
   createTestNetwork,
@@ -33,7 +34,9 @@ async function info(d: SkiffdHandle, id: string): Promise<PodInfo> {
 
 /** The host's source address toward the outside, if it has one. */
 async function hostAddress(): Promise<string[]> {
-  const out = await new Promise<string>((resolve) => execFile('ip', ['-4', 'route', 'get', '1.1.1.1'], { timeout: 5_000 }, (_e, stdout) => resolve(stdout ?? '')));
+  const out = await new Promise<string>((resolve) =>
+    execFile('ip', ['-4', 'route', 'get', '1.1.1.1'], { timeout: 5_000 }, (_e, stdout) => resolve(stdout ?? '')),
+  );
   const src = / src (\d+\.\d+\.\d+\.\d+)/.exec(out)?.[1];
   return src ? [src] : [];
 }
@@ -44,7 +47,8 @@ function inSubnet(ip: string, subnet: string): boolean {
 }
 
 test('pod sandboxes on a CNI network', { timeout: 120_000 }, async (t) => {
-  if (!needs(t, { root: true, commands: ['unshare', 'nsenter', 'umount', 'ip', 'iptables-save', 'busybox', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] })) return;
+  if (!needs(t, { root: true, commands: ['unshare', 'nsenter', 'umount', 'ip', 'iptables-save', 'busybox', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] }))
+    return;
   const dir = mkdtempSync(join(tmpdir(), 'skiff-pods-net-'));
   const net: TestNetwork = createTestNetwork(dir);
   const d = await startSkiffd({ config: skiffdNetworkConfig(net) });
@@ -183,16 +187,56 @@ test('pod sandboxes on a CNI network', { timeout: 120_000 }, async (t) => {
     assert.equal(stats!.linux!.network!.defaultInterface!.name, 'eth0');
     assert.ok(stats!.linux!.network!.defaultInterface!.txBytes!.value > 0n, 'eth0 has sent bytes');
     const listed = await d.runtime.listPodSandboxStats({ filter: { labelSelector: { stats: 'yes' } } });
-    assert.deepEqual(listed.stats.map((s) => s.attributes!.id), [id]);
+    assert.deepEqual(
+      listed.stats.map((s) => s.attributes!.id),
+      [id],
+    );
     assert.equal((await grpcCode(d.runtime.podSandboxStats({ podSandboxId: 'f'.repeat(64) }))).code, Status.NOT_FOUND);
   });
 
-  await t.test('a pod without a hostname on its own network takes the node\'s hostname', async () => {
+  await t.test("a pod without a hostname on its own network takes the node's hostname", async () => {
     const id = await run(podConfig('nameless', { hostname: '' }));
     const pod = await info(d, id);
     assert.equal(pod.hostname, nodeHostname());
     assert.equal((await inNamespaces({ uts: pod.namespaces.uts }, ['hostname'])).trim(), nodeHostname());
     assert.equal(readFileSync(pod.files.hostname, 'utf8'), `${nodeHostname()}\n`);
+  });
+
+  await t.test("UpdatePodSandboxResources sets the pod cgroup to the containers' totals plus the overhead", async () => {
+    const id = await run(podConfig('resized'));
+    const pod = await info(d, id);
+    const mib = 1024n * 1024n;
+    const none = {
+      cpuPeriod: 0n,
+      cpuQuota: 0n,
+      cpuShares: 0n,
+      memoryLimitInBytes: 0n,
+      oomScoreAdj: 0n,
+      cpusetCpus: '',
+      cpusetMems: '',
+      hugepageLimits: [],
+      unified: {},
+      memorySwapLimitInBytes: 0n,
+    };
+    await d.runtime.updatePodSandboxResources({
+      podSandboxId: id,
+      resources: { ...none, cpuShares: 512n, cpuQuota: 50_000n, cpuPeriod: 100_000n, memoryLimitInBytes: 256n * mib },
+      overhead: { ...none, cpuQuota: 10_000n, memoryLimitInBytes: 16n * mib },
+    });
+    const read = (controller: string, v1: string, v2: string) => {
+      const dir = controllerDir(controller, pod.cgroupParent)!;
+      return existsSync(join(dir, v2)) ? readFileSync(join(dir, v2), 'utf8').trim() : readFileSync(join(dir, v1), 'utf8').trim();
+    };
+    assert.equal(read('memory', 'memory.limit_in_bytes', 'memory.max'), String(272n * mib));
+    const cpuMax = read('cpu', 'cpu.cfs_quota_us', 'cpu.max');
+    assert.ok(cpuMax === '60000' || cpuMax === '60000 100000', `cpu quota ${cpuMax}`);
+    const weight = read('cpu', 'cpu.shares', 'cpu.weight');
+    assert.ok(weight === '512' || weight === String(Math.round(1 + ((512 - 2) * 9999) / 262142)), `cpu weight ${weight}`);
+
+    assert.equal((await grpcCode(d.runtime.updatePodSandboxResources({ podSandboxId: 'e'.repeat(64), resources: none }))).code, Status.NOT_FOUND);
+    assert.equal((await grpcCode(d.runtime.updatePodSandboxResources({ podSandboxId: id }))).code, Status.INVALID_ARGUMENT);
+    await d.runtime.stopPodSandbox({ podSandboxId: id });
+    assert.equal((await grpcCode(d.runtime.updatePodSandboxResources({ podSandboxId: id, resources: none }))).code, Status.FAILED_PRECONDITION);
   });
 
   await t.test('errors: unknown ids, invalid configs, duplicate names', async () => {

@@ -86,12 +86,19 @@ test('pod modes and restart safety', { timeout: 150_000 }, async (t) => {
     assert.ok(sharedInit > 0);
     assert.equal(pod.namespaces.pid, `/proc/${sharedInit}/ns/pid`);
     assert.equal(readFileSync(`/proc/${sharedInit}/comm`, 'utf8').trim(), 'catatonit');
-    const nspid = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${sharedInit}/status`, 'utf8'))![1].trim().split(/\s+/);
+    const nspid = /^NSpid:\s+(.*)$/m
+      .exec(readFileSync(`/proc/${sharedInit}/status`, 'utf8'))![1]
+      .trim()
+      .split(/\s+/);
     assert.deepEqual(nspid.slice(1), ['1'], 'PID 1 in its own PID namespace');
     // A process joining through the path sees catatonit as PID 1.
     const ps = await inNamespaces({ pid: pod.namespaces.pid }, ['unshare', '--fork', '--mount-proc', '--mount', 'busybox', 'ps', '-o', 'pid,comm']);
     assert.match(ps, /^\s*1\s+catatonit$/m);
-    const inode = (path: string) => readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => l.split(' ')[4] === path)!.split(' ')[3];
+    const inode = (path: string) =>
+      readFileSync('/proc/self/mountinfo', 'utf8')
+        .split('\n')
+        .find((l) => l.split(' ')[4] === path)!
+        .split(' ')[3];
     assert.equal(inode(pod.namespaces.net!), `net:[${readlink(`/proc/${sharedInit}/ns/net`)}]`, 'catatonit runs in the pod netns');
     assert.notEqual(readlink(`/proc/${sharedInit}/ns/pid`), readlink('/proc/self/ns/pid'));
   });
@@ -203,7 +210,9 @@ test('pod modes and restart safety', { timeout: 150_000 }, async (t) => {
       const pods = (await d.runtime.listPodSandbox({ filter: { labelSelector: {} } })).items.filter((p) => p.metadata!.name === `crash-${delayMs}`);
       if (answered) assert.equal(pods.length, 1, 'a pod the client got an id for survives');
       const undone = /unfinished RunPodSandbox/.test(d.logs());
-      t.diagnostic(`kill after ${delayMs} ms: ${answered ? 'call had answered' : 'no answer'}, ${pods.length} pod(s) after restart${undone ? ', a half-made pod was undone' : ''}`);
+      t.diagnostic(
+        `kill after ${delayMs} ms: ${answered ? 'call had answered' : 'no answer'}, ${pods.length} pod(s) after restart${undone ? ', a half-made pod was undone' : ''}`,
+      );
       for (const p of pods) {
         created.add(p.id);
         assert.equal(p.state, PodSandboxState.SANDBOX_READY);
@@ -249,7 +258,10 @@ test('a fresh machine gets the default network; missing plugins make NetworkRead
   const fresh = await startSkiffd({ config: `[cni]\nconf_dir = ${JSON.stringify(confDir)}\n` });
   try {
     const conf = JSON.parse(readFileSync(join(confDir, '10-skiff.conflist'), 'utf8'));
-    assert.deepEqual(conf.plugins.map((p: { type: string }) => p.type), ['bridge', 'portmap', 'loopback']);
+    assert.deepEqual(
+      conf.plugins.map((p: { type: string }) => p.type),
+      ['bridge', 'portmap', 'loopback'],
+    );
     assert.equal(conf.plugins[0].bridge, 'skiff0');
     assert.equal(conf.plugins[0].ipam.type, 'host-local');
     assert.equal(conf.plugins[0].ipam.ranges[0][0].subnet, '10.88.0.0/16');

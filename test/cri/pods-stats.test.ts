@@ -27,9 +27,7 @@ const MOUNTS = {
     '32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n' +
     '35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n' +
     '40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n',
-  hybrid:
-    '35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n' +
-    '41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n',
+  hybrid: '35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n' + '41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n',
 };
 
 test('cgroup layout: v1, v2 and hybrid mounts', () => {
@@ -57,7 +55,14 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
   writeFileSync(join(v2dir, 'pids.current'), '3\n');
   const v2 = parseCgroupLayout(`30 23 0:26 / ${join(dir, 'v2')} rw - cgroup2 cgroup2 rw\n`, () => 'cpu memory pids');
   assert.deepEqual(await readCpu('/pod', v2), { usageNs: 1_500_000n });
-  assert.deepEqual(await readMemory('/pod', v2), { usageBytes: 10000n, workingSetBytes: 7500n, rssBytes: 4000n, pageFaults: 7n, majorPageFaults: 1n, limitBytes: undefined });
+  assert.deepEqual(await readMemory('/pod', v2), {
+    usageBytes: 10000n,
+    workingSetBytes: 7500n,
+    rssBytes: 4000n,
+    pageFaults: 7n,
+    majorPageFaults: 1n,
+    limitBytes: undefined,
+  });
   assert.equal(await readProcessCount('/pod', v2), 3n);
 
   const v1dir = join(dir, 'v1');
@@ -72,7 +77,14 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
     () => '',
   );
   assert.deepEqual(await readCpu('/pod', v1), { usageNs: 42000n });
-  assert.deepEqual(await readMemory('/pod', v1), { usageBytes: 9000n, workingSetBytes: 8000n, rssBytes: 3000n, pageFaults: 5n, majorPageFaults: 2n, limitBytes: 2000000n });
+  assert.deepEqual(await readMemory('/pod', v1), {
+    usageBytes: 9000n,
+    workingSetBytes: 8000n,
+    rssBytes: 3000n,
+    pageFaults: 5n,
+    majorPageFaults: 2n,
+    limitBytes: 2000000n,
+  });
   assert.equal(await readProcessCount('/pod', v1), undefined, 'no pids hierarchy');
   assert.equal(await readCpu('/missing', v1), undefined, 'a cgroup that does not exist has no stats');
 });

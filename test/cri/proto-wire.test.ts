@@ -21,19 +21,32 @@ test('proto/runtime/v1/api.proto is wire-identical to cri-api v0.36.3', () => {
   // Compare the parts separately first so a failure names what drifted.
   assert.deepEqual(ours.services, fixture.services, 'services/methods differ');
   assert.deepEqual(ours.enums, fixture.enums, 'top-level enums differ');
-  assert.deepEqual(ours.messages.map((m) => m.name), fixture.messages.map((m: { name: string }) => m.name), 'message set differs');
+  assert.deepEqual(
+    ours.messages.map((m) => m.name),
+    fixture.messages.map((m: { name: string }) => m.name),
+    'message set differs',
+  );
   for (const [i, m] of ours.messages.entries()) assert.deepEqual(m, fixture.messages[i], `message ${m.name} differs`);
   assert.deepEqual(ours, fixture);
-  assert.equal(fixture.services.reduce((n: number, s: { methods: unknown[] }) => n + s.methods.length, 0), 41);
+  assert.equal(
+    fixture.services.reduce((n: number, s: { methods: unknown[] }) => n + s.methods.length, 0),
+    41,
+  );
 });
 
 test('generated nice-grpc definitions carry every RPC with its streaming shape', () => {
   const defs = { RuntimeService: RuntimeServiceDefinition, ImageService: ImageServiceDefinition };
-  for (const service of fixture.services as { name: 'RuntimeService' | 'ImageService'; methods: { name: string; clientStreaming: boolean; serverStreaming: boolean }[] }[]) {
+  for (const service of fixture.services as {
+    name: 'RuntimeService' | 'ImageService';
+    methods: { name: string; clientStreaming: boolean; serverStreaming: boolean }[];
+  }[]) {
     const def = defs[service.name];
     assert.equal(def.fullName, `runtime.v1.${service.name}`);
     const generated = Object.values(def.methods).map((m) => ({ name: m.name, clientStreaming: m.requestStream, serverStreaming: m.responseStream }));
-    assert.deepEqual(generated, service.methods.map(({ name, clientStreaming, serverStreaming }) => ({ name, clientStreaming, serverStreaming })));
+    assert.deepEqual(
+      generated,
+      service.methods.map(({ name, clientStreaming, serverStreaming }) => ({ name, clientStreaming, serverStreaming })),
+    );
   }
 });
 

@@ -17,7 +17,9 @@ let buildError: Error | undefined;
 before(async () => {
   out = mkdtempSync(join(tmpdir(), 'skiff-strbuild-'));
   try {
-    const { build } = (await import('../../scripts/build-skiffd.mjs')) as { build(o: { outdir: string; quiet: boolean }): Promise<{ cjs: string; sea?: string }> };
+    const { build } = (await import('../../scripts/build-skiffd.mjs')) as {
+      build(o: { outdir: string; quiet: boolean }): Promise<{ cjs: string; sea?: string }>;
+    };
     built = await build({ outdir: join(out, 'dist'), quiet: true });
   } catch (err) {
     buildError = err as Error;

@@ -23,10 +23,10 @@ import { createLogger } from '../../node/skiffd/logger.ts';
 import type { DaemonContext } from '../../node/skiffd/context.ts';
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
 import { testPodRecord } from '../support/pods.ts';
-import { closeStreaming } from '../../node/skiffd/streaming/index.ts';
+import { Streaming } from '../../node/skiffd/streaming/index.ts';
 import { exec } from '../../node/skiffd/services/runtime/exec.ts';
 import { attach } from '../../node/skiffd/services/runtime/attach.ts';
-import { portForward } from '../../node/skiffd/services/runtime/port_forward.ts';
+import { portForward } from '../../node/skiffd/services/runtime/port-forward.ts';
 import { until } from '../support/wait.ts';
 import { httpGetIndex, runCommand, type CommandResult } from '../support/commands.ts';
 
@@ -79,23 +79,36 @@ before(async () => {
       state: join(dir, 'state'),
       runtime: makeOciRuntime({ root: join(dir, 'state', 'runc') }),
       pods,
-      images: { resolve: (name) => (name === 'busybox' ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } } : undefined) },
+      images: {
+        resolve: (name) =>
+          name === 'busybox' ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } } : undefined,
+      },
     });
     await manager.init();
+    const config = parseConfig('[streaming]\naddress = "127.0.0.1"\nport = 0\n');
+    const log = createLogger(process.env.SKIFF_TEST_DEBUG ? 'debug' : 'warn');
     const ctx = {
-      config: parseConfig('[streaming]\naddress = "127.0.0.1"\nport = 0\n'),
-      log: createLogger(process.env.SKIFF_TEST_DEBUG ? 'debug' : 'warn'),
+      config,
+      log,
       startedAt: new Date(),
       network: { podCidr: '' },
       images: undefined,
       pods,
       containers: manager,
+      streaming: new Streaming({ config: config.streaming, log, containers: manager, pods }),
     } as unknown as DaemonContext;
 
     const ids: Record<string, string> = {};
     const specs: Record<string, ContainerConfig> = {
-      shell: containerConfig('shell', ['sh', '-c', 'mkdir -p /www && echo hello-from-pod > /www/index.html && httpd -p 8080 -h /www && httpd -p 8081 -h /www && exec sleep 3600']),
-      echo: containerConfig('echo', ['sh', '-c', 'while read line; do echo "got $line"; echo "err $line" >&2; done; echo "stdin closed"'], { stdin: true, stdinOnce: true }),
+      shell: containerConfig('shell', [
+        'sh',
+        '-c',
+        'mkdir -p /www && echo hello-from-pod > /www/index.html && httpd -p 8080 -h /www && httpd -p 8081 -h /www && exec sleep 3600',
+      ]),
+      echo: containerConfig('echo', ['sh', '-c', 'while read line; do echo "got $line"; echo "err $line" >&2; done; echo "stdin closed"'], {
+        stdin: true,
+        stdinOnce: true,
+      }),
       echo2: containerConfig('echo2', ['sh', '-c', 'while read line; do echo "got $line"; done; echo "stdin closed"'], { stdin: true, stdinOnce: true }),
       term: containerConfig('term', ['sh'], { stdin: true, tty: true }),
     };
@@ -103,13 +116,38 @@ before(async () => {
       ids[name] = await manager.create({ podSandboxId: pod.id, config: spec, sandboxConfig: undefined });
       await manager.start(ids[name]);
     }
-    for (const id of Object.values(ids)) await until(`container ${id.slice(0, 12)} running`, async () => (await manager.status(id)).state === ContainerState.CONTAINER_RUNNING);
+    for (const id of Object.values(ids))
+      await until(`container ${id.slice(0, 12)} running`, async () => (await manager.status(id)).state === ContainerState.CONTAINER_RUNNING);
 
     const facade = await startKubeFacade(
-      [{ name: 'web', containers: [{ name: 'shell' }, { name: 'echo', stdin: true, stdinOnce: true }, { name: 'echo2', stdin: true, stdinOnce: true }, { name: 'term', stdin: true, tty: true }] }],
+      [
+        {
+          name: 'web',
+          containers: [
+            { name: 'shell' },
+            { name: 'echo', stdin: true, stdinOnce: true },
+            { name: 'echo2', stdin: true, stdinOnce: true },
+            { name: 'term', stdin: true, tty: true },
+          ],
+        },
+      ],
       {
-        exec: async (o) => (await exec(ctx, ExecRequest.fromPartial({ containerId: ids[o.container], cmd: o.command, tty: o.tty, stdin: o.stdin, stdout: o.stdout, stderr: o.stderr }), call)).url!,
-        attach: async (o) => (await attach(ctx, AttachRequest.fromPartial({ containerId: ids[o.container], tty: o.tty, stdin: o.stdin, stdout: o.stdout, stderr: o.stderr }), call)).url!,
+        exec: async (o) =>
+          (
+            await exec(
+              ctx,
+              ExecRequest.fromPartial({ containerId: ids[o.container], cmd: o.command, tty: o.tty, stdin: o.stdin, stdout: o.stdout, stderr: o.stderr }),
+              call,
+            )
+          ).url!,
+        attach: async (o) =>
+          (
+            await attach(
+              ctx,
+              AttachRequest.fromPartial({ containerId: ids[o.container], tty: o.tty, stdin: o.stdin, stdout: o.stdout, stderr: o.stderr }),
+              call,
+            )
+          ).url!,
         portForward: async (o) => (await portForward(ctx, PortForwardRequest.fromPartial({ podSandboxId: pod.id, port: o.ports }), call)).url!,
       },
     );
@@ -117,7 +155,10 @@ before(async () => {
     // httpd daemonizes inside the container; wait until it answers in the pod's namespace.
     await until('httpd in the pod', () => {
       try {
-        return execFileSync('ip', ['netns', 'exec', netnsName, 'busybox', 'wget', '-q', '-O', '-', 'http://127.0.0.1:8080/'], { encoding: 'utf8', timeout: 3000 }).includes('hello-from-pod');
+        return execFileSync('ip', ['netns', 'exec', netnsName, 'busybox', 'wget', '-q', '-O', '-', 'http://127.0.0.1:8080/'], {
+          encoding: 'utf8',
+          timeout: 3000,
+        }).includes('hello-from-pod');
       } catch {
         return false;
       }
@@ -131,7 +172,7 @@ after(async () => {
   if (!world) return;
   const w = world;
   await w.facade.close();
-  await closeStreaming(w.ctx);
+  await w.ctx.streaming.close();
   for (const v of await w.manager.list()) await w.manager.remove(v.record.id).catch(() => {});
   await w.manager.close();
   try {
@@ -181,7 +222,10 @@ test('streaming: kubectl exec over SPDY: output, stderr, non-zero exit code, std
   const ok = await kubectl(w, ['exec', 'web', '-c', 'shell', '--', 'sh', '-c', 'echo fine'], { env: SPDY });
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(ok.stdout, 'fine\n');
-  const piped = await kubectl(w, ['exec', '-i', 'web', '-c', 'shell', '--', 'sh', '-c', 'tr a-z A-Z; echo done'], { env: SPDY, input: 'hello through stdin\n' });
+  const piped = await kubectl(w, ['exec', '-i', 'web', '-c', 'shell', '--', 'sh', '-c', 'tr a-z A-Z; echo done'], {
+    env: SPDY,
+    input: 'hello through stdin\n',
+  });
   assert.equal(piped.code, 0, piped.stderr);
   assert.equal(piped.stdout, 'HELLO THROUGH STDIN\ndone\n');
   const missing = await kubectl(w, ['exec', 'web', '-c', 'shell', '--', 'no-such-command'], { env: SPDY });
@@ -256,18 +300,31 @@ test('streaming: kubectl attach -i to a container echoing its stdin; stdin EOF c
 test('streaming: kubectl port-forward over SPDY: two ports, concurrent connections, an HTTP server in the pod', { timeout: 60_000 }, async (t) => {
   const w = ready(t, ['kubectl']);
   if (!w) return;
-  const child = spawn('kubectl', ['--server', w.facade.url, 'port-forward', 'pod/web', ':8080', ':8081'], { env: { ...process.env, ...SPDY }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('kubectl', ['--server', w.facade.url, 'port-forward', 'pod/web', ':8080', ':8081'], {
+    env: { ...process.env, ...SPDY },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.after(() => child.kill('SIGKILL'));
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const ports = await until('kubectl port-forward to listen', () => {
-    const m = [...out.matchAll(/Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)/g)];
-    return m.length >= 2 ? Object.fromEntries(m.map((x) => [x[2], Number(x[1])])) : undefined;
-  }, 15_000);
+  const ports = await until(
+    'kubectl port-forward to listen',
+    () => {
+      const m = [...out.matchAll(/Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)/g)];
+      return m.length >= 2 ? Object.fromEntries(m.map((x) => [x[2], Number(x[1])])) : undefined;
+    },
+    15_000,
+  );
   const bodies = await Promise.all([httpGetIndex(ports['8080']), httpGetIndex(ports['8080']), httpGetIndex(ports['8081']), httpGetIndex(ports['8080'])]);
   for (const b of bodies) assert.equal(b, 'hello-from-pod\n');
-  assert.equal(w.facade.upgrades.filter((u) => u.kind === 'portforward').at(-1)?.upgrade.toLowerCase(), 'spdy/3.1');
+  assert.equal(
+    w.facade.upgrades
+      .filter((u) => u.kind === 'portforward')
+      .at(-1)
+      ?.upgrade.toLowerCase(),
+    'spdy/3.1',
+  );
 });
 
 test('streaming: kubectl port-forward over WebSocket (SPDY tunnelled in WebSocket, kubectl 1.31+)', { timeout: 60_000 }, async (t) => {
@@ -277,7 +334,10 @@ test('streaming: kubectl port-forward over WebSocket (SPDY tunnelled in WebSocke
     unavailable(t, 'this kubectl predates WebSocket port-forward (1.31); install kubectl 1.31 or newer');
     return;
   }
-  const child = spawn('kubectl', ['--server', w.facade.url, 'port-forward', 'pod/web', ':8081'], { env: { ...process.env, KUBECTL_PORT_FORWARD_WEBSOCKETS: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('kubectl', ['--server', w.facade.url, 'port-forward', 'pod/web', ':8081'], {
+    env: { ...process.env, KUBECTL_PORT_FORWARD_WEBSOCKETS: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   t.after(() => child.kill('SIGKILL'));
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -341,7 +401,8 @@ async function withDeadline<T>(what: string, p: Promise<T>, ms = 15_000): Promis
 }
 
 async function execUrl(w: World, cmd: string[], o: { tty?: boolean; stdin?: boolean } = {}): Promise<string> {
-  return (await exec(w.ctx, ExecRequest.fromPartial({ containerId: w.ids.shell, cmd, tty: !!o.tty, stdin: !!o.stdin, stdout: true, stderr: !o.tty }), call)).url!;
+  return (await exec(w.ctx, ExecRequest.fromPartial({ containerId: w.ids.shell, cmd, tty: !!o.tty, stdin: !!o.stdin, stdout: true, stderr: !o.tty }), call))
+    .url!;
 }
 
 test('streaming: WebSocket channel protocols v4, base64 and v5 report exit codes as metav1.Status', { timeout: 60_000 }, async (t) => {
@@ -370,7 +431,10 @@ test('streaming: WebSocket channel protocols v4, base64 and v5 report exit codes
       return [c.text(1), (JSON.parse(c.text(3)) as { details: { causes: { message: string }[] } }).details.causes[0].message];
     }),
   );
-  assert.deepEqual(many, [11, 12, 13, 14, 15].map((code) => [`session-${code}\n`, String(code)]));
+  assert.deepEqual(
+    many,
+    [11, 12, 13, 14, 15].map((code) => [`session-${code}\n`, String(code)]),
+  );
 });
 
 test('streaming: WebSocket exec with a TTY follows every resize; v5 closes stdin', { timeout: 60_000 }, async (t) => {
@@ -381,11 +445,17 @@ test('streaming: WebSocket exec with a TTY follows every resize; v5 closes stdin
   c.send(4, JSON.stringify({ Width: 80, Height: 20 }));
   await new Promise((r) => setTimeout(r, 300));
   c.send(0, 'stty size\n');
-  await withDeadline('first size', c.waitFor('20 80', () => c.text(1).includes('20 80')));
+  await withDeadline(
+    'first size',
+    c.waitFor('20 80', () => c.text(1).includes('20 80')),
+  );
   c.send(4, JSON.stringify({ Width: 132, Height: 43 }));
   await new Promise((r) => setTimeout(r, 300));
   c.send(0, 'stty size; exit 4\n');
-  await withDeadline('second size', c.waitFor('43 132', () => c.text(1).includes('43 132')));
+  await withDeadline(
+    'second size',
+    c.waitFor('43 132', () => c.text(1).includes('43 132')),
+  );
   await withDeadline('close', c.closed);
   assert.equal((JSON.parse(c.text(3)) as { details: { causes: { message: string }[] } }).details.causes[0].message, '4');
 
@@ -407,10 +477,39 @@ test('streaming: attach to a TTY container over WebSocket; resize through conmon
   c.send(4, JSON.stringify({ Width: 90, Height: 30 }));
   await new Promise((r) => setTimeout(r, 300));
   c.send(0, 'stty size\n');
-  await withDeadline('size through the ctl FIFO', c.waitFor('30 90', () => c.text(1).includes('30 90')));
+  await withDeadline(
+    'size through the ctl FIFO',
+    c.waitFor('30 90', () => c.text(1).includes('30 90')),
+  );
   c.ws.close();
   await withDeadline('client close', c.closed);
   assert.equal((await w.manager.status(w.ids.term)).state, ContainerState.CONTAINER_RUNNING, 'detaching leaves the container running');
+});
+
+test('streaming: two resizes sent at once, as kubectl attach sends them, leave the terminal at the second', { timeout: 60_000 }, async (t) => {
+  const w = ready(t);
+  if (!w) return;
+  const url = (await attach(w.ctx, AttachRequest.fromPartial({ containerId: w.ids.term, tty: true, stdin: true, stdout: true }), call)).url!;
+  const c = channelClient(url, 'v4.channel.k8s.io');
+  await withDeadline('open', c.opened);
+  // conmon paused while both arrive, so they wait in its ctl FIFO together and one read takes both.
+  const conmonPid = (await w.manager.status(w.ids.term)).record.conmonPid!;
+  process.kill(conmonPid, 'SIGSTOP');
+  try {
+    c.send(4, JSON.stringify({ Width: 123, Height: 45 }));
+    c.send(4, JSON.stringify({ Width: 122, Height: 44 }));
+    await new Promise((r) => setTimeout(r, 150));
+  } finally {
+    process.kill(conmonPid, 'SIGCONT');
+  }
+  await new Promise((r) => setTimeout(r, 600));
+  c.send(0, 'stty size\n');
+  await withDeadline(
+    'the second size',
+    c.waitFor('44 122', () => c.text(1).includes('44 122')),
+  );
+  c.ws.close();
+  await withDeadline('client close', c.closed);
 });
 
 test('streaming: WebSocket port-forward: port headers, data both ways, connection errors on the error channel', { timeout: 60_000 }, async (t) => {
@@ -419,14 +518,38 @@ test('streaming: WebSocket port-forward: port headers, data both ways, connectio
   const url = (await portForward(w.ctx, PortForwardRequest.fromPartial({ podSandboxId: w.pod.id, port: [] }), call)).url!;
   const c = channelClient(`${url}?port=8080&port=8081&port=9`, 'v4.channel.k8s.io');
   await withDeadline('open', c.opened);
-  await withDeadline('port headers', c.waitFor('six port headers', () => c.messages.length >= 6));
+  await withDeadline(
+    'port headers',
+    c.waitFor('six port headers', () => c.messages.length >= 6),
+  );
   const headers = c.messages.slice(0, 6).map((m) => [m.channel, m.data.readUInt16LE(0)]);
-  assert.deepEqual(headers.sort((a, b) => a[0] - b[0]), [[0, 8080], [1, 8080], [2, 8081], [3, 8081], [4, 9], [5, 9]]);
+  assert.deepEqual(
+    headers.sort((a, b) => a[0] - b[0]),
+    [
+      [0, 8080],
+      [1, 8080],
+      [2, 8081],
+      [3, 8081],
+      [4, 9],
+      [5, 9],
+    ],
+  );
   c.send(0, 'GET /index.html HTTP/1.0\r\n\r\n');
   c.send(2, 'GET /index.html HTTP/1.0\r\n\r\n');
-  const body = (ch: number) => c.messages.filter((m) => m.channel === ch).slice(1).map((m) => m.data.toString()).join('');
-  await withDeadline('both responses', c.waitFor('responses', () => body(0).includes('hello-from-pod') && body(2).includes('hello-from-pod')));
-  await withDeadline('error for the closed port', c.waitFor('error on channel 5', () => /refused/i.test(body(5))));
+  const body = (ch: number) =>
+    c.messages
+      .filter((m) => m.channel === ch)
+      .slice(1)
+      .map((m) => m.data.toString())
+      .join('');
+  await withDeadline(
+    'both responses',
+    c.waitFor('responses', () => body(0).includes('hello-from-pod') && body(2).includes('hello-from-pod')),
+  );
+  await withDeadline(
+    'error for the closed port',
+    c.waitFor('error on channel 5', () => /refused/i.test(body(5))),
+  );
   c.ws.close();
   await withDeadline('close', c.closed);
 });
@@ -457,7 +580,11 @@ test('streaming: Exec, Attach and PortForward refuse bad requests with the right
   const shell = w.ids.shell;
   assert.equal(await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: shell, cmd: ['true'] }), call)), Status.INVALID_ARGUMENT, 'no stream asked for');
   assert.equal(await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: shell, cmd: [], stdout: true }), call)), Status.INVALID_ARGUMENT, 'no command');
-  assert.equal(await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: shell, cmd: ['sh'], tty: true, stdout: true, stderr: true }), call)), Status.INVALID_ARGUMENT, 'tty with stderr');
+  assert.equal(
+    await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: shell, cmd: ['sh'], tty: true, stdout: true, stderr: true }), call)),
+    Status.INVALID_ARGUMENT,
+    'tty with stderr',
+  );
   assert.equal(await code(exec(w.ctx, ExecRequest.fromPartial({ containerId: 'f'.repeat(64), cmd: ['true'], stdout: true }), call)), Status.NOT_FOUND);
   assert.equal(await code(attach(w.ctx, AttachRequest.fromPartial({ containerId: 'f'.repeat(64), stdout: true }), call)), Status.NOT_FOUND);
   assert.equal(await code(portForward(w.ctx, PortForwardRequest.fromPartial({ podSandboxId: 'f'.repeat(64), port: [80] }), call)), Status.NOT_FOUND);
@@ -486,7 +613,8 @@ test('streaming: large output arrives whole over SPDY and WebSocket; a vanished 
   const marker = `sleep ${3000 + (randomBytes(2).readUInt16LE(0) % 1000)}`;
   const c = channelClient(await execUrl(w, marker.split(' ')), 'v5.channel.k8s.io');
   await withDeadline('open', c.opened);
-  const running = () => runCommand('runc', ['--root', join(w.dir, 'state', 'runc'), 'exec', w.ids.shell, 'ps', '-o', 'args']).then((r) => r.stdout.includes(marker));
+  const running = () =>
+    runCommand('runc', ['--root', join(w.dir, 'state', 'runc'), 'exec', w.ids.shell, 'ps', '-o', 'args']).then((r) => r.stdout.includes(marker));
   await until('the exec to start', running);
   c.ws.terminate();
   await until('the exec to be killed after the client left', async () => !(await running()));
@@ -507,7 +635,9 @@ test('streaming: interactive kubectl exec -ti follows terminal resizes mid-sessi
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     const say = async (line: string, expect: RegExp, what: string) => {
       child.stdin.write(line);
-      await until(`${what} (${JSON.stringify(env)})`, () => expect.test(out), 15_000).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
+      await until(`${what} (${JSON.stringify(env)})`, () => expect.test(out), 15_000).catch((err: Error) =>
+        assert.fail(`${err.message}; output: ${JSON.stringify(out)}`),
+      );
     };
     await until('the shell prompt', () => out.includes('# '), 15_000).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
     await say('stty size\n', /33 101/, 'the initial size');
@@ -533,14 +663,21 @@ test('streaming: kubectl attach -ti to a TTY container: initial size and resizes
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const kubectlPid = await until('kubectl to run', async () => Number((await runCommand('pgrep', ['-P', String(child.pid), '-f', 'kubectl'])).stdout.trim().split('\n')[0]) || undefined);
+  const kubectlPid = await until(
+    'kubectl to run',
+    async () => Number((await runCommand('pgrep', ['-P', String(child.pid), '-f', 'kubectl'])).stdout.trim().split('\n')[0]) || undefined,
+  );
   // Typing until the answer shows: the attach may not be wired up when the first line is sent.
   const ask = async (expect: RegExp, what: string) =>
-    until(what, async () => {
-      child.stdin.write('stty size\n');
-      await new Promise((r) => setTimeout(r, 200));
-      return expect.test(out);
-    }, 15_000).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
+    until(
+      what,
+      async () => {
+        child.stdin.write('stty size\n');
+        await new Promise((r) => setTimeout(r, 200));
+        return expect.test(out);
+      },
+      15_000,
+    ).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
   await ask(/29 97/, 'the initial size');
   const { readlinkSync } = await import('node:fs');
   await runCommand('stty', ['-F', readlinkSync(`/proc/${kubectlPid}/fd/0`), 'rows', '37', 'cols', '111']);
@@ -563,7 +700,11 @@ test('streaming: SPDY remotecommand v3, v2 and the pre-negotiation v1: text on t
     assert.match(r.streams.error, /^command terminated with non-zero exit code: exit status 3$/, 'before v4 the error stream is plain text');
   }
   const probe = 'i=0; while [ -z "$(stty size 2>/dev/null)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; stty size';
-  const tty = await spdyRemoteCommand(await execUrl(w, ['sh', '-c', probe], { tty: true }), { protocols: ['v3.channel.k8s.io'], streamTypes: ['error', 'stdout', 'resize'], resize: { Width: 77, Height: 22 } });
+  const tty = await spdyRemoteCommand(await execUrl(w, ['sh', '-c', probe], { tty: true }), {
+    protocols: ['v3.channel.k8s.io'],
+    streamTypes: ['error', 'stdout', 'resize'],
+    resize: { Width: 77, Height: 22 },
+  });
   assert.match(tty.streams.stdout, /22 77/);
   assert.equal(tty.streams.error ?? '', '', 'success is silence before v4');
 });

@@ -26,7 +26,11 @@ async function server(t: import('node:test').TestContext, now?: () => number) {
 const execRequest = { kind: 'exec' as const, containerId: 'c', cmd: ['true'], tty: false, stdin: false, stdout: true, stderr: true };
 
 /** Sends an upgrade request and returns the status line and headers of the answer. */
-function upgrade(url: string, headers: Record<string, string | string[]>, method = 'POST'): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function upgrade(
+  url: string,
+  headers: Record<string, string | string[]>,
+  method = 'POST',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers: { Connection: 'Upgrade', ...headers }, timeout: 10_000 });
     req.on('upgrade', (res, socket) => {
@@ -85,7 +89,11 @@ test('streaming server: expired and reused tokens are refused over SPDY and WebS
 
   const fresh = s.issue(execRequest);
   const attachPath = fresh.replace('/exec/', '/attach/');
-  assert.equal((await upgrade(attachPath, { Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' })).status, 404, 'an exec token is no attach token');
+  assert.equal(
+    (await upgrade(attachPath, { Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'v4.channel.k8s.io' })).status,
+    404,
+    'an exec token is no attach token',
+  );
   assert.equal(await wsStatus(fresh, 'v4.channel.k8s.io'), 404, 'the failed attempt used the token up');
 
   const another = s.issue(execRequest);
@@ -100,7 +108,10 @@ test('streaming server: SPDY protocol negotiation and plain requests', async (t)
   assert.match(refused.body, /unable to negotiate protocol/);
   assert.equal(refused.headers['x-accept-protocol-version'], 'v4.channel.k8s.io, v3.channel.k8s.io, v2.channel.k8s.io, channel.k8s.io');
 
-  const pf = await upgrade(s.issue({ kind: 'portforward', podSandboxId: 'p', ports: [] }), { Upgrade: 'SPDY/3.1', 'X-Stream-Protocol-Version': 'portforward.k8s.io' });
+  const pf = await upgrade(s.issue({ kind: 'portforward', podSandboxId: 'p', ports: [] }), {
+    Upgrade: 'SPDY/3.1',
+    'X-Stream-Protocol-Version': 'portforward.k8s.io',
+  });
   assert.equal(pf.status, 101);
   assert.equal(pf.headers['x-stream-protocol-version'], 'portforward.k8s.io');
   assert.equal(pf.headers.upgrade, 'SPDY/3.1');
@@ -140,7 +151,9 @@ function spdyThenSend(url: string, protocol: string, bytes: Buffer): Promise<Buf
       socket.destroy();
       reject(new Error('the server kept a broken SPDY connection open for 10 s'));
     }, 10_000);
-    socket.on('connect', () => socket.write(`POST ${target.pathname} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`));
+    socket.on('connect', () =>
+      socket.write(`POST ${target.pathname} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`),
+    );
     let upgraded = false;
     socket.on('data', (d: Buffer) => {
       chunks.push(d);

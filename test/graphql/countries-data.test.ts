@@ -40,9 +40,18 @@ describe('countries dataset module', () => {
   });
 
   it('has every continent, country and language of countries-list, in its order', () => {
-    assert.deepEqual(dataset.continents.map((c) => c.code), Object.keys(cl.continents));
-    assert.deepEqual(dataset.countries.map((c) => c.code), Object.keys(cl.countries));
-    assert.deepEqual(dataset.languages.map((l) => l.code), Object.keys(cl.languages));
+    assert.deepEqual(
+      dataset.continents.map((c) => c.code),
+      Object.keys(cl.continents),
+    );
+    assert.deepEqual(
+      dataset.countries.map((c) => c.code),
+      Object.keys(cl.countries),
+    );
+    assert.deepEqual(
+      dataset.languages.map((l) => l.code),
+      Object.keys(cl.languages),
+    );
     assert.equal(dataset.countries.length, Object.keys(cl.countries).length);
   });
 
@@ -58,7 +67,11 @@ describe('countries dataset module', () => {
       assert.deepEqual(c.currencies, src.currency, c.code);
       assert.equal(c.continent.code, src.continent, c.code);
       assert.equal(c.continent.name, cl.continents[src.continent], c.code);
-      assert.deepEqual(c.languages.map((l) => l.code), src.languages, c.code);
+      assert.deepEqual(
+        c.languages.map((l) => l.code),
+        src.languages,
+        c.code,
+      );
       assert.equal(c.emoji, cl.getEmojiFlag(c.code), c.code);
     }
   });
@@ -69,12 +82,24 @@ describe('countries dataset module', () => {
       assert.equal(l.name, src.name);
       assert.equal(l.native, src.native);
       assert.equal(l.rtl, src.rtl === 1);
-      const speakers = Object.entries(cl.countries).filter(([, c]) => c.languages.includes(l.code)).map(([code]) => code);
-      assert.deepEqual(l.countries.map((c) => c.code), speakers, l.code);
+      const speakers = Object.entries(cl.countries)
+        .filter(([, c]) => c.languages.includes(l.code))
+        .map(([code]) => code);
+      assert.deepEqual(
+        l.countries.map((c) => c.code),
+        speakers,
+        l.code,
+      );
     }
     for (const ct of dataset.continents) {
-      const members = Object.entries(cl.countries).filter(([, c]) => c.continent === ct.code).map(([code]) => code);
-      assert.deepEqual(ct.countries.map((c) => c.code), members, ct.code);
+      const members = Object.entries(cl.countries)
+        .filter(([, c]) => c.continent === ct.code)
+        .map(([code]) => code);
+      assert.deepEqual(
+        ct.countries.map((c) => c.code),
+        members,
+        ct.code,
+      );
     }
   });
 
@@ -89,7 +114,11 @@ describe('countries dataset module', () => {
         c.code,
       );
       const subs = Object.entries(iso.country(c.code)?.sub ?? {}).filter(([, s]) => s.type === 'Country' || s.type === 'Province');
-      assert.deepEqual(c.subdivisions.map((s) => [s.code, s.name]), subs.map(([code, s]) => [code, s.name]), c.code);
+      assert.deepEqual(
+        c.subdivisions.map((s) => [s.code, s.name]),
+        subs.map(([code, s]) => [code, s.name]),
+        c.code,
+      );
     }
     assert.equal(states, provinces.length, 'every province belongs to a known country');
   });

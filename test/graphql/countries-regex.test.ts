@@ -8,7 +8,19 @@ import { compileSafeRegex, dataset, MAX_PATTERN_LENGTH, RegexError } from '../..
 const subjects = [
   ...dataset.countries.flatMap((c) => [c.code, c.name, c.filterFields.currency, c.continent.code]),
   ...dataset.languages.map((l) => l.code),
-  '', 'a', 'ab', 'A-b_c 9', 'line\nbreak', 'tab\there', 'x{2}', 'a]b', 'é', '🇧🇷', 'Côte d\'Ivoire', '\u2028', '[*]',
+  '',
+  'a',
+  'ab',
+  'A-b_c 9',
+  'line\nbreak',
+  'tab\there',
+  'x{2}',
+  'a]b',
+  'é',
+  '🇧🇷',
+  "Côte d'Ivoire",
+  '\u2028',
+  '[*]',
 ];
 
 /** Checks every subject; returns how many matched (so callers can see both answers occur). */
@@ -27,12 +39,71 @@ function sameAsRegExp(pattern: string): number {
 describe('countries safe regex', () => {
   it('agrees with RegExp on hand-picked patterns', () => {
     const patterns = [
-      '^United', 'land$', '^(A|B)', 'an', '^$', '', '.', '^.$', '^..$', 'a|b|^Z', 'Republic of', '^[A-C][a-z]+$',
-      '[^a-z ]', '[a-]', '[-a]', '[\\d-z]', '\\d', '\\D', '\\w+\\s\\w+', '\\W', '\\s', '\\S', '\\bof\\b', '\\Bia\\b',
-      'a{2}', 'a{2,}', 'n{1,2}i', 's{0}', 'x{2', 'x{,2}', '{', '}', ']', 'a]', '\\x41', '\\u00e9', '\\.', '\\-', '\\p',
-      '(?:ab|cd)+', '(?<g>an)d', 'a*?b', 'a+?', 'a??n', '[\\b]', '\\t', '\\n', '[^]', '[]', '^[^]*$', 'St\\.? ', '\\u{1F1E7}',
-      '(a|ab)(c|bcd)(d*)', '^(U|Un|Uni)ted', '[\\s\\S]{40,}', '^.{0,3}$', '^\\w{2}$', '\\uD83C', '[\\uD83C-\\uD83D]',
-      '^[A-Z]{2}$', ',', 'EUR|USD', '^(?:[A-Z][a-z]*)(?: [A-Z][a-z]*)*$', '\\0', '[\\0-\\x1f]',
+      '^United',
+      'land$',
+      '^(A|B)',
+      'an',
+      '^$',
+      '',
+      '.',
+      '^.$',
+      '^..$',
+      'a|b|^Z',
+      'Republic of',
+      '^[A-C][a-z]+$',
+      '[^a-z ]',
+      '[a-]',
+      '[-a]',
+      '[\\d-z]',
+      '\\d',
+      '\\D',
+      '\\w+\\s\\w+',
+      '\\W',
+      '\\s',
+      '\\S',
+      '\\bof\\b',
+      '\\Bia\\b',
+      'a{2}',
+      'a{2,}',
+      'n{1,2}i',
+      's{0}',
+      'x{2',
+      'x{,2}',
+      '{',
+      '}',
+      ']',
+      'a]',
+      '\\x41',
+      '\\u00e9',
+      '\\.',
+      '\\-',
+      '\\p',
+      '(?:ab|cd)+',
+      '(?<g>an)d',
+      'a*?b',
+      'a+?',
+      'a??n',
+      '[\\b]',
+      '\\t',
+      '\\n',
+      '[^]',
+      '[]',
+      '^[^]*$',
+      'St\\.? ',
+      '\\u{1F1E7}',
+      '(a|ab)(c|bcd)(d*)',
+      '^(U|Un|Uni)ted',
+      '[\\s\\S]{40,}',
+      '^.{0,3}$',
+      '^\\w{2}$',
+      '\\uD83C',
+      '[\\uD83C-\\uD83D]',
+      '^[A-Z]{2}$',
+      ',',
+      'EUR|USD',
+      '^(?:[A-Z][a-z]*)(?: [A-Z][a-z]*)*$',
+      '\\0',
+      '[\\0-\\x1f]',
     ];
     const matched = patterns.map(sameAsRegExp);
     assert.ok(matched.filter((m) => m > 0 && m < subjects.length).length > patterns.length / 2, 'most patterns split the subjects');
@@ -70,7 +141,11 @@ describe('countries safe regex', () => {
 
   it('reports syntax errors with the platform message', () => {
     for (const bad of ['(', '[a', 'a**', '*a', '(?<n>a', 'a{2,1}', '[z-a]']) {
-      assert.throws(() => compileSafeRegex(bad), (e: unknown) => e instanceof RegexError && /Invalid regular expression/.test((e as Error).message), bad);
+      assert.throws(
+        () => compileSafeRegex(bad),
+        (e: unknown) => e instanceof RegexError && /Invalid regular expression/.test((e as Error).message),
+        bad,
+      );
     }
   });
 
@@ -87,7 +162,11 @@ describe('countries safe regex', () => {
       ['a{5000}', /repeat count above/],
     ];
     for (const [pattern, message] of refused) {
-      assert.throws(() => compileSafeRegex(pattern), (e: unknown) => e instanceof RegexError && message.test((e as Error).message), pattern);
+      assert.throws(
+        () => compileSafeRegex(pattern),
+        (e: unknown) => e instanceof RegexError && message.test((e as Error).message),
+        pattern,
+      );
     }
     assert.doesNotThrow(() => compileSafeRegex('x'.repeat(MAX_PATTERN_LENGTH)));
   });

@@ -39,9 +39,16 @@ describe('countries resolvers', () => {
   });
 
   it('country by code; unknown code -> null', async () => {
-    const d = await data('{ br: country(code: "BR") { code name native capital currency phone continent { code name } languages { code name native rtl } } zz: country(code: "ZZ") { code } lower: country(code: "br") { code } }');
+    const d = await data(
+      '{ br: country(code: "BR") { code name native capital currency phone continent { code name } languages { code name native rtl } } zz: country(code: "ZZ") { code } lower: country(code: "br") { code } }',
+    );
     assert.deepEqual(d.br, {
-      code: 'BR', name: 'Brazil', native: 'Brasil', capital: 'Brasília', currency: 'BRL', phone: '55',
+      code: 'BR',
+      name: 'Brazil',
+      native: 'Brasil',
+      capital: 'Brasília',
+      currency: 'BRL',
+      phone: '55',
       continent: { code: 'SA', name: 'South America' },
       languages: [{ code: 'pt', name: 'Portuguese', native: 'Português', rtl: false }],
     });
@@ -83,11 +90,20 @@ describe('countries resolvers', () => {
       empty: countries(filter: {}) { code }
     }`);
     assert.deepEqual(codes(d.eq), ['DE']);
-    assert.deepEqual(codes(d.ne), allCodes.filter((c) => c !== 'DE'));
+    assert.deepEqual(
+      codes(d.ne),
+      allCodes.filter((c) => c !== 'DE'),
+    );
     assert.deepEqual(codes(d.in), ['AD', 'FR'], 'results keep dataset order');
-    assert.deepEqual(codes(d.nin), allCodes.filter((c) => c !== 'FR' && c !== 'AD'));
+    assert.deepEqual(
+      codes(d.nin),
+      allCodes.filter((c) => c !== 'FR' && c !== 'AD'),
+    );
     assert.deepEqual(codes(d.both), ['DE', 'FR']);
-    assert.deepEqual(codes(d.fields), allCodes.filter((c) => cl.countries[c].continent === 'EU' && cl.countries[c].currency.join(',') === 'CHF'));
+    assert.deepEqual(
+      codes(d.fields),
+      allCodes.filter((c) => cl.countries[c].continent === 'EU' && cl.countries[c].currency.join(',') === 'CHF'),
+    );
     assert.ok(d.fields.length >= 1);
     assert.deepEqual(d.emptyIn, []);
     assert.equal(d.emptyNin.length, allCodes.length);
@@ -110,13 +126,21 @@ describe('countries resolvers', () => {
       all: continents { code }
     }`);
     assert.deepEqual(codes(d.continents), ['AF', 'EU']);
-    assert.deepEqual(codes(d.continents[1].countries), allCodes.filter((c) => cl.countries[c].continent === 'EU'));
-    assert.deepEqual(codes(d.languages), Object.keys(cl.languages).filter((l) => l.startsWith('e')));
+    assert.deepEqual(
+      codes(d.continents[1].countries),
+      allCodes.filter((c) => cl.countries[c].continent === 'EU'),
+    );
+    assert.deepEqual(
+      codes(d.languages),
+      Object.keys(cl.languages).filter((l) => l.startsWith('e')),
+    );
     assert.deepEqual(codes(d.all), Object.keys(cl.continents));
   });
 
   it('capital and currency: "" -> null (AQ), currencies/phones split on ","', async () => {
-    const d = await data('{ aq: country(code: "AQ") { capital currency currencies } us: country(code: "US") { currency currencies phone phones } mo: country(code: "MO") { capital } }');
+    const d = await data(
+      '{ aq: country(code: "AQ") { capital currency currencies } us: country(code: "US") { currency currencies phone phones } mo: country(code: "MO") { capital } }',
+    );
     assert.deepEqual(d.aq, { capital: null, currency: null, currencies: [] });
     assert.equal(d.mo.capital, null);
     assert.equal(d.us.currency, cl.countries.US.currency.join(','));
@@ -137,11 +161,19 @@ describe('countries resolvers', () => {
   });
 
   it('Language.countries lists the countries speaking it; Continent.countries its members', async () => {
-    const d = await data('{ language(code: "pt") { countries { code } } continent(code: "SA") { name countries { code } } none: continent(code: "XX") { code } }');
-    assert.deepEqual(codes(d.language.countries), allCodes.filter((c) => cl.countries[c].languages.includes('pt')));
+    const d = await data(
+      '{ language(code: "pt") { countries { code } } continent(code: "SA") { name countries { code } } none: continent(code: "XX") { code } }',
+    );
+    assert.deepEqual(
+      codes(d.language.countries),
+      allCodes.filter((c) => cl.countries[c].languages.includes('pt')),
+    );
     assert.ok(codes(d.language.countries).includes('BR'));
     assert.equal(d.continent.name, 'South America');
-    assert.deepEqual(codes(d.continent.countries), allCodes.filter((c) => cl.countries[c].continent === 'SA'));
+    assert.deepEqual(
+      codes(d.continent.countries),
+      allCodes.filter((c) => cl.countries[c].continent === 'SA'),
+    );
     assert.equal(d.none, null);
   });
 
@@ -175,14 +207,27 @@ describe('countries resolvers', () => {
     }`);
     const regions = Object.fromEntries(Object.entries(d).map(([k, v]) => [k, v.awsRegion]));
     assert.deepEqual(regions, {
-      br: 'sa-east-1', de: 'eu-central-1', us: 'us-east-1', jp: 'ap-northeast-1', au: 'ap-southeast-2', gb: 'eu-west-2',
-      fr: 'eu-west-3', in: 'ap-south-1', za: 'af-south-1', ca: 'ca-central-1', sg: 'ap-southeast-1', ie: 'eu-west-1',
+      br: 'sa-east-1',
+      de: 'eu-central-1',
+      us: 'us-east-1',
+      jp: 'ap-northeast-1',
+      au: 'ap-southeast-2',
+      gb: 'eu-west-2',
+      fr: 'eu-west-3',
+      in: 'ap-south-1',
+      za: 'af-south-1',
+      ca: 'ca-central-1',
+      sg: 'ap-southeast-1',
+      ie: 'eu-west-1',
     });
   });
 
   it('states of CA come from provinces; State.country links back', async () => {
     const d = await data('{ country(code: "CA") { states { code name country { code } } } gb: country(code: "GB") { states { code } } }');
-    assert.deepEqual(d.country.states, provinces.filter((p) => p.country === 'CA').map((p) => ({ code: p.short ?? null, name: p.name, country: { code: 'CA' } })));
+    assert.deepEqual(
+      d.country.states,
+      provinces.filter((p) => p.country === 'CA').map((p) => ({ code: p.short ?? null, name: p.name, country: { code: 'CA' } })),
+    );
     assert.ok(d.country.states.some((s: { code: string; name: string }) => s.code === 'QC' && s.name === 'Quebec'));
     assert.ok(d.gb.states.length > 0 && d.gb.states.every((s: { code: string | null }) => s.code === null), 'GB states have no code');
   });
@@ -235,7 +280,11 @@ describe('countries resolvers', () => {
     ];
     for (const [pattern, expected] of cases) {
       const d = await data('query($p: String) { countries(filter: { name: { regex: $p } }) { name } }', { p: pattern });
-      assert.deepEqual(d.countries.map((c: { name: string }) => c.name), names.filter(expected), pattern);
+      assert.deepEqual(
+        d.countries.map((c: { name: string }) => c.name),
+        names.filter(expected),
+        pattern,
+      );
     }
   });
 });

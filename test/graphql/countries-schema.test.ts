@@ -3,16 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import {
-  buildSchema,
-  findBreakingChanges,
-  findDangerousChanges,
-  getIntrospectionQuery,
-  graphql,
-  parse,
-  printSchema,
-  type ExecutionResult,
-} from 'graphql';
+import { buildSchema, findBreakingChanges, findDangerousChanges, getIntrospectionQuery, graphql, parse, printSchema, type ExecutionResult } from 'graphql';
 import { countriesReferenceSDL, countriesSchema, countriesSDL, countriesSubgraphSDL } from '../../src/countries/index.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/countries/${name}`, import.meta.url), 'utf8');
@@ -20,7 +11,10 @@ const referenceSchema = buildSchema(fixture('countries-reference.graphql'));
 const federationDoc = fixture('countries-reference.federation.graphql');
 
 /** Executes and returns the result as a client sees it (serialized JSON). */
-async function run(source: string, variableValues?: Record<string, unknown>): Promise<ExecutionResult & { errors?: { message: string; path?: (string | number)[] }[] }> {
+async function run(
+  source: string,
+  variableValues?: Record<string, unknown>,
+): Promise<ExecutionResult & { errors?: { message: string; path?: (string | number)[] }[] }> {
   return JSON.parse(JSON.stringify(await graphql({ schema: countriesSchema, source, variableValues })));
 }
 
@@ -57,7 +51,25 @@ describe('countries schema', () => {
     const names = (types.data as { __schema: { types: { name: string }[] } }).__schema.types.map((t) => t.name);
     const expected = Object.keys(countriesSchema.getTypeMap());
     assert.deepEqual(names, expected);
-    for (const name of ['Continent', 'ContinentFilterInput', 'Country', 'CountryFilterInput', 'Language', 'LanguageFilterInput', 'Query', 'State', 'StringQueryOperatorInput', 'Subdivision', '_Any', '_Entity', '_Service', 'String', 'ID', 'Boolean', '__Schema']) {
+    for (const name of [
+      'Continent',
+      'ContinentFilterInput',
+      'Country',
+      'CountryFilterInput',
+      'Language',
+      'LanguageFilterInput',
+      'Query',
+      'State',
+      'StringQueryOperatorInput',
+      'Subdivision',
+      '_Any',
+      '_Entity',
+      '_Service',
+      'String',
+      'ID',
+      'Boolean',
+      '__Schema',
+    ]) {
       assert.ok(names.includes(name), `types lists ${name}`);
     }
   });
@@ -65,8 +77,30 @@ describe('countries schema', () => {
   it('introspection shows Country fields in the reference order and list filters default to {}', async () => {
     const result = await run('{ __type(name: "Country") { fields { name } } query: __type(name: "Query") { fields { name args { name defaultValue } } } }');
     assert.equal(result.errors, undefined);
-    const data = result.data as { __type: { fields: { name: string }[] }; query: { fields: { name: string; args: { name: string; defaultValue: string | null }[] }[] } };
-    assert.deepEqual(data.__type.fields.map((f) => f.name), ['awsRegion', 'capital', 'code', 'continent', 'currencies', 'currency', 'emoji', 'emojiU', 'languages', 'name', 'native', 'phone', 'phones', 'states', 'subdivisions']);
+    const data = result.data as {
+      __type: { fields: { name: string }[] };
+      query: { fields: { name: string; args: { name: string; defaultValue: string | null }[] }[] };
+    };
+    assert.deepEqual(
+      data.__type.fields.map((f) => f.name),
+      [
+        'awsRegion',
+        'capital',
+        'code',
+        'continent',
+        'currencies',
+        'currency',
+        'emoji',
+        'emojiU',
+        'languages',
+        'name',
+        'native',
+        'phone',
+        'phones',
+        'states',
+        'subdivisions',
+      ],
+    );
     const countries = data.query.fields.find((f) => f.name === 'countries')!;
     assert.deepEqual(countries.args, [{ name: 'filter', defaultValue: '{}' }]);
   });
@@ -90,19 +124,22 @@ describe('countries schema', () => {
   });
 
   it('_entities resolves {__typename, code} for Country, Continent and Language, in order', async () => {
-    const result = await run(`query($reps: [_Any!]!) { _entities(representations: $reps) {
+    const result = await run(
+      `query($reps: [_Any!]!) { _entities(representations: $reps) {
       __typename
       ... on Country { code name capital }
       ... on Continent { code name }
       ... on Language { code name rtl }
-    } }`, {
-      reps: [
-        { __typename: 'Language', code: 'ar' },
-        { __typename: 'Country', code: 'BR' },
-        { __typename: 'Continent', code: 'EU' },
-        { __typename: 'Country', code: 'ZZ' },
-      ],
-    });
+    } }`,
+      {
+        reps: [
+          { __typename: 'Language', code: 'ar' },
+          { __typename: 'Country', code: 'BR' },
+          { __typename: 'Continent', code: 'EU' },
+          { __typename: 'Country', code: 'ZZ' },
+        ],
+      },
+    );
     assert.equal(result.errors, undefined);
     assert.deepEqual(result.data, {
       _entities: [
@@ -120,7 +157,9 @@ describe('countries schema', () => {
   });
 
   it('_entities: an unknown __typename is a GraphQL error at that entry', async () => {
-    const result = await run('{ _entities(representations: [{ __typename: "Planet", code: "EA" }, { __typename: "Country", code: "FR" }]) { ... on Country { code } } }');
+    const result = await run(
+      '{ _entities(representations: [{ __typename: "Planet", code: "EA" }, { __typename: "Country", code: "FR" }]) { ... on Country { code } } }',
+    );
     assert.deepEqual(result.data, { _entities: [null, { code: 'FR' }] });
     assert.equal(result.errors?.length, 1);
     assert.deepEqual(result.errors![0].path, ['_entities', 0]);

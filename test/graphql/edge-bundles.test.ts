@@ -129,10 +129,13 @@ describe('edge bundles', { timeout: 180_000 }, () => {
   let sizes: BundleSize[] = [];
   const bundle = (name: string) => join(outdir, name);
 
-  before(async () => {
-    outdir = await mkdtemp(join(tmpdir(), 'skiff-edge-'));
-    sizes = await build({ outdir, quiet: true });
-  }, { timeout: 60_000 });
+  before(
+    async () => {
+      outdir = await mkdtemp(join(tmpdir(), 'skiff-edge-'));
+      sizes = await build({ outdir, quiet: true });
+    },
+    { timeout: 60_000 },
+  );
   after(() => rm(outdir, { recursive: true, force: true }));
 
   test('the build writes a self-contained minified bundle per target', { timeout: 120_000 }, async () => {
@@ -165,7 +168,7 @@ describe('edge bundles', { timeout: 180_000 }, () => {
     await answersLikeNode(deno.fetch);
   });
 
-  test('Bun: bun serving the bundle\'s default export', { timeout: 120_000 }, async (t) => {
+  test("Bun: bun serving the bundle's default export", { timeout: 120_000 }, async (t) => {
     const bun = await startBun(bundle('bun.js'));
     t.after(() => bun.stop());
     await answersLikeNode(bun.fetch);

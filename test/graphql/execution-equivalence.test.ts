@@ -46,10 +46,7 @@ function runCompiled(schema: GraphQLSchema, c: Case, rootValue?: unknown, contex
   if (coerced.errors) return { kind: 'compiled', json: JSON.stringify({ errors: coerced.errors }) };
   try {
     const result = executePlan(plan, schema, rootValue, contextValue, coerced.coerced);
-    const json =
-      result.errors.length === 0
-        ? `{"data":${result.data}}`
-        : `{"errors":${JSON.stringify(result.errors)},"data":${result.data}}`;
+    const json = result.errors.length === 0 ? `{"data":${result.data}}` : `{"errors":${JSON.stringify(result.errors)},"data":${result.data}}`;
     return { kind: 'compiled', json };
   } catch (error) {
     if (error === bail) return { kind: 'bail' };
@@ -72,9 +69,13 @@ function reference(schema: GraphQLSchema, c: Case, rootValue?: unknown, contextV
 
 function assertEquivalent(schema: GraphQLSchema, c: Case, rootValue?: unknown, contextValue?: unknown): void {
   const errors = validate(schema, parse(c.query));
-  assert.deepEqual(errors.map((e) => e.message), [], `test query must be valid: ${c.query}`);
+  assert.deepEqual(
+    errors.map((e) => e.message),
+    [],
+    `test query must be valid: ${c.query}`,
+  );
   const outcome = runCompiled(schema, c, rootValue, contextValue);
-  assert.equal(outcome.kind, "compiled", `compiled executor should run ${c.query}`);
+  assert.equal(outcome.kind, 'compiled', `compiled executor should run ${c.query}`);
   assert.equal((outcome as { json: string }).json, reference(schema, c, rootValue, contextValue), c.query);
 }
 
@@ -87,7 +88,10 @@ const countriesCases: Case[] = [
   { query: '{ languages { code name native rtl } }' },
   { query: '{ a: country(code:"BR"){ n: name } b: country(code:"XX"){ name } __typename t: __typename }' },
   { query: '{ country(code:"BR"){ name } country(code:"BR"){ capital name } }' },
-  { query: '{ country(code:"DE"){ ...F ... on Country { code __typename } } } fragment F on Country { name continent { ...C } } fragment C on Continent { code __typename }' },
+  {
+    query:
+      '{ country(code:"DE"){ ...F ... on Country { code __typename } } } fragment F on Country { name continent { ...C } } fragment C on Continent { code __typename }',
+  },
   { query: '{ country(code:"FR"){ name(lang:"de") es: name(lang:"es") plain: name } }' },
   { query: '{ country(code:"FR"){ code name(lang:"xx") } }' },
   { query: '{ countries(filter:{ code:{ eq:"BR" } }){ code name(lang:"xx") } }' },
@@ -108,7 +112,15 @@ const countriesCases: Case[] = [
   { query: '{ _service { sdl } }' },
   {
     query: 'query ($r: [_Any!]!) { _entities(representations:$r){ __typename ... on Country { code name } ... on Language { code native } } }',
-    variables: { r: [{ __typename: 'Country', code: 'BR' }, { __typename: 'Language', code: 'de' }, { __typename: 'Country', code: 'ZZ' }, { __typename: 'Nope', code: 'x' }, 'bad'] },
+    variables: {
+      r: [
+        { __typename: 'Country', code: 'BR' },
+        { __typename: 'Language', code: 'de' },
+        { __typename: 'Country', code: 'ZZ' },
+        { __typename: 'Nope', code: 'x' },
+        'bad',
+      ],
+    },
   },
   { query: '{ __schema { queryType { name } types { name kind fields(includeDeprecated: true) { name args { name defaultValue } } } } }' },
   { query: '{ __type(name:"Country"){ name kind fields { name type { name kind ofType { name kind ofType { name } } } } } }' },
@@ -151,8 +163,18 @@ const Node: GraphQLObjectType = new GraphQLObjectType({
   fields: () => ({
     id: { type: new GraphQLNonNull(GraphQLID) },
     where: { type: GraphQLString, resolve: (_s, _a, _c, info) => `${responsePathAsArray(info.path).join('.')}@${info.path.typename}` },
-    boom: { type: GraphQLString, resolve: () => { throw new Error('node boom'); } },
-    strictBoom: { type: new GraphQLNonNull(GraphQLString), resolve: () => { throw new Error('strict boom'); } },
+    boom: {
+      type: GraphQLString,
+      resolve: () => {
+        throw new Error('node boom');
+      },
+    },
+    strictBoom: {
+      type: new GraphQLNonNull(GraphQLString),
+      resolve: () => {
+        throw new Error('strict boom');
+      },
+    },
     child: { type: Node, resolve: (s: { id: string }) => ({ id: `${s.id}.c` }) },
     strictChild: { type: new GraphQLNonNull(Node), resolve: (s: { id: string }) => ({ id: `${s.id}.s` }) },
     greet: { type: GraphQLString, args: { who: { type: GraphQLString, defaultValue: 'you' } } },
@@ -188,7 +210,9 @@ const edgeSchema = new GraphQLSchema({
       returnsError: { type: GraphQLString, resolve: () => new Error('returned, not thrown') },
       throwsGraphQLError: {
         type: GraphQLString,
-        resolve: () => { throw new GraphQLError('with extensions', { extensions: { code: 'E1' } }); },
+        resolve: () => {
+          throw new GraphQLError('with extensions', { extensions: { code: 'E1' } });
+        },
       },
       list: { type: new GraphQLList(GraphQLString), resolve: () => ['a', null, 3] },
       strictItems: { type: new GraphQLList(new GraphQLNonNull(GraphQLString)), resolve: () => ['a', null] },
@@ -204,13 +228,22 @@ const edgeSchema = new GraphQLSchema({
       strictNode: { type: new GraphQLNonNull(Node), resolve: () => node('strict') },
       things: {
         type: new GraphQLList(Thing),
-        resolve: () => [{ __typename: 'Person', name: 'Ada', age: 36 }, { __typename: 'Pet', kind: 'Pet', name: 'Rex', legs: 4 }],
+        resolve: () => [
+          { __typename: 'Person', name: 'Ada', age: 36 },
+          { __typename: 'Pet', kind: 'Pet', name: 'Rex', legs: 4 },
+        ],
       },
       badThing: { type: Thing, resolve: () => ({ __typename: 'Nope' }) },
       nonObjectThing: { type: Thing, resolve: () => ({ __typename: 'String' }) },
       notPossibleThing: { type: Thing, resolve: () => ({ __typename: 'Query' }) },
       untypedThing: { type: Thing, resolve: () => ({ name: 'x' }) },
-      named: { type: new GraphQLList(Named), resolve: () => [{ kind: 'Person', name: 'Grace', age: 85 }, { kind: 'Pet', name: 'Tom', legs: 4 }] },
+      named: {
+        type: new GraphQLList(Named),
+        resolve: () => [
+          { kind: 'Person', name: 'Grace', age: 85 },
+          { kind: 'Pet', name: 'Tom', legs: 4 },
+        ],
+      },
       echo: {
         type: GraphQLString,
         args: { text: { type: new GraphQLNonNull(GraphQLString) }, times: { type: GraphQLInt, defaultValue: 2 } },
@@ -267,17 +300,29 @@ test('the compiled executor hands promises and variable-dependent directives to 
   });
   const document = parse('{ sync now }');
   const plan = planOperation(schema, document, undefined)!;
-  assert.throws(() => executePlan(plan, schema, undefined, undefined, {}), (e) => e === bail);
+  assert.throws(
+    () => executePlan(plan, schema, undefined, undefined, {}),
+    (e) => e === bail,
+  );
   assert.equal(plan.async, true, 'a plan that met a promise is marked async');
   const rejectedPlan = planOperation(schema, parse('{ rejected }'), undefined)!;
-  assert.throws(() => executePlan(rejectedPlan, schema, undefined, undefined, {}), (e) => e === bail);
+  assert.throws(
+    () => executePlan(rejectedPlan, schema, undefined, undefined, {}),
+    (e) => e === bail,
+  );
   // With an object as root value the root fields run as generated code, which calls these resolvers
   // itself: the same hand-over, and the rejection is still absorbed.
   const generatedPlan = planOperation(schema, document, undefined)!;
-  assert.throws(() => executePlan(generatedPlan, schema, {}, undefined, {}), (e) => e === bail);
+  assert.throws(
+    () => executePlan(generatedPlan, schema, {}, undefined, {}),
+    (e) => e === bail,
+  );
   assert.equal(generatedPlan.async, true, 'generated code marks the plan async too');
   const generatedRejected = planOperation(schema, parse('{ sync rejected }'), undefined)!;
-  assert.throws(() => executePlan(generatedRejected, schema, {}, undefined, {}), (e) => e === bail);
+  assert.throws(
+    () => executePlan(generatedRejected, schema, {}, undefined, {}),
+    (e) => e === bail,
+  );
   await new Promise((resolve) => setTimeout(resolve, 10)); // an unhandled rejection would fail the test run
 
   assert.equal(planOperation(schema, parse('query ($s: Boolean!) { sync @skip(if: $s) }'), undefined), null);
@@ -381,7 +426,13 @@ function plainDataShapes(): void {
     },
   });
   const branches: Record<string, unknown> = {
-    plain: { leaf: { name: 'a', strict: 's' }, strictLeaf: { name: 'b', strict: 's' }, leaves: [{ name: 'c', strict: 's' }, null], strictLeaves: [], name: 'p' },
+    plain: {
+      leaf: { name: 'a', strict: 's' },
+      strictLeaf: { name: 'b', strict: 's' },
+      leaves: [{ name: 'c', strict: 's' }, null],
+      strictLeaves: [],
+      name: 'p',
+    },
     missing: { name: 'm' },
     nullInStrictList: { strictLeaves: [{ name: 'x', strict: 's' }, null] },
     strictNull: { leaf: { name: 'n', strict: null } },
@@ -398,7 +449,10 @@ function plainDataShapes(): void {
     notAList: { leaves: { name: 'object' } },
     empty: { leaves: [], strictLeaves: [], leaf: { more: [] } },
     nested: {
-      leaves: [{ name: 'i1', next: { name: 'n1' }, more: [{ name: 'm1' }, { name: 'm2', next: null }] }, { next: null, more: [] }],
+      leaves: [
+        { name: 'i1', next: { name: 'n1' }, more: [{ name: 'm1' }, { name: 'm2', next: null }] },
+        { next: null, more: [] },
+      ],
       strictLeaves: [{ name: 's1', next: { name: 'sn' }, more: [{ next: { name: 'deep' } }] }],
       leaf: { more: [{ next: { name: 'deep' } }, { next: null }, null], next: { more: null } },
     },

@@ -72,10 +72,7 @@ test('Cache-Control: none by default on a schema with mutations; configurable; f
   assert.ok(res.headers.get('etag'), 'ETag on GET regardless');
 
   const configured = createGraphQLHandler({ schema, cacheControl: { maxAge: 300, staleWhileRevalidate: 30 } });
-  assert.equal(
-    (await configured(getRequest({ query: '{ a }' }))).headers.get('cache-control'),
-    'public, max-age=300, stale-while-revalidate=30',
-  );
+  assert.equal((await configured(getRequest({ query: '{ a }' }))).headers.get('cache-control'), 'public, max-age=300, stale-while-revalidate=30');
   const personal = createGraphQLHandler({ schema, cacheControl: { maxAge: 10, scope: 'private' } });
   assert.equal((await personal(getRequest({ query: '{ a }' }))).headers.get('cache-control'), 'private, max-age=10');
 

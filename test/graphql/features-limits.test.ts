@@ -81,14 +81,9 @@ test('maxListSize: inline list arguments and lists in variables', async () => {
   const inline = await limitError(await handler(postRequest({ query: '{ sum(values: [1, 2, 3, 4]) }' }, strict)));
   assert.equal(inline.message, 'A list argument has 4 items: the limit is 3 (limits.maxListSize)');
   for (const accept of [graphqlResponseJson, 'application/json']) {
-    const viaVariables = await handler(
-      postRequest({ query: 'query($v: [Int!]) { sum(values: $v) }', variables: { v: [1, 2, 3, 4] } }, { accept }),
-    );
+    const viaVariables = await handler(postRequest({ query: 'query($v: [Int!]) { sum(values: $v) }', variables: { v: [1, 2, 3, 4] } }, { accept }));
     assert.equal(viaVariables.status, 400);
-    assert.equal(
-      (await viaVariables.json()).errors[0].message,
-      'A list in "variables" has 4 items: the limit is 3 (limits.maxListSize)',
-    );
+    assert.equal((await viaVariables.json()).errors[0].message, 'A list in "variables" has 4 items: the limit is 3 (limits.maxListSize)');
   }
   const ok = await handler(postRequest({ query: 'query($v: [Int!]) { sum(values: $v) }', variables: { v: [1, 2, 3] } }, strict));
   assert.deepEqual(await ok.json(), { data: { sum: 6 } });

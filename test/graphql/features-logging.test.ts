@@ -106,7 +106,10 @@ test('npm start logs a JSON line per request; --quiet and LOG_LEVEL=silent keep 
     'no request line on stdout',
     new Promise<string>((resolve) => {
       const check = setInterval(() => {
-        const found = loud.output().split('\n').find((l) => l.startsWith('{'));
+        const found = loud
+          .output()
+          .split('\n')
+          .find((l) => l.startsWith('{'));
         if (found) {
           clearInterval(check);
           resolve(found);
@@ -117,7 +120,10 @@ test('npm start logs a JSON line per request; --quiet and LOG_LEVEL=silent keep 
   const entry = JSON.parse(line) as RequestLogEntry;
   assert.deepEqual([entry.method, entry.path, entry.status, entry.operationName], ['POST', '/graphql', 200, 'Capital']);
 
-  for (const [args, env] of [[['--quiet'], {}], [[], { LOG_LEVEL: 'silent' }]] as const) {
+  for (const [args, env] of [
+    [['--quiet'], {}],
+    [[], { LOG_LEVEL: 'silent' }],
+  ] as const) {
     const quiet = await serveScript(t, [...args], env);
     await askCapital(quiet.url);
     // The ready line is printed before the server answers; a request line would follow the response.

@@ -97,9 +97,7 @@ async function resultContaining(page: Page, expected: string): Promise<string> {
     const pane = document.querySelector('.graphiql-response .CodeMirror') as unknown as { CodeMirror?: { getValue(): string } } | null;
     return pane?.CodeMirror?.getValue().includes(needle) ?? false;
   }, expected);
-  return page
-    .locator('.graphiql-response .CodeMirror')
-    .evaluate((node) => (node as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue());
+  return page.locator('.graphiql-response .CodeMirror').evaluate((node) => (node as unknown as { CodeMirror: { getValue(): string } }).CodeMirror.getValue());
 }
 
 test('GraphiQL from the dev server runs a typed query in headless Chromium, offline', { timeout: 120_000 }, async (t) => {
@@ -118,7 +116,10 @@ test('GraphiQL from the dev server runs a typed query in headless Chromium, offl
   assert.deepEqual(JSON.parse(result), { data: { country: { name: 'Brazil', capital: 'Brasília', currency: 'BRL' } } });
 
   assert.deepEqual(browser.offsite, [], 'no request left the dev server');
-  assert.ok(browser.onsite.some((url) => url.endsWith('/graphiql/graphiql.min.js')), 'assets came from the dev server');
+  assert.ok(
+    browser.onsite.some((url) => url.endsWith('/graphiql/graphiql.min.js')),
+    'assets came from the dev server',
+  );
   assert.deepEqual(browser.pageErrors, [], 'no script or policy errors on the page');
 });
 

@@ -9,8 +9,7 @@ import { createDocumentCache } from '../../src/handler/document-cache.ts';
 
 const Q1 = '{ country(code:"BR"){ name capital currency languages{ name } } }';
 const getUrl = (query: string, extra = '') => `http://localhost/graphql?query=${encodeURIComponent(query)}${extra}`;
-const post = (body: string) =>
-  new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+const post = (body: string) => new Request('http://localhost/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 
 test('handler.fetch answers a cached GET without a promise, with the same response as the handler', async () => {
   const handler = createCountriesHandler();
@@ -24,10 +23,12 @@ test('handler.fetch answers a cached GET without a promise, with the same respon
   // What has to wait still comes back as a promise, and the public call is always one.
   assert.ok(handler.fetch(post(JSON.stringify({ query: Q1 }))) instanceof Promise, 'a POST body is awaited');
   assert.ok(handler(new Request(getUrl(Q1))) instanceof Promise);
-  // Errors the shortcut leaves to graphql-http keep their status on either form.
+  // Errors over GET need no waiting either, and keep their status on either form.
   const strict = { accept: 'application/graphql-response+json' };
-  const invalid = await handler.fetch(new Request(getUrl('{ nope }'), { headers: strict }));
+  const invalid = handler.fetch(new Request(getUrl('{ nope }'), { headers: strict }));
+  assert.ok(!(invalid instanceof Promise), 'a GET failing validation is answered synchronously');
   assert.equal(invalid.status, 400);
+  assert.equal(invalid.status, (await handler(new Request(getUrl('{ nope }'), { headers: strict }))).status);
   assert.match(JSON.parse(await invalid.text()).errors[0].message, /Cannot query field "nope"/);
   const mutation = await handler.fetch(new Request(getUrl('mutation { x }')));
   assert.equal(mutation.status, 405);
@@ -88,9 +89,9 @@ test('the document cache never evicts a query used within the last half of its s
   let seed = 7;
   for (let step = 0; step < 5000; step++) {
     seed = (seed + 0x6d2b79f5) | 0; // mulberry32
-  let r = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-  const random = ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+    let r = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+    const random = ((r ^ (r >>> 14)) >>> 0) / 4294967296;
     // Mostly a small working set (6 queries), sometimes anything.
     const query = queries[random < 0.8 ? Math.floor(random * 7.5) : Math.floor(random * 100) % queries.length];
     const document = cache.parse(query);

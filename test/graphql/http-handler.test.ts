@@ -293,6 +293,21 @@ test('the context factory receives the web Request; its failure is a bare 500', 
   const text = await broken.text();
   assert.doesNotMatch(text, /secret/);
   assert.equal(errors.length, 1);
+
+  // With compiled execution too: one call of the factory per request, failing or not.
+  let calls = 0;
+  const compiled = setup({
+    compiledExecution: true,
+    context: () => {
+      calls++;
+      throw new Error('secret detail');
+    },
+    onInternalError: (error) => errors.push(error),
+  }).handler;
+  const query = post({ query: '{ viewer }' });
+  assert.equal((await compiled(query)).status, 500);
+  assert.equal(calls, 1);
+  assert.equal(errors.length, 2);
 });
 
 test('Response is looked up per request, so a server-installed Response class is used', async () => {

@@ -19,8 +19,16 @@ const query = `/graphql?query=${encodeURIComponent('{ country(code: "NO") { name
 /** Runs `command` in its own process group until `ready` matches its output; returns the match. */
 async function run(t: { after: (fn: () => void) => void }, command: string, args: string[], env: Record<string, string>, ready: RegExp) {
   // PATH without node_modules/.bin: npx and npm have to find the repository's own binaries.
-  const path = (process.env.PATH ?? '').split(':').filter((dir) => !dir.includes('node_modules')).join(':');
-  const child = spawn(command, args, { cwd: repoRoot, env: { ...process.env, PATH: path, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const path = (process.env.PATH ?? '')
+    .split(':')
+    .filter((dir) => !dir.includes('node_modules'))
+    .join(':');
+  const child = spawn(command, args, {
+    cwd: repoRoot,
+    env: { ...process.env, PATH: path, NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   t.after(() => killGroup(child.pid, 'SIGKILL'));
   let output = '';
   return within(
@@ -47,7 +55,13 @@ async function answersLikeInProcess(origin: string): Promise<void> {
 }
 
 test('npx deno task serve: Deno from node_modules serves the sources on the address DENO_SERVE_ADDRESS picks', { timeout: 120_000 }, async (t) => {
-  const [, origin] = await run(t, 'npx', ['--no-install', 'deno', 'task', 'serve'], { DENO_SERVE_ADDRESS: 'tcp:127.0.0.1:0' }, /Listening on (http:\/\/127\.0\.0\.1:\d+)\//);
+  const [, origin] = await run(
+    t,
+    'npx',
+    ['--no-install', 'deno', 'task', 'serve'],
+    { DENO_SERVE_ADDRESS: 'tcp:127.0.0.1:0' },
+    /Listening on (http:\/\/127\.0\.0\.1:\d+)\//,
+  );
   assert.notEqual(new URL(origin).port, '8000');
   await answersLikeInProcess(origin);
 });
@@ -56,6 +70,12 @@ test('npm run serve:workerd: the built Worker on a local workerd, on PORT', { ti
   const dir = await mkdtemp(join(tmpdir(), 'skiff-workerd-local-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   await build({ outdir: dir, quiet: true });
-  const [, url] = await run(t, 'npm', ['run', '--silent', 'serve:workerd', '--', join(dir, 'workerd.js')], { PORT: '0' }, /workerd serving \S+ at (http:\/\/\S+\/graphql)/);
+  const [, url] = await run(
+    t,
+    'npm',
+    ['run', '--silent', 'serve:workerd', '--', join(dir, 'workerd.js')],
+    { PORT: '0' },
+    /workerd serving \S+ at (http:\/\/\S+\/graphql)/,
+  );
   await answersLikeInProcess(new URL(url).origin);
 });

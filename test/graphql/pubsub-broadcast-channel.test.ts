@@ -64,10 +64,14 @@ describe('BroadcastChannel pub/sub', () => {
     const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
     const pubsub = createBroadcastChannelPubSub<Topics>({ prefix: 'skiff-test:' });
     try {
-      await within(new Promise<void>((resolve, reject) => {
-        worker.once('message', () => resolve());
-        worker.once('error', reject);
-      }), 20_000, 'the worker to subscribe');
+      await within(
+        new Promise<void>((resolve, reject) => {
+          worker.once('message', () => resolve());
+          worker.once('error', reject);
+        }),
+        20_000,
+        'the worker to subscribe',
+      );
       const pongs = pubsub.subscribe('pong');
       await pubsub.ready('pong');
       for (let n = 1; n <= 3; n++) {

@@ -138,7 +138,8 @@ test('settings: each variable is read, and a bad value names its variable', () =
   for (const [variable, value] of bad) {
     assert.throws(
       () => configFromEnv({ [variable]: value }),
-      (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.startsWith(`${variable} `) && error.message.includes(`"${value}"`),
+      (error: unknown) =>
+        error instanceof ConfigError && error.variable === variable && error.message.startsWith(`${variable} `) && error.message.includes(`"${value}"`),
       `${variable}=${value}`,
     );
   }
@@ -177,6 +178,13 @@ test('dist/server.mjs serves the countries API and GraphiQL with no node_modules
     assert.equal(served.status, 200, asset);
     const expected = readFileSync(join(dirname(require.resolve(`${pkg}/package.json`)), file));
     assert.ok(Buffer.from(await served.arrayBuffer()).equals(expected), `${asset} differs from ${pkg}/${file}`);
+  }
+
+  // Probes are on in the server: liveness and readiness for Kubernetes and load balancers.
+  for (const probe of ['/healthz', '/readyz']) {
+    const res = await fetch(new URL(probe, server.url));
+    assert.equal(res.status, 200, probe);
+    assert.deepEqual(await res.json(), { status: 'ok' });
   }
 
   server.child.kill('SIGTERM');
@@ -324,7 +332,10 @@ test('npm start passes SIGTERM on to the server, which drains and exits: nothing
   let listening = true;
   while (listening && Date.now() < deadline) {
     listening = await fetch(`${npm.url}?query={__typename}`).then(
-      (r) => (r.body?.cancel(), true),
+      async (r) => {
+        await r.body?.cancel();
+        return true;
+      },
       () => false,
     );
     if (listening) await new Promise((resolve) => setTimeout(resolve, 100));

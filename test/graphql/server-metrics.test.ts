@@ -31,7 +31,9 @@ async function scrape(url: string): Promise<Map<string, number>> {
   return samples(await response.text());
 }
 
-test('/metrics counts requests by operation type and status, times them, counts document-cache hits and misses and open subscriptions', { timeout: 60_000 }, async (t) => {
+test('/metrics counts requests by operation type and status, times them, counts document-cache hits and misses and open subscriptions', {
+  timeout: 60_000,
+}, async (t) => {
   const metrics = createMetrics();
   const schema = createChatSchema();
   const handler = createGraphQLHandler({ schema, onResponse: metrics.onResponse });
@@ -64,7 +66,10 @@ test('/metrics counts requests by operation type and status, times them, counts 
   assert.equal(m.get('graphql_document_cache_requests_total{result="miss"}'), 3);
   assert.equal(m.get('graphql_subscriptions_open'), 0);
   assert.ok(m.has('process_cpu_user_seconds_total'), 'process metrics are exported');
-  assert.equal([...m.keys()].some((k) => k.includes('/metrics')), false);
+  assert.equal(
+    [...m.keys()].some((k) => k.includes('/metrics')),
+    false,
+  );
 
   const client = graphqlWsClient(server.url.replace(/^http/, 'ws'));
   const first = new RecordedSubscription(client, MESSAGE_ADDED, { room: 'a' });
@@ -83,7 +88,10 @@ test('/metrics counts requests by operation type and status, times them, counts 
 });
 
 test('the Node server serves /metrics only with METRICS=on', { timeout: 60_000 }, async (t) => {
-  for (const [value, status] of [['on', 200], ['', 404]] as const) {
+  for (const [value, status] of [
+    ['on', 200],
+    ['', 404],
+  ] as const) {
     const child = spawn(process.execPath, ['--import', 'tsx', 'node/graphql/serve.ts'], {
       cwd: repoRoot,
       env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', METRICS: value },

@@ -79,7 +79,12 @@ describe('the countries API over WebSocket', () => {
   after(() => rm(outdir, { recursive: true, force: true }));
 
   it('npm start (node/graphql/serve.ts)', async (t) => {
-    const server = await spawnServer(process.execPath, ['--import', 'tsx', 'node/graphql/serve.ts'], { cwd: root, env: { PORT: '0', HOST: '127.0.0.1' } }, /(http:\/\/[^\s/]+)\/graphql/);
+    const server = await spawnServer(
+      process.execPath,
+      ['--import', 'tsx', 'node/graphql/serve.ts'],
+      { cwd: root, env: { PORT: '0', HOST: '127.0.0.1' } },
+      /(http:\/\/[^\s/]+)\/graphql/,
+    );
     t.after(() => server.stop());
     await answersOverWebSocket(server.ws);
   });

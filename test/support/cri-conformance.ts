@@ -74,7 +74,10 @@ export interface CritestRun {
 }
 
 /** Runs critest against a CRI socket, bounded, and reads its ginkgo JSON report. */
-export async function runCritest(socket: string, options: { focus?: string; skip?: string; timeoutMs?: number; extraArgs?: string[] } = {}): Promise<CritestRun> {
+export async function runCritest(
+  socket: string,
+  options: { focus?: string; skip?: string; timeoutMs?: number; extraArgs?: string[] } = {},
+): Promise<CritestRun> {
   const dir = mkdtempSync(join(tmpdir(), 'critest-'));
   const report = join(dir, 'report.json');
   const args = [
@@ -96,7 +99,12 @@ export async function runCritest(socket: string, options: { focus?: string; skip
       for (const suite of suites) {
         for (const s of suite.SpecReports ?? []) {
           if (s.LeafNodeType && s.LeafNodeType !== 'It') continue;
-          specs.push({ name: [...(s.ContainerHierarchyTexts ?? []), s.LeafNodeText].join(' '), leaf: s.LeafNodeText, state: s.State, message: (s.Failure?.Message ?? '').trim() });
+          specs.push({
+            name: [...(s.ContainerHierarchyTexts ?? []), s.LeafNodeText].join(' '),
+            leaf: s.LeafNodeText,
+            state: s.State,
+            message: (s.Failure?.Message ?? '').trim(),
+          });
         }
       }
     }

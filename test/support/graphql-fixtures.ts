@@ -1,12 +1,5 @@
 // A tiny schema with a query and a mutation, for exercising the HTTP handler without the countries data.
-import {
-  GraphQLID,
-  GraphQLInt,
-  GraphQLNonNull,
-  GraphQLObjectType,
-  GraphQLSchema,
-  GraphQLString,
-} from 'graphql';
+import { GraphQLID, GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { serverAudits, type AuditResult } from 'graphql-http';
 
 export function createTestSchema(): { schema: GraphQLSchema; counter: () => number } {
@@ -57,10 +50,7 @@ export function createTestSchema(): { schema: GraphQLSchema; counter: () => numb
 }
 
 /** Runs every graphql-http server audit against `url` and returns all results. */
-export async function runServerAudits(
-  url: string,
-  fetchFn: (input: string | URL | Request, init?: RequestInit) => Promise<Response>,
-): Promise<AuditResult[]> {
+export async function runServerAudits(url: string, fetchFn: (input: string | URL | Request, init?: RequestInit) => Promise<Response>): Promise<AuditResult[]> {
   const audits = serverAudits({ url, fetchFn });
   const results: AuditResult[] = [];
   for (const audit of audits) results.push(await audit.fn());
@@ -69,9 +59,7 @@ export async function runServerAudits(
 
 /** One line per audit that did not pass, naming it and saying why. */
 export function describeFailures(results: AuditResult[]): string[] {
-  return results
-    .filter((r) => r.status !== 'ok')
-    .map((r) => `${r.status.toUpperCase()} ${r.id} ${r.name}: ${'reason' in r ? r.reason : ''}`);
+  return results.filter((r) => r.status !== 'ok').map((r) => `${r.status.toUpperCase()} ${r.id} ${r.name}: ${'reason' in r ? r.reason : ''}`);
 }
 
 /** Rejects with `message` unless `promise` settles within `ms`. */

@@ -46,7 +46,11 @@ export async function buildTar(entries: TarEntry[]): Promise<Buffer> {
       devminor: e.devminor,
       size: type === 'file' ? (content?.length ?? 0) : 0,
     };
-    await new Promise<void>((resolve, reject) => (type === 'file' ? pack.entry(header, content ?? Buffer.alloc(0), (err) => (err ? reject(err) : resolve())) : pack.entry(header, (err) => (err ? reject(err) : resolve()))));
+    await new Promise<void>((resolve, reject) =>
+      type === 'file'
+        ? pack.entry(header, content ?? Buffer.alloc(0), (err) => (err ? reject(err) : resolve()))
+        : pack.entry(header, (err) => (err ? reject(err) : resolve())),
+    );
   }
   pack.finalize();
   await done;
@@ -159,7 +163,10 @@ export function buildImage(o: ImageOptions): BuiltImage {
     rootfs: { type: 'layers', diff_ids: diffIds },
     history: o.layers.map(() => ({ created: '2024-01-01T00:00:00Z', created_by: 'skiff test builder' })),
   };
-  const config = blob(docker ? 'application/vnd.docker.container.image.v1+json' : 'application/vnd.oci.image.config.v1+json', Buffer.from(JSON.stringify(configJson)));
+  const config = blob(
+    docker ? 'application/vnd.docker.container.image.v1+json' : 'application/vnd.oci.image.config.v1+json',
+    Buffer.from(JSON.stringify(configJson)),
+  );
   const manifestType = docker ? 'application/vnd.docker.distribution.manifest.v2+json' : 'application/vnd.oci.image.manifest.v1+json';
   const manifestJson = {
     schemaVersion: 2,

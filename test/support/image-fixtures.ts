@@ -33,10 +33,24 @@ export async function startImageFixtures(storageDir?: string): Promise<ImageFixt
   try {
     const base = await buildTar(busyboxBaseEntries());
     const top = await buildTar(overlayTestEntries('two-layer image'));
-    const docker = buildImage({ format: 'docker', layers: [base, top], user: '1000', cmd: ['/bin/sh', '-c', 'echo hi'], env: ['PATH=/bin', 'GREETING=docker'], workingDir: '/home/app', stopSignal: 'SIGINT' });
+    const docker = buildImage({
+      format: 'docker',
+      layers: [base, top],
+      user: '1000',
+      cmd: ['/bin/sh', '-c', 'echo hi'],
+      env: ['PATH=/bin', 'GREETING=docker'],
+      workingDir: '/home/app',
+      stopSignal: 'SIGINT',
+    });
     const oci = buildImage({ format: 'oci', layers: [base, top], user: 'app:app', entrypoint: ['/bin/sleep'], cmd: ['3600'], label: 'oci' });
     const multiHost = buildImage({ format: 'oci', layers: [base], architecture: hostArch, user: '1000:1000', label: 'multi-host' });
-    const multiOther = buildImage({ format: 'oci', layers: [base], architecture: otherArch, variant: otherArch === 'arm64' ? 'v8' : undefined, label: 'multi-other' });
+    const multiOther = buildImage({
+      format: 'oci',
+      layers: [base],
+      architecture: otherArch,
+      variant: otherArch === 'arm64' ? 'v8' : undefined,
+      label: 'multi-other',
+    });
     const ociIndex = buildIndex('oci', [multiOther, multiHost]);
     const dockerHost = buildImage({ format: 'docker', layers: [base], architecture: hostArch, user: '1000:1000', label: 'multi-docker-host' });
     const dockerOther = buildImage({ format: 'docker', layers: [base], architecture: otherArch, label: 'multi-other' });

@@ -16,7 +16,12 @@ export interface HoldingProxy {
  * mode "hold": stall the blob after `firstBytes` until release(); mode "break-once": cut the first
  * download of the blob after `firstBytes` (later downloads pass).
  */
-export async function startHoldingProxy(target: string, holdDigest: string, firstBytes = 64 * 1024, mode: 'hold' | 'break-once' = 'hold'): Promise<HoldingProxy> {
+export async function startHoldingProxy(
+  target: string,
+  holdDigest: string,
+  firstBytes = 64 * 1024,
+  mode: 'hold' | 'break-once' = 'hold',
+): Promise<HoldingProxy> {
   let holding = true;
   const waiters: (() => void)[] = [];
   let onHeld!: () => void;

@@ -45,7 +45,23 @@ export async function startTokenServer(opts: { users: Record<string, string>; re
   const certPath = join(dir, 'cert.pem');
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '2', '-subj', '/CN=skiff-test-token'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=skiff-test-token',
+    ],
     { stdio: 'ignore', timeout: 20_000 },
   );
   const key = createPrivateKey(readFileSync(keyPath));
@@ -61,7 +77,9 @@ export async function startTokenServer(opts: { users: Record<string, string>; re
       .filter((p) => p[0] === 'repository' && p.length >= 3)
       .map((p) => ({ type: 'repository', name: p.slice(1, -1).join(':'), actions: subject ? p[p.length - 1].split(',').filter((a) => a === 'pull') : [] }));
     const header = b64url(JSON.stringify({ alg: 'ES256', typ: 'JWT', kid }));
-    const claims = b64url(JSON.stringify({ iss: issuer, sub: subject, aud: service, exp: now + 300, nbf: now - 10, iat: now, jti: randomBytes(8).toString('hex'), access }));
+    const claims = b64url(
+      JSON.stringify({ iss: issuer, sub: subject, aud: service, exp: now + 300, nbf: now - 10, iat: now, jti: randomBytes(8).toString('hex'), access }),
+    );
     const signature = sign('sha256', Buffer.from(`${header}.${claims}`), { key, dsaEncoding: 'ieee-p1363' });
     return `${header}.${claims}.${b64url(signature)}`;
   };
@@ -92,7 +110,9 @@ export async function startTokenServer(opts: { users: Record<string, string>; re
       counts.anonymous++;
       return send(res, 200, { token: issue('', scopes), expires_in: 300 });
     }
-    const [user, ...rest] = Buffer.from(auth.replace(/^Basic /, ''), 'base64').toString('utf8').split(':');
+    const [user, ...rest] = Buffer.from(auth.replace(/^Basic /, ''), 'base64')
+      .toString('utf8')
+      .split(':');
     if (!auth.startsWith('Basic ') || opts.users[user] === undefined || opts.users[user] !== rest.join(':')) {
       counts.denied++;
       return send(res, 401, { errors: [{ code: 'UNAUTHORIZED', message: 'bad credentials' }] });

@@ -103,7 +103,11 @@ export async function startKubeFacade(pods: FacadePod[], hooks: FacadeHooks): Pr
     }
     const [, , podName, kind] = m;
     const q = url.searchParams;
-    upgrades.push({ kind, upgrade: String(req.headers.upgrade ?? ''), protocols: String(req.headers['sec-websocket-protocol'] ?? req.headers['x-stream-protocol-version'] ?? '') });
+    upgrades.push({
+      kind,
+      upgrade: String(req.headers.upgrade ?? ''),
+      protocols: String(req.headers['sec-websocket-protocol'] ?? req.headers['x-stream-protocol-version'] ?? ''),
+    });
     const options: StreamOptions = {
       pod: podName,
       container: q.get('container') ?? pods.find((p) => p.name === podName)?.containers[0]?.name ?? '',
@@ -119,12 +123,21 @@ export async function startKubeFacade(pods: FacadePod[], hooks: FacadeHooks): Pr
         ? hooks.exec(options)
         : kind === 'attach'
           ? hooks.attach(options)
-          : hooks.portForward({ pod: podName, ports: q.getAll('ports').flatMap((p) => p.split(',')).filter(Boolean).map(Number) });
+          : hooks.portForward({
+              pod: podName,
+              ports: q
+                .getAll('ports')
+                .flatMap((p) => p.split(','))
+                .filter(Boolean)
+                .map(Number),
+            });
     target.then(
       (runtimeUrl) => proxy(req, socket, head, new URL(runtimeUrl), url.search),
       (err: Error) => {
         const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: err.message, code: 500 });
-        socket.end(`HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+        socket.end(
+          `HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
       },
     );
   });

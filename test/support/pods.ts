@@ -1,6 +1,6 @@
 // PodSandboxConfig builders and small gRPC helpers for pod tests.
 import { randomBytes } from 'node:crypto';
-import { Status } from 'nice-grpc';
+import type { Status } from 'nice-grpc';
 import { NamespaceMode, type DeepPartial, type PodSandboxConfig } from '../../proto/gen/runtime/v1/api.ts';
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
 

@@ -24,14 +24,27 @@ export interface WireListing {
   package: string;
   syntax: string;
   options: unknown;
-  services: { name: string; methods: { name: string; input: string; output: string; clientStreaming: boolean; serverStreaming: boolean; options: unknown }[] }[];
+  services: {
+    name: string;
+    methods: { name: string; input: string; output: string; clientStreaming: boolean; serverStreaming: boolean; options: unknown }[];
+  }[];
   messages: MessageListing[];
   enums: EnumListing[];
 }
 interface MessageListing {
   name: string;
   options: unknown;
-  fields: { name: string; number: number; label: string; type: string; typeName: string; jsonName: string; oneof: number | null; proto3Optional: boolean; options: unknown }[];
+  fields: {
+    name: string;
+    number: number;
+    label: string;
+    type: string;
+    typeName: string;
+    jsonName: string;
+    oneof: number | null;
+    proto3Optional: boolean;
+    options: unknown;
+  }[];
   oneofs: string[];
   messages: MessageListing[];
   enums: EnumListing[];
@@ -112,7 +125,11 @@ export function buildDescriptorSet(bufBin: string, moduleDir: string, relPath: s
   const tmp = mkdtempSync(join(tmpdir(), 'skiff-descriptor-'));
   try {
     const out = join(tmp, 'set.binpb');
-    execFileSync(bufBin, ['build', '--exclude-source-info', '--path', relPath, '-o', out], { cwd: moduleDir, stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
+    execFileSync(bufBin, ['build', '--exclude-source-info', '--path', relPath, '-o', out], {
+      cwd: moduleDir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 60_000,
+    });
     return readFileSync(out);
   } finally {
     rmSync(tmp, { recursive: true, force: true });

@@ -35,7 +35,9 @@ export function makeBusyboxRootfs(options: RootfsOptions = {}): BusyboxRootfs {
   chmodSync(join(dir, 'tmp'), 0o1777);
   copyFileSync(BUSYBOX, join(dir, 'bin/busybox'));
   chmodSync(join(dir, 'bin/busybox'), 0o755);
-  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).split('\n').filter((a) => a && a !== 'busybox');
+  const applets = execFileSync(BUSYBOX, ['--list'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((a) => a && a !== 'busybox');
   for (const applet of applets) symlinkSync('busybox', join(dir, 'bin', applet));
   const passwd = ['root:x:0:0:root:/root:/bin/sh', 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false', ...(options.passwd ?? [])];
   const group = ['root:x:0:', 'wheel:x:10:root', 'nogroup:x:65534:', ...(options.group ?? [])];

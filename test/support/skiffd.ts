@@ -152,7 +152,7 @@ export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHa
   let run = spawnSkiffd(argv, options);
   const startTimeoutMs = options.startTimeoutMs ?? 30_000;
   let ready = await waitForServing(run, startTimeoutMs);
-  if (ready === 'timeout' && !/ msg=starting /.test(run.stderr())) {
+  if (ready === 'timeout' && !/ msg=starting |"msg":"starting"/.test(run.stderr())) {
     // Not one line in the whole wait: the process never reached skiffd's code (Node or the TypeScript
     // loader stuck before it). That is no finding about skiffd, so it gets one more start; the stuck
     // one is reported, and a daemon that starts and then hangs fails below as before.
@@ -206,7 +206,22 @@ export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHa
     }
   };
 
-  return { dir, socket, root, state, configFile, child: run.child, channel, runtime, images, logs: run.stderr, stdout: run.stdout, exited: run.exited, stop, cleanup };
+  return {
+    dir,
+    socket,
+    root,
+    state,
+    configFile,
+    child: run.child,
+    channel,
+    runtime,
+    images,
+    logs: run.stderr,
+    stdout: run.stdout,
+    exited: run.exited,
+    stop,
+    cleanup,
+  };
 }
 
 /**
@@ -247,7 +262,7 @@ function waitForServing(run: ReturnType<typeof spawnSkiffd>, startTimeoutMs: num
   return new Promise((resolve) => {
     const timer = setTimeout(() => finish('timeout'), startTimeoutMs);
     const onData = () => {
-      if (/ msg=serving /.test(run.stderr())) finish('ready');
+      if (/ msg=serving |"msg":"serving"/.test(run.stderr())) finish('ready');
     };
     const finish = (why: 'ready' | 'exited' | 'timeout') => {
       clearTimeout(timer);

@@ -25,7 +25,10 @@ function synStream(id: number, headerBlock: Buffer, fin: boolean): Buffer {
  * Opens `streamTypes` in order (error first, as client-go does), sends `stdin` then FIN on the stdin
  * stream (if opened), and resolves once the server closes the connection.
  */
-export function spdyRemoteCommand(url: string, options: { protocols: string[]; streamTypes: string[]; stdin?: string; resize?: { Width: number; Height: number }; timeoutMs?: number }): Promise<SpdyClientResult> {
+export function spdyRemoteCommand(
+  url: string,
+  options: { protocols: string[]; streamTypes: string[]; stdin?: string; resize?: { Width: number; Height: number }; timeoutMs?: number },
+): Promise<SpdyClientResult> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(target.port), target.hostname);
@@ -54,7 +57,13 @@ export function spdyRemoteCommand(url: string, options: { protocols: string[]; s
     });
     socket.on('close', finish);
     socket.on('connect', () => {
-      const lines = [`POST ${target.pathname} HTTP/1.1`, `Host: ${target.host}`, 'Connection: Upgrade', 'Upgrade: SPDY/3.1', ...options.protocols.map((p) => `X-Stream-Protocol-Version: ${p}`)];
+      const lines = [
+        `POST ${target.pathname} HTTP/1.1`,
+        `Host: ${target.host}`,
+        'Connection: Upgrade',
+        'Upgrade: SPDY/3.1',
+        ...options.protocols.map((p) => `X-Stream-Protocol-Version: ${p}`),
+      ];
       socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     });
     socket.on('data', (chunk: Buffer) => {

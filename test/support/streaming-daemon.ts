@@ -58,7 +58,10 @@ export async function streamingThroughDaemon(t: import('node:test').TestContext,
     await d.runtime.startContainer({ containerId: ids[name] });
   }
   for (const id of Object.values(ids)) {
-    await until(`container ${id.slice(0, 12)} running`, async () => (await d.runtime.containerStatus({ containerId: id })).status?.state === ContainerState.CONTAINER_RUNNING);
+    await until(
+      `container ${id.slice(0, 12)} running`,
+      async () => (await d.runtime.containerStatus({ containerId: id })).status?.state === ContainerState.CONTAINER_RUNNING,
+    );
   }
 
   const urls: string[] = [];
@@ -83,7 +86,10 @@ export async function streamingThroughDaemon(t: import('node:test').TestContext,
   assert.equal(a.code, 0, `${a.stderr}\ndaemon log:\n${d.logs()}`);
   assert.match(a.stdout, /got ping\n[^]*stdin closed/);
 
-  const pf = spawn('kubectl', ['--server', facade.url, 'port-forward', 'pod/streampod', ':8080'], { env: { ...process.env, ...SPDY }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pf = spawn('kubectl', ['--server', facade.url, 'port-forward', 'pod/streampod', ':8080'], {
+    env: { ...process.env, ...SPDY },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   cleanups.push(async () => void pf.kill('SIGKILL'));
   let out = '';
   pf.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
@@ -93,4 +99,3 @@ export async function streamingThroughDaemon(t: import('node:test').TestContext,
   const body = await until('the pod web server through port-forward', () => httpGetIndex(port).catch(() => undefined), 10_000);
   assert.equal(body, 'hello-from-daemon-pod\n');
 }
-

@@ -21,7 +21,10 @@ function unescapeMountPath(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
 }
 
-export function parseCgroupLayout(mountinfo: string, readControllers: (mountPoint: string) => string = (m) => readFileSync(join(m, 'cgroup.controllers'), 'utf8')): CgroupLayout {
+export function parseCgroupLayout(
+  mountinfo: string,
+  readControllers: (mountPoint: string) => string = (m) => readFileSync(join(m, 'cgroup.controllers'), 'utf8'),
+): CgroupLayout {
   const v1 = new Map<string, { mountPoint: string; root: string }>();
   let unified: CgroupLayout['unified'];
   for (const line of mountinfo.split('\n')) {
@@ -35,7 +38,15 @@ export function parseCgroupLayout(mountinfo: string, readControllers: (mountPoin
       if (!unified || mountPoint.length < unified.mountPoint.length) unified = { mountPoint, root };
     } else if (fstype === 'cgroup') {
       for (const option of superOptions.split(',')) {
-        if (option === 'rw' || option === 'ro' || option.startsWith('release_agent') || option === 'clone_children' || option === 'noprefix' || option === 'xattr') continue;
+        if (
+          option === 'rw' ||
+          option === 'ro' ||
+          option.startsWith('release_agent') ||
+          option === 'clone_children' ||
+          option === 'noprefix' ||
+          option === 'xattr'
+        )
+          continue;
         if (!v1.has(option)) v1.set(option, { mountPoint, root });
       }
     }

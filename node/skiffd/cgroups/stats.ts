@@ -62,7 +62,11 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
   const dir = controllerDir('memory', cgroupPath, layout);
   if (!dir) return undefined;
   if (isV2('memory', layout)) {
-    const [current, statText, max] = await Promise.all([readText(join(dir, 'memory.current')), readText(join(dir, 'memory.stat')), readText(join(dir, 'memory.max'))]);
+    const [current, statText, max] = await Promise.all([
+      readText(join(dir, 'memory.current')),
+      readText(join(dir, 'memory.stat')),
+      readText(join(dir, 'memory.max')),
+    ]);
     if (current === undefined || statText === undefined) return undefined;
     const stat = parseFlatKeyed(statText);
     const usage = BigInt(current.trim());

@@ -15,7 +15,13 @@ import { mountFromJson, resourcesFromJson, type ContainerRecord } from './record
 const ns = (s: string | undefined): bigint => (s ? BigInt(s) : 0n);
 
 function imageSpec(r: ContainerRecord) {
-  return { image: r.image.image, annotations: r.image.annotations, userSpecifiedImage: r.image.userSpecifiedImage, runtimeHandler: r.image.runtimeHandler, imageRef: '' };
+  return {
+    image: r.image.image,
+    annotations: r.image.annotations,
+    userSpecifiedImage: r.image.userSpecifiedImage,
+    runtimeHandler: r.image.runtimeHandler,
+    imageRef: '',
+  };
 }
 
 export function toContainer(v: ContainerView): DeepPartial<Container> {
@@ -111,7 +117,8 @@ export async function containerStats(manager: ContainerManager, v: ContainerView
       rssBytes: { value: memory?.rssBytes ?? 0n },
       pageFaults: { value: memory?.pageFaults ?? 0n },
       majorPageFaults: { value: memory?.majorPageFaults ?? 0n },
-      availableBytes: memory?.limitBytes !== undefined ? { value: memory.limitBytes > memory.workingSetBytes ? memory.limitBytes - memory.workingSetBytes : 0n } : undefined,
+      availableBytes:
+        memory?.limitBytes !== undefined ? { value: memory.limitBytes > memory.workingSetBytes ? memory.limitBytes - memory.workingSetBytes : 0n } : undefined,
     },
     writableLayer: {
       timestamp: now,

@@ -40,7 +40,7 @@ export function killIfConmon(pid: number): void {
  */
 export async function isRuntimeInit(pid: number, runtimeName: string): Promise<boolean> {
   try {
-    const comm = (readFileSync(`/proc/${pid}/comm`, 'utf8')).trim();
+    const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
     return comm.startsWith('runc:[') || comm === runtimeName;
   } catch {
     return false;

@@ -125,6 +125,3 @@ export function mountToJson(m: Mount): MountJson {
 export function mountFromJson(m: MountJson): Mount {
   return { ...m, uidMappings: [], gidMappings: [], image: undefined, imageSubPath: '' };
 }
-
-export const nowNs = (): string => (BigInt(Date.now()) * 1_000_000n + BigInt(process.hrtime()[1] % 1_000_000)).toString();
-export const msToNs = (ms: number): string => (BigInt(Math.round(ms * 1000)) * 1000n).toString();

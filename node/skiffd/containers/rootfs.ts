@@ -2,7 +2,7 @@
 // upper and work dir. The mount lives in the host mount namespace, so it outlives a daemon restart.
 import { mkdir, readFile, lstat, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCommand } from '../oci/run-command.ts';
+import { runCommand } from '../util/command.ts';
 
 export interface RootfsDirs {
   upper: string;
@@ -44,12 +44,12 @@ export async function isMountPoint(path: string): Promise<boolean> {
   const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
   for (const line of mountinfo.split('\n')) {
     const f = line.split(' ');
-    if (f.length > 4 && unescape(f[4]) === path) return true;
+    if (f.length > 4 && unescapeMountField(f[4]) === path) return true;
   }
   return false;
 }
 
-function unescape(field: string): string {
+function unescapeMountField(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
 }
 

@@ -5,9 +5,26 @@
 /** Denied unless the container has the capability named. */
 const GATED: Record<string, string[]> = {
   CAP_SYS_ADMIN: [
-    'bpf', 'fanotify_init', 'fsconfig', 'fsmount', 'fsopen', 'fspick', 'lookup_dcookie', 'mount', 'mount_setattr',
-    'move_mount', 'name_to_handle_at', 'open_tree', 'perf_event_open', 'quotactl', 'quotactl_fd', 'setns', 'syslog',
-    'umount', 'umount2', 'unshare',
+    'bpf',
+    'fanotify_init',
+    'fsconfig',
+    'fsmount',
+    'fsopen',
+    'fspick',
+    'lookup_dcookie',
+    'mount',
+    'mount_setattr',
+    'move_mount',
+    'name_to_handle_at',
+    'open_tree',
+    'perf_event_open',
+    'quotactl',
+    'quotactl_fd',
+    'setns',
+    'syslog',
+    'umount',
+    'umount2',
+    'unshare',
   ],
   CAP_SYS_BOOT: ['reboot'],
   CAP_SYS_CHROOT: ['chroot'],
@@ -25,9 +42,25 @@ const GATED: Record<string, string[]> = {
 
 /** Denied whatever the capabilities: obsolete, host-wide, or keyring/kernel-exec interfaces. */
 const ALWAYS = [
-  'add_key', 'create_module', 'get_kernel_syms', 'kexec_file_load', 'kexec_load', 'keyctl', 'nfsservctl',
-  'open_by_handle_at', 'query_module', 'request_key', 'swapoff', 'swapon', 'sysfs', '_sysctl', 'uselib',
-  'userfaultfd', 'ustat', 'vm86', 'vm86old',
+  'add_key',
+  'create_module',
+  'get_kernel_syms',
+  'kexec_file_load',
+  'kexec_load',
+  'keyctl',
+  'nfsservctl',
+  'open_by_handle_at',
+  'query_module',
+  'request_key',
+  'swapoff',
+  'swapon',
+  'sysfs',
+  '_sysctl',
+  'uselib',
+  'userfaultfd',
+  'ustat',
+  'vm86',
+  'vm86old',
 ];
 
 /** The architectures one filter must cover: the native one and the compat ABIs it can run. */

@@ -91,8 +91,17 @@ export interface BuiltSpec {
 export const DEFAULT_PATH = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export const DEFAULT_MASKED_PATHS = [
-  '/proc/acpi', '/proc/asound', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list',
-  '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/devices/virtual/powercap',
+  '/proc/acpi',
+  '/proc/asound',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/sys/devices/virtual/powercap',
 ];
 
 export const DEFAULT_READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
@@ -148,7 +157,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
     },
     linux: {
       namespaces,
-      devices: [...(privileged ? input.hostDevices ?? [] : []), ...input.devices.map(({ permissions: _p, ...d }) => d)],
+      devices: [...(privileged ? (input.hostDevices ?? []) : []), ...input.devices.map(({ permissions: _p, ...d }) => d)],
       resources,
       cgroupsPath: `${cgroupParentOf(input)}/skiffd-${input.id}`,
       sysctl: sysctls(sandboxConfig, input.pod),
@@ -172,7 +181,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
 export function processArgs(config: ContainerConfig, image: ImageConfigView): string[] {
   let argv: string[];
   if (config.command.length > 0) argv = [...config.command, ...config.args];
-  else argv = [...(image.entrypoint ?? []), ...(config.args.length > 0 ? config.args : image.cmd ?? [])];
+  else argv = [...(image.entrypoint ?? []), ...(config.args.length > 0 ? config.args : (image.cmd ?? []))];
   if (argv.length === 0) throw invalidArgument('config.command', 'no command: neither the container config nor the image gives one');
   return argv;
 }
@@ -344,7 +353,8 @@ function sysctls(sandboxConfig: PodSandboxConfig | undefined, pod: PodView): Rec
   for (const [key, value] of Object.entries(sandboxConfig?.linux?.sysctls ?? {})) {
     const isNet = key.startsWith('net.');
     const isIpc = key.startsWith('kernel.shm') || key.startsWith('kernel.msg') || key === 'kernel.sem' || key.startsWith('fs.mqueue.');
-    if (isNet && !pod.namespaces.net) throw invalidArgument(`sandbox_config.linux.sysctls[${key}]`, 'network sysctls need the pod network namespace (not host network)');
+    if (isNet && !pod.namespaces.net)
+      throw invalidArgument(`sandbox_config.linux.sysctls[${key}]`, 'network sysctls need the pod network namespace (not host network)');
     if (isIpc && !pod.namespaces.ipc) throw invalidArgument(`sandbox_config.linux.sysctls[${key}]`, 'IPC sysctls need the pod IPC namespace (not host IPC)');
     if (!isNet && !isIpc && key !== 'kernel.domainname' && key !== 'kernel.hostname') {
       throw invalidArgument(`sandbox_config.linux.sysctls[${key}]`, 'not a namespaced sysctl');
@@ -410,7 +420,10 @@ function buildMounts(input: SpecInput, privileged: boolean): OciMount[] {
   const kept = defaults.filter((m) => !taken.has(m.destination));
   // Parents before children, whatever order the kubelet sent.
   const depth = (p: string) => p.split('/').filter(Boolean).length;
-  const sortedUser = user.map((m, i) => ({ m, i })).sort((a, b) => depth(a.m.destination) - depth(b.m.destination) || a.i - b.i).map((x) => x.m);
+  const sortedUser = user
+    .map((m, i) => ({ m, i }))
+    .sort((a, b) => depth(a.m.destination) - depth(b.m.destination) || a.i - b.i)
+    .map((x) => x.m);
   return [...kept, ...sortedUser];
 }
 

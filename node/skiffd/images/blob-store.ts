@@ -10,9 +10,7 @@ import { fsyncDir } from '../util/atomic-file.ts';
 import type { StoreLayout } from './store-layout.ts';
 import type { Trash } from './trash.ts';
 
-export interface BlobProgress {
-  (bytes: number): void;
-}
+export type BlobProgress = (bytes: number) => void;
 
 export class BlobStore {
   private readonly inflight = new Map<string, Promise<void>>();
@@ -89,7 +87,10 @@ export class BlobStore {
       }
       const actual = `sha256:${hash.digest('hex')}`;
       if (actual !== digest) {
-        throw new ImageError('data-loss', `blob ${digest}: the downloaded content has digest ${actual}: refusing it (corrupt registry storage or a tampered download)`);
+        throw new ImageError(
+          'data-loss',
+          `blob ${digest}: the downloaded content has digest ${actual}: refusing it (corrupt registry storage or a tampered download)`,
+        );
       }
       await handle.sync();
       await handle.close();

@@ -3,13 +3,13 @@
 // ImageService and the container runtime need.
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BlobStore, sha256 } from './blob-store.ts';
+import { BlobStore } from './blob-store.ts';
 import { ImageError } from './errors.ts';
 import { ImageStore } from './image-store.ts';
 import type { ImageConfigDoc, ImageRecord, ImageRunConfig, LayerRef } from './image-record.ts';
 import { LayerStore } from './layer-store.ts';
-import { parseManifestDoc, type Descriptor, type ManifestDoc } from './manifest.ts';
-import { formatPlatform, hostPlatform, pickPlatform } from './platform.ts';
+import type { Descriptor } from './manifest.ts';
+import { resolveManifest, type ResolvedManifest } from './pull-resolve.ts';
 import { formatReference, isSha256Digest, parseReference, pullKey, repositoryName, type ImageReference } from './reference.ts';
 import { RegistryClient } from './registry-client.ts';
 import type { Credentials, RegistrySettings } from './registry-config.ts';
@@ -25,6 +25,14 @@ export interface ImageManagerOptions {
   log: Logger;
   /** Layers downloaded and unpacked at once per pull. */
   parallelLayers?: number;
+}
+
+/** What the fetch step of a pull yields for the commit. */
+interface FetchedContent {
+  config: ImageConfigDoc;
+  layers: LayerRef[];
+  /** Bytes this pull downloaded (not found present or fetched by another pull). */
+  fetchedBytes: number;
 }
 
 export interface FsUsage {
@@ -181,6 +189,7 @@ export class ImageManager {
     return job;
   }
 
+  /** A pull in three steps: resolve the manifest, fetch config and layers, commit the record. */
   private async doPull(ref: ImageReference, credentials: Credentials | undefined): Promise<ImageRecord> {
     const started = Date.now();
     const name = formatReference(ref);
@@ -189,145 +198,147 @@ export class ImageManager {
     const client = new RegistryClient(ref.registry, ref.repository, this.opts.registry, credentials, this.stopping.signal);
     log.info('pulling image', { endpoints: client.endpoints.map((e) => e.host).join(',') });
 
-    const top = await client.getManifest(ref.digest ?? ref.tag!);
-    const topDigest = sha256(top.body);
-    if (ref.digest && topDigest !== ref.digest) {
-      throw new ImageError('data-loss', `${name}: ${top.endpoint.host} served a manifest with digest ${topDigest}: refusing it`);
-    }
-    const where = `${name} (${top.endpoint.host})`;
-    const topDoc = parseManifestDoc(top.body, top.contentType, where);
-    const manifestBlobs: { digest: string; data: Buffer }[] = [{ digest: topDigest, data: top.body }];
-    let manifest: ManifestDoc;
-    let manifestDigest = topDigest;
-    if (topDoc.kind === 'index') {
-      const host = hostPlatform();
-      const picked = pickPlatform(topDoc.manifests, host);
-      if (!picked) {
-        const offered = topDoc.manifests.map((m) => (m.platform ? formatPlatform(m.platform) : 'unknown')).join(', ');
-        throw new ImageError('not-found', `${name} has no image for ${formatPlatform(host)} (it offers: ${offered || 'nothing'})`);
-      }
-      const child = await client.getManifest(picked.digest);
-      const childDigest = sha256(child.body);
-      if (childDigest !== picked.digest || child.body.length !== picked.size) {
-        throw new ImageError('data-loss', `${name}: manifest ${picked.digest} from ${child.endpoint.host} does not match its index entry (digest ${childDigest}, ${child.body.length} bytes): refusing it`);
-      }
-      const doc = parseManifestDoc(child.body, child.contentType || picked.mediaType, `${name} ${picked.platform ? formatPlatform(picked.platform) : picked.digest}`);
-      if (doc.kind !== 'manifest') throw new ImageError('failed-precondition', `${name}: an index entry points to another index`);
-      manifest = doc;
-      manifestDigest = childDigest;
-      manifestBlobs.push({ digest: childDigest, data: child.body });
-      log.info('picked platform manifest', { platform: picked.platform ? formatPlatform(picked.platform) : 'unlabelled', manifest: childDigest });
-    } else {
-      manifest = topDoc;
-    }
-
+    const resolved = await resolveManifest(client, ref, name, log);
+    const { manifest, manifestBlobs } = resolved;
+    // Held until the record names them, so a sweep meanwhile leaves them alone.
     const leased = [...manifestBlobs.map((b) => b.digest), manifest.config.digest, ...manifest.layers.map((l) => l.digest)];
     this.lease(leased);
     const leasedDiffIds: string[] = [];
     try {
-      /** Stores the blob; true when this pull downloaded it (false: present, or another pull's download). */
-      const fetchBlob = async (d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> => {
-        try {
-          return await fetchBlobOnce(d, layer);
-        } catch (err) {
-          // A connection that broke mid-download gets one more try (on the next endpoint if the first is gone);
-          // wrong content, missing content or refused credentials would only fail again.
-          const final = err instanceof ImageError && err.kind !== 'unavailable';
-          if (final || this.stopping.signal.aborted) throw err;
-          log.warn('blob download failed, retrying once', { blob: d.digest, err });
-          return fetchBlobOnce(d, layer);
-        }
-      };
-      const fetchBlobOnce = async (d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> => {
-        let downloaded = false;
-        await this.blobs.ensure(
-          d.digest,
-          d.size,
-          async () => {
-            downloaded = true;
-            if (layer) log.info('downloading layer', { layer: d.digest, index: layer.index, of: layer.of, bytes: d.size });
-            return (await client.openBlob(d.digest)).body;
-          },
-          layer ? this.progressLogger(log, `layer ${layer.index}/${layer.of}`, d) : undefined,
-        );
-        return downloaded;
-      };
-
-      await fetchBlob(manifest.config);
-      let config: ImageConfigDoc;
-      try {
-        config = JSON.parse((await this.blobs.read(manifest.config.digest)).toString('utf8'));
-      } catch {
-        throw new ImageError('failed-precondition', `${name}: image config ${manifest.config.digest} is not valid JSON`);
-      }
-      const diffIds = config.rootfs?.diff_ids ?? [];
-      const badDiffId = diffIds.find((id) => typeof id !== 'string' || !isSha256Digest(id));
-      if (badDiffId !== undefined) throw new ImageError('failed-precondition', `${name}: the config lists an invalid layer diff id ${JSON.stringify(badDiffId)}`);
-      if (diffIds.length !== manifest.layers.length) {
-        throw new ImageError('failed-precondition', `${name}: the config lists ${diffIds.length} layer diff ids, the manifest ${manifest.layers.length} layers`);
-      }
-      this.lease(diffIds);
-      leasedDiffIds.push(...diffIds);
-
-      let fetchedBytes = 0;
-      const layers: LayerRef[] = await mapLimit(manifest.layers, this.opts.parallelLayers ?? 3, async (layer, i) => {
-        const diffId = diffIds[i];
-        const ref: LayerRef = { digest: layer.digest, mediaType: layer.mediaType, size: layer.size, diffId };
-        if (this.layers.has(diffId)) {
-          log.debug('layer already present', { layer: layer.digest });
-          return ref;
-        }
-        const what = `layer ${i + 1}/${manifest.layers.length} (${layer.digest})`;
-        const t0 = Date.now();
-        const downloaded = await fetchBlob(layer, { index: i + 1, of: manifest.layers.length });
-        const t1 = Date.now();
-        const info = await this.layers.ensure(diffId, layer.digest, this.blobs.path(layer.digest), `${name} ${what}`);
-        if (downloaded) fetchedBytes += layer.size;
-        log.info('layer ready', { layer: layer.digest, index: i + 1, of: manifest.layers.length, bytes: layer.size, unpackedBytes: info.bytes, downloaded, downloadMs: t1 - t0, unpackMs: Date.now() - t1 });
-        return ref;
+      const fetched = await this.fetchContent(client, resolved, name, log, leasedDiffIds);
+      const record = await this.commit(ref, resolved, fetched, log);
+      log.info('pulled image', {
+        id: record.id,
+        layers: fetched.layers.length,
+        bytes: record.size,
+        downloadedBytes: fetched.fetchedBytes,
+        ms: Date.now() - started,
       });
-
-      for (const b of manifestBlobs) await this.blobs.putBytes(b.digest, b.data);
-
-      const id = manifest.config.digest;
-      const repo = repositoryName(ref);
-      const tag = ref.digest ? undefined : `${repo}:${ref.tag}`;
-      const repoDigest = `${repo}@${topDigest}`;
-      const size = manifest.config.size + manifestBlobs[manifestBlobs.length - 1].data.length + manifest.layers.reduce((s, l) => s + l.size, 0);
-      const record = await this.serial.run(async () => {
-        if (tag) {
-          const previous = this.records.idForName(tag);
-          if (previous && previous !== id) {
-            const old = this.records.byId.get(previous);
-            if (old) {
-              await this.records.save({ ...old, repoTags: old.repoTags.filter((t) => t !== tag) });
-              log.info('tag moved to the new image', { tag, from: previous, to: id });
-            }
-          }
-        }
-        const existing = this.records.byId.get(id);
-        const next: ImageRecord = {
-          version: 1,
-          id,
-          repoTags: unique([...(existing?.repoTags ?? []), ...(tag ? [tag] : [])]),
-          repoDigests: unique([...(existing?.repoDigests ?? []), repoDigest]),
-          size,
-          manifestDigest,
-          manifestMediaType: manifest.mediaType,
-          layers,
-          blobs: unique([...(existing?.blobs ?? []), ...manifestBlobs.map((b) => b.digest), manifest.config.digest, ...manifest.layers.map((l) => l.digest)]),
-          config,
-          pulledAt: new Date().toISOString(),
-        };
-        await this.records.save(next);
-        return next;
-      });
-      log.info('pulled image', { id, layers: layers.length, bytes: size, downloadedBytes: fetchedBytes, ms: Date.now() - started });
       return record;
     } finally {
       this.unlease(leased);
       this.unlease(leasedDiffIds);
     }
+  }
+
+  /**
+   * Downloads the config and the layers not present yet (a few at once) and unpacks the layers.
+   * The config's diff ids are leased into `leasedDiffIds`, for the caller to release.
+   */
+  private async fetchContent(client: RegistryClient, resolved: ResolvedManifest, name: string, log: Logger, leasedDiffIds: string[]): Promise<FetchedContent> {
+    const { manifest } = resolved;
+    await this.fetchBlob(client, log, manifest.config);
+    let config: ImageConfigDoc;
+    try {
+      config = JSON.parse((await this.blobs.read(manifest.config.digest)).toString('utf8'));
+    } catch {
+      throw new ImageError('failed-precondition', `${name}: image config ${manifest.config.digest} is not valid JSON`);
+    }
+    const diffIds = config.rootfs?.diff_ids ?? [];
+    const badDiffId = diffIds.find((id) => typeof id !== 'string' || !isSha256Digest(id));
+    if (badDiffId !== undefined) throw new ImageError('failed-precondition', `${name}: the config lists an invalid layer diff id ${JSON.stringify(badDiffId)}`);
+    if (diffIds.length !== manifest.layers.length) {
+      throw new ImageError('failed-precondition', `${name}: the config lists ${diffIds.length} layer diff ids, the manifest ${manifest.layers.length} layers`);
+    }
+    this.lease(diffIds);
+    leasedDiffIds.push(...diffIds);
+
+    let fetchedBytes = 0;
+    const layers: LayerRef[] = await mapLimit(manifest.layers, this.opts.parallelLayers ?? 3, async (layer, i) => {
+      const diffId = diffIds[i];
+      const ref: LayerRef = { digest: layer.digest, mediaType: layer.mediaType, size: layer.size, diffId };
+      if (this.layers.has(diffId)) {
+        log.debug('layer already present', { layer: layer.digest });
+        return ref;
+      }
+      const what = `layer ${i + 1}/${manifest.layers.length} (${layer.digest})`;
+      const t0 = Date.now();
+      const downloaded = await this.fetchBlob(client, log, layer, { index: i + 1, of: manifest.layers.length });
+      const t1 = Date.now();
+      const info = await this.layers.ensure(diffId, layer.digest, this.blobs.path(layer.digest), `${name} ${what}`);
+      if (downloaded) fetchedBytes += layer.size;
+      log.info('layer ready', {
+        layer: layer.digest,
+        index: i + 1,
+        of: manifest.layers.length,
+        bytes: layer.size,
+        unpackedBytes: info.bytes,
+        downloaded,
+        downloadMs: t1 - t0,
+        unpackMs: Date.now() - t1,
+      });
+      return ref;
+    });
+    return { config, layers, fetchedBytes };
+  }
+
+  /** Stores the blob; true when this pull downloaded it (false: present, or another pull's download). */
+  private async fetchBlob(client: RegistryClient, log: Logger, d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> {
+    try {
+      return await this.fetchBlobOnce(client, log, d, layer);
+    } catch (err) {
+      // A connection that broke mid-download gets one more try (on the next endpoint if the first is gone);
+      // wrong content, missing content or refused credentials would only fail again.
+      const final = err instanceof ImageError && err.kind !== 'unavailable';
+      if (final || this.stopping.signal.aborted) throw err;
+      log.warn('blob download failed, retrying once', { blob: d.digest, err });
+      return this.fetchBlobOnce(client, log, d, layer);
+    }
+  }
+
+  private async fetchBlobOnce(client: RegistryClient, log: Logger, d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> {
+    let downloaded = false;
+    await this.blobs.ensure(
+      d.digest,
+      d.size,
+      async () => {
+        downloaded = true;
+        if (layer) log.info('downloading layer', { layer: d.digest, index: layer.index, of: layer.of, bytes: d.size });
+        return (await client.openBlob(d.digest)).body;
+      },
+      layer ? this.progressLogger(log, `layer ${layer.index}/${layer.of}`, d) : undefined,
+    );
+    return downloaded;
+  }
+
+  /** Stores the manifests and writes the image record, moving the tag from an older image. */
+  private async commit(ref: ImageReference, resolved: ResolvedManifest, fetched: FetchedContent, log: Logger): Promise<ImageRecord> {
+    const { manifest, manifestBlobs, manifestDigest, topDigest } = resolved;
+    for (const b of manifestBlobs) await this.blobs.putBytes(b.digest, b.data);
+
+    const id = manifest.config.digest;
+    const repo = repositoryName(ref);
+    const tag = ref.digest ? undefined : `${repo}:${ref.tag}`;
+    const repoDigest = `${repo}@${topDigest}`;
+    const size = manifest.config.size + manifestBlobs[manifestBlobs.length - 1].data.length + manifest.layers.reduce((s, l) => s + l.size, 0);
+    return this.serial.run(async () => {
+      if (tag) {
+        const previous = this.records.idForName(tag);
+        if (previous && previous !== id) {
+          const old = this.records.byId.get(previous);
+          if (old) {
+            await this.records.save({ ...old, repoTags: old.repoTags.filter((t) => t !== tag) });
+            log.info('tag moved to the new image', { tag, from: previous, to: id });
+          }
+        }
+      }
+      const existing = this.records.byId.get(id);
+      const next: ImageRecord = {
+        version: 1,
+        id,
+        repoTags: unique([...(existing?.repoTags ?? []), ...(tag ? [tag] : [])]),
+        repoDigests: unique([...(existing?.repoDigests ?? []), repoDigest]),
+        size,
+        manifestDigest,
+        manifestMediaType: manifest.mediaType,
+        layers: fetched.layers,
+        blobs: unique([...(existing?.blobs ?? []), ...manifestBlobs.map((b) => b.digest), manifest.config.digest, ...manifest.layers.map((l) => l.digest)]),
+        config: fetched.config,
+        pulledAt: new Date().toISOString(),
+      };
+      await this.records.save(next);
+      return next;
+    });
   }
 
   private progressLogger(log: Logger, what: string, d: Descriptor): ((bytes: number) => void) | undefined {

@@ -25,7 +25,7 @@ export class ImageStore {
         warn('ignoring an unreadable image record', { path, err });
         return undefined;
       });
-      if (!record || record.version !== 1 || `${hex(record.id)}.json` !== name) continue;
+      if (record?.version !== 1 || `${hex(record.id)}.json` !== name) continue;
       this.index(record);
     }
   }

@@ -1,6 +1,6 @@
 // Unpacked layers, one directory per diff id. A layer is unpacked into the temp dir, checked against
 // its diff id, flushed, and renamed into place: a directory under layers/ is always complete.
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ImageError } from './errors.ts';

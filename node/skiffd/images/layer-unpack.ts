@@ -58,7 +58,12 @@ export async function unpackLayer(blobPath: string, target: string, what: string
   const childDone = child ? waitChild(child, what) : Promise.resolve();
   const extract = tar.extract();
   // The iterator must exist before data flows: an entry parsed with nobody listening is never consumed.
-  const entries = { [Symbol.asyncIterator]: (it => () => it)(extract[Symbol.asyncIterator]()) };
+  const entries = {
+    [Symbol.asyncIterator]: (
+      (it) => () =>
+        it
+    )(extract[Symbol.asyncIterator]()),
+  };
   tap.on('error', (err) => extract.destroy(err));
   tap.pipe(extract);
 
@@ -133,7 +138,10 @@ function waitChild(child: ReturnType<typeof spawn>, what: string): Promise<void>
 
 /** A path inside the layer, refusing anything that would climb out of it. '' is the root. */
 function cleanPath(name: string, what: string): string {
-  const normal = posix.normalize('/' + name).slice(1).replace(/\/+$/, '');
+  const normal = posix
+    .normalize('/' + name)
+    .slice(1)
+    .replace(/\/+$/, '');
   if (normal.split('/').includes('..')) throw new ImageError('data-loss', `${what}: entry "${name}" escapes the layer root`);
   return normal === '.' ? '' : normal;
 }
@@ -255,7 +263,8 @@ async function applyEntry(state: UnpackState, header: Header, body: EntryBody): 
     case 'fifo': {
       body.resume();
       await removeExisting(abs, false);
-      const kind = header.type === 'fifo' ? ['p'] : [header.type === 'character-device' ? 'c' : 'b', String(header.devmajor ?? 0), String(header.devminor ?? 0)];
+      const kind =
+        header.type === 'fifo' ? ['p'] : [header.type === 'character-device' ? 'c' : 'b', String(header.devmajor ?? 0), String(header.devminor ?? 0)];
       await runTool('mknod', ['-m', '0600', abs, ...kind], state.what);
       state.entries++;
       break;

@@ -55,7 +55,10 @@ export function parseManifestDoc(body: Buffer, contentType: string, where: strin
     if (!Array.isArray(json.layers)) throw new ImageError('failed-precondition', `${where}: manifest has no layers array`);
     const config = descriptor(json.config, `${where} config`);
     if (!CONFIG_TYPES.has(config.mediaType)) {
-      throw new ImageError('failed-precondition', `${where}: config media type ${config.mediaType} is not a container image (artifact manifests cannot be run)`);
+      throw new ImageError(
+        'failed-precondition',
+        `${where}: config media type ${config.mediaType} is not a container image (artifact manifests cannot be run)`,
+      );
     }
     const layers = json.layers.map((d, i) => descriptor(d, `${where} layers[${i}]`));
     for (const layer of layers) {

@@ -2,7 +2,16 @@
 import { readFileSync } from 'node:fs';
 import type { Descriptor, Platform } from './manifest.ts';
 
-const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm', ia32: '386', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64', loong64: 'loong64' };
+const ARCH: Record<string, string> = {
+  x64: 'amd64',
+  arm64: 'arm64',
+  arm: 'arm',
+  ia32: '386',
+  ppc64: 'ppc64le',
+  s390x: 's390x',
+  riscv64: 'riscv64',
+  loong64: 'loong64',
+};
 
 let cached: HostPlatform | undefined;
 

@@ -39,7 +39,9 @@ export class RegistryClient {
     this.states = endpointsFor(registry, settings).map((endpoint) => {
       const isOwn = !endpoint.isMirror;
       // Credentials from the request belong to the image's registry; mirrors get their own config only.
-      const creds = isOwn ? (requestCredentials ?? configuredCredentials(registry, settings) ?? configuredCredentials(endpoint.host, settings)) : configuredCredentials(endpoint.host, settings);
+      const creds = isOwn
+        ? (requestCredentials ?? configuredCredentials(registry, settings) ?? configuredCredentials(endpoint.host, settings))
+        : configuredCredentials(endpoint.host, settings);
       const state: EndpointState = { endpoint, creds };
       if (endpoint.insecure && !endpoint.scheme && plainHttpHosts.has(endpoint.host)) state.scheme = 'http';
       if (creds?.registryToken) state.authorization = `Bearer ${creds.registryToken}`;
@@ -62,7 +64,13 @@ export class RegistryClient {
         if (res.status === 200) {
           const body = await readBody(res, 4 * 1024 * 1024);
           this.primary ??= state;
-          return { endpoint: state.endpoint, body, contentType: String(res.headers['content-type'] ?? '').split(';')[0].trim() };
+          return {
+            endpoint: state.endpoint,
+            body,
+            contentType: String(res.headers['content-type'] ?? '')
+              .split(';')[0]
+              .trim(),
+          };
         }
         const text = (await readBody(res, 64 * 1024).catch(() => Buffer.alloc(0))).toString('utf8');
         throw statusError(res.status, `manifest ${this.registry}/${this.repository}:${reference}`, state.endpoint, text);
@@ -94,7 +102,9 @@ export class RegistryClient {
     }
     if (isImageError(last) && failures.length === 1) throw last;
     const kind = isImageError(last) ? last.kind : 'unavailable';
-    throw new ImageError(kind, `fetching blob ${digest} of ${this.registry}/${this.repository} failed on every endpoint: ${failures.join('; ')}`, { cause: last });
+    throw new ImageError(kind, `fetching blob ${digest} of ${this.registry}/${this.repository} failed on every endpoint: ${failures.join('; ')}`, {
+      cause: last,
+    });
   }
 
   private async send(state: EndpointState, path: string, headers: Record<string, string>): Promise<HttpResponse> {

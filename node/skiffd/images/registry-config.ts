@@ -7,8 +7,6 @@ import { DOCKER_HUB, DOCKER_HUB_API_HOST } from './reference.ts';
 /** The `[registry]` part of the daemon config, as the image subsystem reads it. */
 export type RegistrySettings = RegistryConfig;
 
-export const emptyRegistrySettings = (): RegistrySettings => ({ mirrors: {}, configs: {} });
-
 export interface Endpoint {
   /** Base URL up to and including `/v2`, no trailing slash. */
   base: string;

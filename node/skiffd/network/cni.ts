@@ -3,7 +3,7 @@
 // its plugins in order for ADD, each seeing the previous result, and in reverse for DEL.
 import { accessSync, constants } from 'node:fs';
 import { join } from 'node:path';
-import { execCommand } from '../pods/command.ts';
+import { execCommand } from '../util/command.ts';
 import { loadNetwork, requiredPluginTypes, type CniNetworkList, type CniPluginConf, type LoadedNetwork } from './cni-config.ts';
 
 export const DEFAULT_IFNAME = 'eth0';
@@ -130,7 +130,9 @@ export class Cni {
     // Checked up front so a missing binary fails before any plugin ran (nothing to undo then).
     const missing = requiredPluginTypes(loaded.network).filter((t) => !this.findPlugin(t));
     if (missing.length > 0) {
-      throw new CniNotReadyError(`CNI plugin${missing.length > 1 ? 's' : ''} ${missing.map((m) => `"${m}"`).join(', ')} (network "${loaded.network.name}") not found in ${this.binDirs.join(':')}`);
+      throw new CniNotReadyError(
+        `CNI plugin${missing.length > 1 ? 's' : ''} ${missing.map((m) => `"${m}"`).join(', ')} (network "${loaded.network.name}") not found in ${this.binDirs.join(':')}`,
+      );
     }
     const cniArgs = ['IgnoreUnknown=1', ...Object.entries(args).map(([k, v]) => `${k}=${v}`)].join(';');
     return { network: loaded.network, containerId, netns, ifname: DEFAULT_IFNAME, args: cniArgs, runtimeConfig };

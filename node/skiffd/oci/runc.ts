@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { constants, tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
-import { runCommand } from './run-command.ts';
+import { runCommand } from '../util/command.ts';
+import { killGroup } from '../util/kill-group.ts';
 import type { CreateOptions, CreateResult, ExecSyncOptions, ExecSyncResult, OciRuntime } from './runtime.ts';
 import { OciRuntimeError } from './runtime.ts';
 import type { OciResources, OciState } from './spec.ts';
@@ -142,18 +143,6 @@ export class CliOciRuntime implements OciRuntime {
         resolve({ exitCode, stdout: out.value(), stderr: err.value(), timedOut });
       });
     });
-  }
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
   }
 }
 

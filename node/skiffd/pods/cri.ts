@@ -8,13 +8,8 @@ import {
   type PodSandboxFilter,
   type PodSandboxStatus,
 } from '../../../proto/gen/runtime/v1/api.ts';
-import type { PodSandboxFilterSpec, PodSandboxes } from './manager.ts';
+import type { PodSandboxFilterSpec } from './manager.ts';
 import type { NamespaceModeName, PodSandboxRecord, PodState } from './types.ts';
-
-export function requirePods(ctx: { pods?: PodSandboxes }): PodSandboxes {
-  if (!ctx.pods) throw new ServerError(Status.UNAVAILABLE, 'the pods subsystem is not open');
-  return ctx.pods;
-}
 
 export function stateToCri(state: PodState): PodSandboxState {
   return state === 'SANDBOX_READY' ? PodSandboxState.SANDBOX_READY : PodSandboxState.SANDBOX_NOTREADY;

@@ -5,18 +5,20 @@
 // without it is a RunPodSandbox that never finished, and a restart undoes it from what is on disk
 // (the CNI attachment saved before ADD ran, the pinned namespace files, a catatonit tagged with the
 // pod id). Stop records NOTREADY before it tears anything down, so a half-stopped pod never looks ready.
+import { writeLimits, type CgroupLimits } from '../cgroups/limits.ts';
 import { randomBytes } from 'node:crypto';
 import { readdir, mkdir, rm, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServerError, Status } from 'nice-grpc-common';
-import type { DeepPartial, PodSandboxStats, RunPodSandboxRequest } from '../../../proto/gen/runtime/v1/api.ts';
+import type { DeepPartial, LinuxContainerResources, PodSandboxStats, RunPodSandboxRequest } from '../../../proto/gen/runtime/v1/api.ts';
 import type { Logger } from '../logger.ts';
 import { writeJsonAtomic, readJson } from '../util/atomic-file.ts';
 import { cgroupfsPath, removeCgroup } from '../cgroups/layout.ts';
-import { Cni, CniNotReadyError, CniPluginError, resultIps, type NetworkAttachment } from '../network/cni.ts';
+import { type Cni, CniNotReadyError, CniPluginError, resultIps, type NetworkAttachment } from '../network/cni.ts';
 import { writeDefaultNetwork, type DefaultNetworkOptions } from '../network/default-network.ts';
 import { hostsFile, resolvConf, writePodFiles } from './files.ts';
-import { KeyedLock } from './keyed-lock.ts';
+import { KeyedLock } from '../util/keyed-lock.ts';
+import { nowNs } from '../util/clock.ts';
 import { applySysctls, nsfsMounts, pinNamespaces, unpinNamespaces } from './namespaces.ts';
 import { findPidInitByMarker, pidInitAlive, pidNamespacePath, startPidInit, stopPidInit } from './pid-init.ts';
 import { fromFile, toFile, type PodEntry } from './record-file.ts';
@@ -54,6 +56,37 @@ export interface PodSandboxFilterSpec {
 const POD_FILE = 'pod.json';
 const NETWORK_FILE = 'network.json';
 
+/** The pod's totals: container resources plus overhead, each limit present in either. */
+function podLimits(resources: LinuxContainerResources | undefined, overhead: LinuxContainerResources | undefined): CgroupLimits {
+  const parts = [resources, overhead].filter((r): r is LinuxContainerResources => !!r);
+  for (const r of parts) {
+    for (const [field, value] of [
+      ['cpu_shares', r.cpuShares],
+      ['cpu_quota', r.cpuQuota],
+      ['cpu_period', r.cpuPeriod],
+      ['memory_limit_in_bytes', r.memoryLimitInBytes],
+    ] as const) {
+      if (value < 0n && !(field === 'cpu_quota' && value === -1n)) throw new ServerError(Status.INVALID_ARGUMENT, `resources.${field} must not be negative`);
+    }
+  }
+  const sum = (pick: (r: LinuxContainerResources) => bigint) => {
+    const values = parts.map(pick).filter((v) => v > 0n);
+    return values.length > 0 ? Number(values.reduce((a, b) => a + b, 0n)) : undefined;
+  };
+  const limits: CgroupLimits = {};
+  const shares = sum((r) => r.cpuShares);
+  if (shares !== undefined) limits.cpuShares = Math.min(262_144, Math.max(2, shares));
+  const period = parts.map((r) => r.cpuPeriod).find((v) => v > 0n);
+  const quota = sum((r) => r.cpuQuota);
+  if (quota !== undefined) {
+    limits.cpuQuotaUs = quota;
+    limits.cpuPeriodUs = period ? Number(period) : 100_000;
+  }
+  const memory = sum((r) => r.memoryLimitInBytes);
+  if (memory !== undefined) limits.memoryBytes = memory;
+  return limits;
+}
+
 function notFound(id: string): never {
   throw new ServerError(Status.NOT_FOUND, `pod sandbox "${id}" not found`);
 }
@@ -69,10 +102,6 @@ export function toServerError(err: unknown, action: string): ServerError {
 function nameKey(md: PodSandboxRecord['metadata']): string {
   return `${md.name}_${md.namespace}_${md.uid}_${md.attempt}`;
 }
-
-// Nanoseconds since the epoch with sub-millisecond resolution.
-const EPOCH_BASE = BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint();
-export const nowNs = (): bigint => EPOCH_BASE + process.hrtime.bigint();
 
 export class PodSandboxes implements PodSandboxStore {
   readonly cni: Cni;
@@ -353,6 +382,26 @@ export class PodSandboxes implements PodSandboxStore {
     await this.persist(entry);
   }
 
+  /**
+   * Sets the pod cgroup's CPU and memory limits to the pod's totals (its containers' resources plus
+   * the sandbox overhead), as the kubelet does on an in-place pod resize. Containers keep their own.
+   */
+  async updateResources(idOrPrefix: string, resources: LinuxContainerResources | undefined, overhead: LinuxContainerResources | undefined): Promise<void> {
+    if (!idOrPrefix) throw new ServerError(Status.INVALID_ARGUMENT, 'pod_sandbox_id is required');
+    if (!resources && !overhead) throw new ServerError(Status.INVALID_ARGUMENT, "resources or overhead is required: the pod's new totals");
+    const found = this.resolve(idOrPrefix) ?? notFound(idOrPrefix);
+    const limits = podLimits(resources, overhead);
+    await this.lock.run(found.id, async () => {
+      const entry = this.entries.get(found.id) ?? notFound(idOrPrefix);
+      if (entry.state !== 'SANDBOX_READY')
+        throw new ServerError(Status.FAILED_PRECONDITION, `pod sandbox ${entry.id} is not ready (${entry.state}): nothing runs in its cgroup`);
+      await writeLimits(entry.cgroupParent, limits).catch((err: Error) => {
+        throw new ServerError(Status.INTERNAL, `updating the cgroup ${entry.cgroupParent} of pod sandbox ${entry.id}: ${err.message}`);
+      });
+      this.log.info('pod resources updated', { pod: entry.id, ...limits });
+    });
+  }
+
   /** Idempotent; an unknown id is not an error (the API makes Stop idempotent). */
   async stop(idOrPrefix: string): Promise<void> {
     if (!idOrPrefix) throw new ServerError(Status.INVALID_ARGUMENT, 'pod_sandbox_id is required');
@@ -361,12 +410,14 @@ export class PodSandboxes implements PodSandboxStore {
       this.log.debug('StopPodSandbox: no such pod; nothing to do', { pod: idOrPrefix });
       return;
     }
-    await this.lock.run(found.id, async () => {
-      const entry = this.entries.get(found.id);
-      if (entry) await this.teardown(entry);
-    }).catch((err) => {
-      throw toServerError(err, 'StopPodSandbox');
-    });
+    await this.lock
+      .run(found.id, async () => {
+        const entry = this.entries.get(found.id);
+        if (entry) await this.teardown(entry);
+      })
+      .catch((err) => {
+        throw toServerError(err, 'StopPodSandbox');
+      });
   }
 
   /** Everything Stop does; every step can run again after a partial failure. */
@@ -393,26 +444,28 @@ export class PodSandboxes implements PodSandboxStore {
     if (!idOrPrefix) throw new ServerError(Status.INVALID_ARGUMENT, 'pod_sandbox_id is required');
     const found = this.resolve(idOrPrefix);
     if (!found) return;
-    await this.lock.run(found.id, async () => {
-      const entry = this.entries.get(found.id);
-      if (!entry) return;
-      await this.teardown(entry);
-      await this.options.containers?.()?.removeAllInPod(entry.id);
-      await unpinNamespaces(this.podMounts(entry.id));
-      await rm(join(this.stateDir, entry.id), { recursive: true, force: true });
-      if (entry.internals.ownsCgroup) {
-        await removeCgroup(entry.cgroupParent).catch((err) => this.log.warn('cannot remove pod cgroup', { pod: entry.id, err }));
-      }
-      // The record goes first: a crash after this point leaves a directory a restart cleans up.
-      await rm(join(this.recordDir(entry.id), POD_FILE), { force: true });
-      await rm(this.recordDir(entry.id), { recursive: true, force: true });
-      this.entries.delete(entry.id);
-      this.statsCollector.forget(entry.id);
-      if (this.names.get(nameKey(entry.metadata)) === entry.id) this.names.delete(nameKey(entry.metadata));
-      this.log.info('pod sandbox removed', { pod: entry.id });
-    }).catch((err) => {
-      throw toServerError(err, 'RemovePodSandbox');
-    });
+    await this.lock
+      .run(found.id, async () => {
+        const entry = this.entries.get(found.id);
+        if (!entry) return;
+        await this.teardown(entry);
+        await this.options.containers?.()?.removeAllInPod(entry.id);
+        await unpinNamespaces(this.podMounts(entry.id));
+        await rm(join(this.stateDir, entry.id), { recursive: true, force: true });
+        if (entry.internals.ownsCgroup) {
+          await removeCgroup(entry.cgroupParent).catch((err) => this.log.warn('cannot remove pod cgroup', { pod: entry.id, err }));
+        }
+        // The record goes first: a crash after this point leaves a directory a restart cleans up.
+        await rm(join(this.recordDir(entry.id), POD_FILE), { force: true });
+        await rm(this.recordDir(entry.id), { recursive: true, force: true });
+        this.entries.delete(entry.id);
+        this.statsCollector.forget(entry.id);
+        if (this.names.get(nameKey(entry.metadata)) === entry.id) this.names.delete(nameKey(entry.metadata));
+        this.log.info('pod sandbox removed', { pod: entry.id });
+      })
+      .catch((err) => {
+        throw toServerError(err, 'RemovePodSandbox');
+      });
   }
 
   /** The pod, with its state refreshed (a pod whose init died is no longer ready). */

@@ -4,7 +4,7 @@
 // shm tmpfs (the last step is exec'd, not forked): every extra process costs the RPC a few ms.
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { execChecked } from './command.ts';
+import { execChecked } from '../util/command.ts';
 
 export type PinnableNamespace = 'net' | 'ipc' | 'uts';
 

@@ -4,6 +4,7 @@
 // tag its environment with the pod id, so a restart can find one even if its pid was never recorded.
 import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
+import { killGroup } from '../util/kill-group.ts';
 
 export const POD_ENV_MARKER = 'SKIFFD_POD_SANDBOX';
 
@@ -72,11 +73,7 @@ export async function startPidInit(podId: string, namespaces: { net?: string; ip
     }
     await sleep(2);
   }
-  try {
-    process.kill(-parent!, 'SIGKILL');
-  } catch {
-    /* already gone */
-  }
+  killGroup(parent!);
   throw new Error(`catatonit did not start within ${START_TIMEOUT_MS} ms`);
 }
 

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import type { DeepPartial, NetworkInterfaceUsage, PodSandboxStats } from '../../../proto/gen/runtime/v1/api.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
 import { readCpu, readMemory, readProcessCount } from '../cgroups/stats.ts';
-import { execCommand } from './command.ts';
+import { execCommand } from '../util/command.ts';
 import type { PodEntry } from './record-file.ts';
 
 interface InterfaceCounters {
@@ -21,7 +21,11 @@ export function parseNetDev(text: string): InterfaceCounters[] {
     const colon = line.indexOf(':');
     if (colon < 0) continue;
     const name = line.slice(0, colon).trim();
-    const f = line.slice(colon + 1).trim().split(/\s+/).map((n) => BigInt(n));
+    const f = line
+      .slice(colon + 1)
+      .trim()
+      .split(/\s+/)
+      .map((n) => BigInt(n));
     if (f.length < 16) continue;
     out.push({ name, rxBytes: f[0], rxErrors: f[2], txBytes: f[8], txErrors: f[10] });
   }

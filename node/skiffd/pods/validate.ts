@@ -47,7 +47,16 @@ export function modeName(mode: NamespaceMode | undefined): NamespaceModeName {
 const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i;
 const SYSCTL_KEY = /^[a-zA-Z0-9_]+([./][a-zA-Z0-9_\-+:@]+)*$/;
 // Sysctls that belong to the IPC namespace (everything else outside net.* is node-wide).
-const IPC_SYSCTLS = new Set(['kernel.shm_rmid_forced', 'kernel.shmmax', 'kernel.shmall', 'kernel.shmmni', 'kernel.msgmax', 'kernel.msgmnb', 'kernel.msgmni', 'kernel.sem']);
+const IPC_SYSCTLS = new Set([
+  'kernel.shm_rmid_forced',
+  'kernel.shmmax',
+  'kernel.shmall',
+  'kernel.shmmni',
+  'kernel.msgmax',
+  'kernel.msgmnb',
+  'kernel.msgmni',
+  'kernel.sem',
+]);
 
 function sysctlNamespace(key: string): 'net' | 'ipc' | undefined {
   const dotted = key.replaceAll('/', '.');
@@ -67,7 +76,9 @@ export function planPod(request: RunPodSandboxRequest, knownHandlers: readonly s
     if (!md[field]) invalid(`config.metadata.${field} is required`);
   }
   if (request.runtimeHandler && !knownHandlers.includes(request.runtimeHandler)) {
-    invalid(`runtime_handler "${request.runtimeHandler}" is unknown (known: ${knownHandlers.map((h) => `"${h}"`).join(', ') || 'none'}; "" selects the default)`);
+    invalid(
+      `runtime_handler "${request.runtimeHandler}" is unknown (known: ${knownHandlers.map((h) => `"${h}"`).join(', ') || 'none'}; "" selects the default)`,
+    );
   }
   const linux = config.linux;
   const security = linux?.securityContext;
@@ -75,8 +86,10 @@ export function planPod(request: RunPodSandboxRequest, knownHandlers: readonly s
   const networkMode = modeName(ns?.network);
   const ipcMode = modeName(ns?.ipc);
   const pidMode = modeName(ns?.pid);
-  if (networkMode === 'TARGET' || networkMode === 'CONTAINER') invalid(`config.linux.security_context.namespace_options.network: ${networkMode} is not valid for a pod (POD or NODE)`);
-  if (ipcMode === 'TARGET' || ipcMode === 'CONTAINER') invalid(`config.linux.security_context.namespace_options.ipc: ${ipcMode} is not valid for a pod (POD or NODE)`);
+  if (networkMode === 'TARGET' || networkMode === 'CONTAINER')
+    invalid(`config.linux.security_context.namespace_options.network: ${networkMode} is not valid for a pod (POD or NODE)`);
+  if (ipcMode === 'TARGET' || ipcMode === 'CONTAINER')
+    invalid(`config.linux.security_context.namespace_options.ipc: ${ipcMode} is not valid for a pod (POD or NODE)`);
   if (pidMode === 'TARGET') invalid('config.linux.security_context.namespace_options.pid: TARGET is not valid for a pod (POD, CONTAINER or NODE)');
   const userns = ns?.usernsOptions;
   if (userns && modeName(userns.mode) === 'POD' && (userns.uids.length > 0 || userns.gids.length > 0)) {
@@ -119,7 +132,10 @@ export function planPod(request: RunPodSandboxRequest, knownHandlers: readonly s
     servers.forEach((s, i) => {
       if (!isIP(s)) invalid(`config.dns_config.servers[${i}] "${s}" is not an IP address`);
     });
-    for (const [name, list] of [['searches', searches], ['options', options]] as const) {
+    for (const [name, list] of [
+      ['searches', searches],
+      ['options', options],
+    ] as const) {
       list.forEach((v, i) => {
         if (!v || /\s/.test(v)) invalid(`config.dns_config.${name}[${i}] "${v}" must be one non-empty word`);
       });

@@ -6,7 +6,6 @@ import type { AttachStreamRequest, ExecStreamRequest } from './requests.ts';
 
 /** Channel protocol versions, newest first (the order a server prefers when asked for several). */
 export const REMOTECOMMAND_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
-export type RemoteCommandProtocol = (typeof REMOTECOMMAND_PROTOCOLS)[number];
 
 /** 1..5: what each version adds: v2 a separate error stream semantics, v3 resize, v4 JSON status, v5 stdin close. */
 export function protocolVersion(protocol: string): number {
@@ -116,7 +115,11 @@ export interface RemoteCommandBackend {
 }
 
 /** Runs exec or attach and reports the outcome instead of throwing. */
-export async function runRemoteCommand(backend: RemoteCommandBackend, request: ExecStreamRequest | AttachStreamRequest, io: RemoteCommandIO): Promise<RemoteCommandOutcome> {
+export async function runRemoteCommand(
+  backend: RemoteCommandBackend,
+  request: ExecStreamRequest | AttachStreamRequest,
+  io: RemoteCommandIO,
+): Promise<RemoteCommandOutcome> {
   try {
     if (request.kind === 'exec') return { exitCode: await backend.exec(request, io) };
     await backend.attach(request, io);
@@ -142,7 +145,14 @@ export function errorStreamPayload(version: number, outcome: RemoteCommandOutcom
         details: { causes: [{ reason: 'ExitCode', message: String(outcome.exitCode) }] },
       });
     }
-    return JSON.stringify({ metadata: {}, status: 'Failure', message: outcome.error, reason: 'InternalError', code: 500, details: { causes: [{ message: outcome.error }] } });
+    return JSON.stringify({
+      metadata: {},
+      status: 'Failure',
+      message: outcome.error,
+      reason: 'InternalError',
+      code: 500,
+      details: { causes: [{ message: outcome.error }] },
+    });
   }
   if ('exitCode' in outcome) return outcome.exitCode === 0 ? undefined : `command terminated with non-zero exit code: exit status ${outcome.exitCode}`;
   return outcome.error;

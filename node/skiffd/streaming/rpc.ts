@@ -3,8 +3,6 @@
 import { ServerError, Status } from 'nice-grpc-common';
 import { ContainerState } from '../../../proto/gen/runtime/v1/api.ts';
 import type { DaemonContext } from '../context.ts';
-import { containersOf } from '../containers/rpc-context.ts';
-import { openStreaming } from './index.ts';
 import type { StreamRequest } from './requests.ts';
 
 export function invalid(message: string): never {
@@ -19,7 +17,7 @@ export function checkStreams(rpc: string, r: { stdin: boolean; stdout: boolean; 
 /** The container's full id, once it is known to be running. */
 export async function runningContainerId(ctx: DaemonContext, rpc: string, containerId: string): Promise<string> {
   if (!containerId) invalid(`${rpc}: container_id is empty`);
-  const view = await containersOf(ctx).status(containerId);
+  const view = await ctx.containers.status(containerId);
   if (view.state !== ContainerState.CONTAINER_RUNNING) {
     throw new ServerError(Status.FAILED_PRECONDITION, `${rpc}: container ${view.record.id.slice(0, 12)} is not running`);
   }
@@ -29,7 +27,7 @@ export async function runningContainerId(ctx: DaemonContext, rpc: string, contai
 export async function issueUrl(ctx: DaemonContext, request: StreamRequest): Promise<string> {
   let server;
   try {
-    server = await openStreaming(ctx);
+    server = await ctx.streaming.open();
   } catch (err) {
     throw new ServerError(Status.UNAVAILABLE, (err as Error).message);
   }

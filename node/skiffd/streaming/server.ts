@@ -10,6 +10,7 @@ import type { StreamRequest } from './requests.ts';
 import { TokenStore, DEFAULT_TOKEN_TTL_MS } from './tokens.ts';
 import { protocolVersion, type RemoteCommandBackend } from './remotecommand.ts';
 import type { PortForwardBackend } from './portforward.ts';
+import type { Logger } from '../logger.ts';
 import { isSpdyUpgrade, negotiate, offeredProtocols, writeHttpError, writeSpdySwitch } from './spdy/handshake.ts';
 import { SpdySession } from './spdy/session.ts';
 import { serveSpdyRemoteCommand } from './spdy/remotecommand.ts';
@@ -23,10 +24,7 @@ export interface StreamingBackend extends RemoteCommandBackend, PortForwardBacke
 /** Remotecommand versions spoken over SPDY (v5 exists only for WebSocket). */
 export const SPDY_REMOTECOMMAND_PROTOCOLS = ['v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
 
-export interface StreamingLogger {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-}
+export type StreamingLogger = Pick<Logger, 'debug' | 'warn'>;
 
 export interface StreamingServerOptions {
   address: string;
@@ -59,7 +57,7 @@ export class StreamingServer {
   constructor(private readonly options: StreamingServerOptions) {
     this.tokens = new TokenStore(options.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS, options.now);
     this.log = options.log ?? { debug: () => {}, warn: () => {} };
-    this.http = createServer((req, res) => {
+    this.http = createServer((_req, res) => {
       // A plain request cannot carry a stream; say what is expected and keep the token.
       res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' });
       res.end('this streaming URL needs a connection upgrade (SPDY/3.1 or WebSocket), as kubectl and crictl send\n');
@@ -163,7 +161,12 @@ export class StreamingServer {
       .filter(Boolean);
     const protocol = offered.length === 0 ? '' : offered.find((p) => supported.includes(p));
     if (protocol === undefined) {
-      writeHttpError(socket, 400, 'Bad Request', `unable to negotiate a WebSocket subprotocol: client supports ${offered.join(', ')}, server supports ${supported.join(', ')}`);
+      writeHttpError(
+        socket,
+        400,
+        'Bad Request',
+        `unable to negotiate a WebSocket subprotocol: client supports ${offered.join(', ')}, server supports ${supported.join(', ')}`,
+      );
       return;
     }
     let ports: number[] = [];

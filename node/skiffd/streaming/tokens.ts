@@ -17,7 +17,8 @@ export class TokenStore<T> {
   /** Stores `value` and returns a fresh URL-safe token for it. */
   issue(value: T): string {
     this.sweep();
-    if (this.pending.size >= MAX_PENDING) throw new Error(`too many unredeemed streaming URLs (${MAX_PENDING}); try again in ${Math.ceil(this.ttlMs / 1000)} s`);
+    if (this.pending.size >= MAX_PENDING)
+      throw new Error(`too many unredeemed streaming URLs (${MAX_PENDING}); try again in ${Math.ceil(this.ttlMs / 1000)} s`);
     const token = randomBytes(18).toString('base64url');
     this.pending.set(token, { value, expires: this.now() + this.ttlMs });
     return token;

@@ -11,6 +11,7 @@
 // output cannot fake it. Arguments or input holding a newline cannot be sent; such calls spawn directly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { killGroup } from './kill-group.ts';
 
 export interface HelperResult {
   code: number | null;
@@ -107,16 +108,17 @@ class HelperShell {
     clearTimeout(current.timer);
     this.current = undefined;
     const code = current.code;
-    current.job.resolve({ code: code > 128 && code < 160 ? null : code, signal: code > 128 && code < 160 ? signalName(code - 128) : null, stdout: this.stdout, stderr: this.stderr.slice(0, errAt) });
+    current.job.resolve({
+      code: code > 128 && code < 160 ? null : code,
+      signal: code > 128 && code < 160 ? signalName(code - 128) : null,
+      stdout: this.stdout,
+      stderr: this.stderr.slice(0, errAt),
+    });
   }
 
   private kill(): void {
     this.dead = true;
-    try {
-      process.kill(-this.child.pid!, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
+    if (this.child.pid) killGroup(this.child.pid);
   }
 
   private fail(err: Error): void {
@@ -162,5 +164,8 @@ export function runThroughHelper(file: string, args: string[], timeoutMs: number
 
 /** The helper could not find the program (a spawn would have failed with ENOENT instead). */
 export function notFound(r: HelperResult, file: string): boolean {
-  return r.code === 127 && (r.stderr.includes(`${file}: not found`) || (r.stderr.startsWith('env: ') && r.stderr.includes(file) && r.stderr.includes('No such file')));
+  return (
+    r.code === 127 &&
+    (r.stderr.includes(`${file}: not found`) || (r.stderr.startsWith('env: ') && r.stderr.includes(file) && r.stderr.includes('No such file')))
+  );
 }

@@ -1,17 +1,10 @@
-// Shared by the ImageService handlers: reaching the image manager, mapping library errors to gRPC
+// Shared by the ImageService handlers: mapping library errors to gRPC
 // status codes, and turning an image record into the CRI Image message.
 import { ServerError, Status } from 'nice-grpc-common';
 import type { DeepPartial, Image } from '../../../../proto/gen/runtime/v1/api.ts';
-import type { DaemonContext } from '../../context.ts';
 import { isImageError, type ImageErrorKind } from '../../images/errors.ts';
-import type { ImageManager } from '../../images/image-manager.ts';
 import type { ImageRecord } from '../../images/image-record.ts';
 import { imageUser } from '../../images/user.ts';
-
-export function imagesOf(ctx: DaemonContext): ImageManager {
-  if (!ctx.images) throw new ServerError(Status.UNAVAILABLE, 'the image store is not open (the daemon is starting or stopping)');
-  return ctx.images;
-}
 
 const CODES: Record<ImageErrorKind, Status> = {
   'invalid-argument': Status.INVALID_ARGUMENT,

@@ -2,12 +2,12 @@
 import type { ImageServiceImplementation } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { DaemonContext } from '../../context.ts';
 import { bindHandlers } from '../bind.ts';
-import { listImages } from './list_images.ts';
-import { streamImages } from './stream_images.ts';
-import { imageStatus } from './image_status.ts';
-import { pullImage } from './pull_image.ts';
-import { removeImage } from './remove_image.ts';
-import { imageFsInfo } from './image_fs_info.ts';
+import { listImages } from './list-images.ts';
+import { streamImages } from './stream-images.ts';
+import { imageStatus } from './image-status.ts';
+import { pullImage } from './pull-image.ts';
+import { removeImage } from './remove-image.ts';
+import { imageFsInfo } from './image-fs-info.ts';
 
 export function imageService(ctx: DaemonContext): ImageServiceImplementation {
   return bindHandlers<ImageServiceImplementation>(ctx, {

@@ -8,6 +8,14 @@ export const exec: UnaryRpc<ExecRequest, ExecResponse> = async (ctx, request) =>
   if (request.cmd.length === 0 || request.cmd[0] === '') invalid('Exec: cmd is empty');
   checkStreams('Exec', request);
   const containerId = await runningContainerId(ctx, 'Exec', request.containerId);
-  const url = await issueUrl(ctx, { kind: 'exec', containerId, cmd: [...request.cmd], tty: request.tty, stdin: request.stdin, stdout: request.stdout, stderr: request.stderr });
+  const url = await issueUrl(ctx, {
+    kind: 'exec',
+    containerId,
+    cmd: [...request.cmd],
+    tty: request.tty,
+    stdin: request.stdin,
+    stdout: request.stdout,
+    stderr: request.stderr,
+  });
   return { url };
 };

@@ -5,6 +5,7 @@
 // which makes conmon close the container's stdin.
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AttachStreamRequest } from '../requests.ts';
 import type { RemoteCommandIO, TerminalSize } from '../remotecommand.ts';
 import { loadSeqpacket } from './seqpacket.ts';
@@ -14,6 +15,7 @@ const STDOUT = 2;
 const STDERR = 3;
 /** conmon reads at most this much per packet. */
 const MAX_PACKET = 8192;
+const RESIZE_REPEAT_MS = [30, 250, 1000];
 
 export async function attachToContainer(target: ContainerTarget, request: AttachStreamRequest, io: RemoteCommandIO): Promise<void> {
   const { SeqpacketSocket } = await loadSeqpacket();
@@ -63,7 +65,23 @@ export async function attachToContainer(target: ContainerTarget, request: Attach
         io.stdin.resume(); // the container has no stdin: what the client types goes nowhere
       }
     }
-    if (request.tty) io.resize.subscribeSerially((size) => resizeTerminal(target.ctlPath, size));
+    if (request.tty) {
+      io.resize.subscribeSerially(async (size) => {
+        await resizeTerminal(target.ctlPath, size);
+        // conmon acts on only the first of several messages that reach it in one read, and clients
+        // send two at once (kubectl: width+1 and height+1, then the real size, to force a redraw).
+        // So writes are spaced, and the final size is said again a little later each time, which
+        // makes it stick even when conmon was slow to read; the same size twice changes nothing.
+        void (async () => {
+          for (const delay of RESIZE_REPEAT_MS) {
+            await sleep(delay);
+            if (io.resize.last !== size || done) return;
+            await resizeTerminal(target.ctlPath, size);
+          }
+        })();
+        await sleep(RESIZE_REPEAT_MS[0]);
+      });
+    }
   });
 }
 

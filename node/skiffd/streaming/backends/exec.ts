@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { ExecStreamRequest } from '../requests.ts';
 import type { RemoteCommandIO, TerminalSize } from '../remotecommand.ts';
 import type { ContainerTarget } from './targets.ts';
+import { killGroup } from '../../util/kill-group.ts';
 
 /** How long a TTY exec waits for the client's terminal size before starting with 80x24. */
 const INITIAL_SIZE_WAIT_MS = 1_000;
@@ -38,7 +39,19 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
   // runc's own messages go to a log file, so the client's stderr carries only the command's, and a
   // failure to start the command is told apart from the command's exit code.
   const logFile = `${base}.log`;
-  const runcArgs = [`--root=${target.runtimeRoot}`, '--log', logFile, '--log-format', 'json', 'exec', '--pid-file', pidFile, ...(request.tty ? ['-t'] : []), target.id, ...request.cmd];
+  const runcArgs = [
+    `--root=${target.runtimeRoot}`,
+    '--log',
+    logFile,
+    '--log-format',
+    'json',
+    'exec',
+    '--pid-file',
+    pidFile,
+    ...(request.tty ? ['-t'] : []),
+    target.id,
+    ...request.cmd,
+  ];
   let child: ChildProcess;
   if (request.tty) {
     // runc gives the container's terminal the size of its own at start: set it before runc runs,
@@ -119,24 +132,8 @@ function signalNumber(signal: NodeJS.Signals): number {
 /** Kills the exec'd process group (runc setsid()s it) and runc itself. */
 async function killExec(child: ChildProcess, pidFile: string): Promise<void> {
   const pid = Number.parseInt(await readFile(pidFile, 'utf8').catch(() => ''), 10);
-  if (pid > 0) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
-  }
-  if (child.pid) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      child.kill('SIGKILL');
-    }
-  }
+  if (pid > 0) killGroup(pid);
+  if (child.pid) killGroup(child.pid);
 }
 
 /** The pty script made for runc: the terminal on runc's stdin (runc is script's child). */

@@ -14,7 +14,14 @@ export interface RelayCommands {
 
 export const DEFAULT_RELAY: RelayCommands = { nsenter: 'nsenter', busybox: 'busybox' };
 
-export async function forwardIntoPod(pods: PodSource, podSandboxId: string, port: number, data: Duplex, signal: AbortSignal, relay: RelayCommands = DEFAULT_RELAY): Promise<void> {
+export async function forwardIntoPod(
+  pods: PodSource,
+  podSandboxId: string,
+  port: number,
+  data: Duplex,
+  signal: AbortSignal,
+  relay: RelayCommands = DEFAULT_RELAY,
+): Promise<void> {
   const pod = pods.get(podSandboxId);
   if (!pod) throw new TargetError(`pod sandbox "${podSandboxId}" not found`, 'not-found');
   if (pod.state !== 'SANDBOX_READY') throw new TargetError(`pod sandbox ${podSandboxId.slice(0, 12)} is not ready`, 'not-running');

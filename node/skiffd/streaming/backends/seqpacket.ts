@@ -12,8 +12,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-export const ADDON_FILE = 'node-unix-socket.linux-x64-gnu.node';
-export const ADDON_PACKAGE = 'node-unix-socket-linux-x64-gnu';
+/** node-unix-socket publishes one prebuilt add-on per platform; this host's (glibc Linux). */
+export const ADDON_PLATFORM = `linux-${process.arch}-gnu`;
+export const ADDON_FILE = `node-unix-socket.${ADDON_PLATFORM}.node`;
+export const ADDON_PACKAGE = `node-unix-socket-${ADDON_PLATFORM}`;
 
 interface NativeWrap {
   init(self: object): void;
@@ -102,7 +104,9 @@ function nativeBinding(): NativeBinding {
   }
   binding = fromSeaAsset() ?? fromNodeModules();
   if (binding) return binding;
-  loadError = new Error(`cannot load the SOCK_SEQPACKET add-on ${ADDON_FILE} (looked at ${tried.join(', ')}, the executable's assets and node_modules/${ADDON_PACKAGE}); attach needs it`);
+  loadError = new Error(
+    `cannot load the SOCK_SEQPACKET add-on ${ADDON_FILE} (looked at ${tried.join(', ')}, the executable's assets and node_modules/${ADDON_PACKAGE}); attach needs it`,
+  );
   throw loadError;
 }
 

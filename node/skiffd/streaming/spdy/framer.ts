@@ -20,7 +20,15 @@ export const FLAG_FIN = 0x01;
 export const FLAG_UNIDIRECTIONAL = 0x02;
 
 /** RST_STREAM status codes (SPDY/3 §2.4.2). */
-export const RstStatus = { PROTOCOL_ERROR: 1, INVALID_STREAM: 2, REFUSED_STREAM: 3, CANCEL: 5, INTERNAL_ERROR: 6, STREAM_IN_USE: 8, STREAM_ALREADY_CLOSED: 9 } as const;
+export const RstStatus = {
+  PROTOCOL_ERROR: 1,
+  INVALID_STREAM: 2,
+  REFUSED_STREAM: 3,
+  CANCEL: 5,
+  INTERNAL_ERROR: 6,
+  STREAM_IN_USE: 8,
+  STREAM_ALREADY_CLOSED: 9,
+} as const;
 
 const VERSION = 3;
 /** Largest frame we accept; client-go never comes close (its data frames are at most 32 KiB). */
@@ -28,9 +36,7 @@ const MAX_FRAME = 16 * 1024 * 1024;
 
 export type Headers = Record<string, string[]>;
 
-export type Frame =
-  | { kind: 'data'; streamId: number; flags: number; data: Buffer }
-  | { kind: 'control'; type: number; flags: number; body: Buffer };
+export type Frame = { kind: 'data'; streamId: number; flags: number; data: Buffer } | { kind: 'control'; type: number; flags: number; body: Buffer };
 
 export class SpdyProtocolError extends Error {
   override name = 'SpdyProtocolError';
@@ -204,13 +210,6 @@ export function goAwayFrame(lastGoodStreamId: number, status = 0): Buffer {
   body.writeUInt32BE(lastGoodStreamId & 0x7fffffff, 0);
   body.writeUInt32BE(status, 4);
   return control(FrameType.GOAWAY, 0, body);
-}
-
-export function windowUpdateFrame(streamId: number, delta: number): Buffer {
-  const body = Buffer.alloc(8);
-  body.writeUInt32BE(streamId & 0x7fffffff, 0);
-  body.writeUInt32BE(delta & 0x7fffffff, 4);
-  return control(FrameType.WINDOW_UPDATE, 0, body);
 }
 
 /** Frames we receive, decoded from a control frame body. */

@@ -7,7 +7,10 @@ import type { Socket } from 'node:net';
 export const STREAM_PROTOCOL_HEADER = 'x-stream-protocol-version';
 
 export function isSpdyUpgrade(req: IncomingMessage): boolean {
-  return (req.headers.upgrade ?? '').toLowerCase().split(',').some((p) => p.trim() === 'spdy/3.1');
+  return (req.headers.upgrade ?? '')
+    .toLowerCase()
+    .split(',')
+    .some((p) => p.trim() === 'spdy/3.1');
 }
 
 /** Protocols the client offered, in its order of preference. */
@@ -38,6 +41,14 @@ export function writeSpdySwitch(socket: Socket, protocol: string | undefined): v
 export function writeHttpError(socket: Socket, status: number, reason: string, message: string, extraHeaders: string[] = []): void {
   const body = `${message}\n`;
   socket.end(
-    [`HTTP/1.1 ${status} ${reason}`, 'Content-Type: text/plain; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close', ...extraHeaders, '', body].join('\r\n'),
+    [
+      `HTTP/1.1 ${status} ${reason}`,
+      'Content-Type: text/plain; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Connection: close',
+      ...extraHeaders,
+      '',
+      body,
+    ].join('\r\n'),
   );
 }

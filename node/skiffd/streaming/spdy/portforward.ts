@@ -64,13 +64,21 @@ export function serveSpdyPortForward(session: SpdySession, request: PortForwardS
   });
 }
 
-async function forward(session: SpdySession, request: PortForwardStreamRequest, backend: PortForwardBackend, data: SpdyStream, error: SpdyStream, signal: AbortSignal): Promise<void> {
+async function forward(
+  session: SpdySession,
+  request: PortForwardStreamRequest,
+  backend: PortForwardBackend,
+  data: SpdyStream,
+  error: SpdyStream,
+  signal: AbortSignal,
+): Promise<void> {
   error.resume(); // the client only FINs it
   const portText = data.header('port');
   const port = parsePort(portText);
   try {
     if (port === undefined) throw new Error(`invalid port header ${JSON.stringify(portText ?? '')}: expected 1-65535`);
-    if (request.ports.length > 0 && !request.ports.includes(port)) throw new Error(`port ${port} was not requested (PortForward asked for ${request.ports.join(', ')})`);
+    if (request.ports.length > 0 && !request.ports.includes(port))
+      throw new Error(`port ${port} was not requested (PortForward asked for ${request.ports.join(', ')})`);
     await backend.portForward(request.podSandboxId, port, data, signal);
   } catch (err) {
     if (!error.destroyed && !session.isClosed) error.write(forwardErrorMessage(port ?? 0, request.podSandboxId, err));

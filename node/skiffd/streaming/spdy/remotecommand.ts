@@ -2,14 +2,7 @@
 // header (error, stdin, stdout, stderr, resize). The session starts once every stream the request
 // implies has arrived; the outcome goes on the error stream, then the connection closes.
 import type { AttachStreamRequest, ExecStreamRequest } from '../requests.ts';
-import {
-  ResizeDecoder,
-  ResizeFeed,
-  endWritable,
-  errorStreamPayload,
-  runRemoteCommand,
-  type RemoteCommandBackend,
-} from '../remotecommand.ts';
+import { ResizeDecoder, ResizeFeed, endWritable, errorStreamPayload, runRemoteCommand, type RemoteCommandBackend } from '../remotecommand.ts';
 import type { SpdySession, SpdyStream } from './session.ts';
 
 /** How long the client has to open all its streams (the kubelet's default, too). */

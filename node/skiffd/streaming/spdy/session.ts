@@ -48,7 +48,10 @@ export class SpdyStream extends Duplex {
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    if (this.localDone) return cb(new Error(`SPDY stream ${this.id} is closed`));
+    if (this.localDone) {
+      cb(new Error(`SPDY stream ${this.id} is closed`));
+      return;
+    }
     for (let off = 0; off < chunk.length; off += MAX_DATA) {
       const last = off + MAX_DATA >= chunk.length;
       this.session.send(dataFrame(this.id, chunk.subarray(off, off + MAX_DATA), false), last ? cb : undefined);

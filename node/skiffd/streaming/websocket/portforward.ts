@@ -21,7 +21,12 @@ export function queryPorts(url: URL): number[] {
   return out;
 }
 
-export async function serveWebSocketPortForward(channels: ChannelSocket, request: PortForwardStreamRequest, ports: number[], backend: PortForwardBackend): Promise<void> {
+export async function serveWebSocketPortForward(
+  channels: ChannelSocket,
+  request: PortForwardStreamRequest,
+  ports: number[],
+  backend: PortForwardBackend,
+): Promise<void> {
   const abort = new AbortController();
   channels.ws.on('close', () => abort.abort());
 

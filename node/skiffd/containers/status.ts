@@ -1,0 +1,57 @@
+// What a container is now: its record plus conmon's exit file, and a running container whose
+// monitor died found out (it will never get an exit file).
+import { ContainerState } from '../../../proto/gen/runtime/v1/api.ts';
+import { nowNs } from '../util/clock.ts';
+import { monitorAlive } from './process.ts';
+import type { ContainerRecord } from './record.ts';
+import type { ContainerStore } from './store.ts';
+import { applyExit } from './teardown.ts';
+import type { ContainerView } from './types.ts';
+
+export async function viewOf(store: ContainerStore, record: ContainerRecord): Promise<ContainerView> {
+  if (record.phase === 'exited') {
+    return { record, state: ContainerState.CONTAINER_EXITED };
+  }
+  const exit = await store.exitOf(record.id);
+  if (exit) {
+    const reason = exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error';
+    return {
+      record: { ...record, phase: 'exited', exitCode: exit.exitCode, finishedAt: exit.finishedAt, reason },
+      state: ContainerState.CONTAINER_EXITED,
+      exit,
+    };
+  }
+  if (record.phase === 'created') return { record, state: ContainerState.CONTAINER_CREATED };
+  if (record.conmonPid && !store.lostChecks.has(record.id) && !(await monitorAlive(record.conmonPid))) {
+    // No monitor means no exit file will ever come: ask the runtime (under the lock, off this call).
+    store.lostChecks.add(record.id);
+    void store
+      .withLock(record.id, () => checkLost(store, record.id))
+      .catch((err) => store.log.warn('checking a container without monitor failed', { id: record.id, err: String(err) }))
+      .finally(() => store.lostChecks.delete(record.id));
+  }
+  return { record, state: ContainerState.CONTAINER_RUNNING };
+}
+
+async function checkLost(store: ContainerStore, id: string): Promise<void> {
+  const record = store.record(id);
+  if (record?.phase !== 'running') return;
+  const exit = await store.exitOf(id);
+  if (exit) {
+    await applyExit(store, record, exit);
+    return;
+  }
+  const state = await store.runtime.state(id).catch(() => undefined);
+  if (!state || state.status === 'stopped') {
+    await applyExit(store, record, { exitCode: 255, finishedAt: String(nowNs()), oomKilled: false }, 'its monitor (conmon) died, so its exit code is unknown');
+  } else if (!store.warnedUnmonitored.has(id)) {
+    store.warnedUnmonitored.add(id);
+    store.log.warn('container runs without its monitor (conmon died): its exit will not be recorded', { id });
+  }
+}
+
+export async function listViews(store: ContainerStore): Promise<ContainerView[]> {
+  const out: ContainerView[] = [];
+  for (const r of store.all()) out.push(await viewOf(store, r));
+  return out;
+}

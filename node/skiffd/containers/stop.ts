@@ -1,0 +1,128 @@
+// StopContainer and RemoveContainer: the stop signal, SIGKILL after the timeout, then (remove)
+// everything of the container goes. Both are idempotent.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
+import { nowNs } from '../util/clock.ts';
+import { deadlineExceeded, ServerError } from './errors.ts';
+import { catchesSignal, processStartTime, untilProgramRuns } from './process.ts';
+import type { ContainerRecord } from './record.ts';
+import { viewOf } from './status.ts';
+import type { ContainerStore } from './store.ts';
+import { applyExit, destroy } from './teardown.ts';
+
+const KILL_WAIT_MS = 10_000;
+/** How long a stop waits for the runtime's init to exec the container's program. */
+const EXEC_WAIT_MS = 2_000;
+/** How long after a dropped stop signal the program may still install a handler and get it again. */
+const HANDLER_WAIT_MS = 2_000;
+const REDELIVERY_POLL_MS = 20;
+
+/** Stop signal, then SIGKILL after timeoutSeconds. Stopping a stopped container is fine. */
+export async function stopContainer(store: ContainerStore, id: string, timeoutSeconds: number): Promise<void> {
+  const found = store.find(id);
+  await store.withLock(found.id, () => stopLocked(store, found.id, timeoutSeconds));
+}
+
+/** Kills a live container and deletes everything of it. Unknown ids are fine (idempotent). */
+export async function removeContainer(store: ContainerStore, id: string): Promise<void> {
+  let record: ContainerRecord;
+  try {
+    record = store.find(id);
+  } catch (err) {
+    if (err instanceof ServerError && err.code === 5 /* NOT_FOUND */) return;
+    throw err;
+  }
+  await store.withLock(record.id, async () => {
+    const current = store.record(record.id);
+    if (!current) return;
+    await stopLocked(store, record.id, 0);
+    await destroy(store, record.id, store.record(record.id) ?? current);
+    store.emit(current, ContainerEventType.CONTAINER_DELETED_EVENT);
+  });
+}
+
+async function stopLocked(store: ContainerStore, id: string, timeoutSeconds: number): Promise<void> {
+  const record = store.record(id);
+  // Never started: nothing runs (the runtime does not know it yet); it stays CREATED, as in containerd.
+  if (!record || record.phase === 'exited' || record.phase === 'creating' || record.phase === 'created') return;
+  const view = await viewOf(store, record);
+  if (view.exit) {
+    await applyExit(store, record, view.exit);
+    return;
+  }
+  if (timeoutSeconds > 0) {
+    const redelivery = await sendStopSignal(store, record);
+    const exited = await store.exits.waitFor(id, timeoutSeconds * 1000);
+    redelivery.cancel();
+    if (exited) return finishStop(store, record);
+  }
+  if (record.killAll) await store.runtime.kill(id, 9, true);
+  else await signalInit(store, record, 9);
+  if (await store.exits.waitFor(id, KILL_WAIT_MS)) return finishStop(store, record);
+  // The runtime may have lost it (state says stopped) without conmon telling us.
+  const state = await store.runtime.state(id).catch(() => undefined);
+  if (!state || state.status === 'stopped') {
+    await applyExit(store, record, { exitCode: 137, finishedAt: String(nowNs()), oomKilled: false }, 'stopped, but its monitor did not report an exit code');
+    return;
+  }
+  throw deadlineExceeded(`container ${id} did not exit ${KILL_WAIT_MS / 1000}s after SIGKILL`);
+}
+
+/**
+ * Sends the stop signal so the container's program gets it. A stop right after a start would
+ * otherwise race the program's own start-up: before execve the runtime's init takes the signal,
+ * and before the program installs its handler a namespace init drops it. So the signal waits for
+ * the execve, and is sent once more if the program installs a handler within a short window.
+ */
+async function sendStopSignal(store: ContainerStore, record: ContainerRecord): Promise<{ cancel(): void }> {
+  const signal = record.stopSignal;
+  const pid = record.pid;
+  if (!pid || !record.pidStartTime || (await processStartTime(pid)) !== record.pidStartTime) {
+    await signalInit(store, record, signal);
+    return { cancel() {} };
+  }
+  await untilProgramRuns(pid, store.runtime.name, EXEC_WAIT_MS);
+  const caught = await catchesSignal(pid, signal);
+  await signalInit(store, record, signal);
+  if (caught) return { cancel() {} };
+  let cancelled = false;
+  const deadline = Date.now() + HANDLER_WAIT_MS;
+  void (async () => {
+    while (!cancelled && Date.now() < deadline) {
+      await sleep(REDELIVERY_POLL_MS);
+      if (cancelled || (await processStartTime(pid)) !== record.pidStartTime) return;
+      if (await catchesSignal(pid, signal)) {
+        if (!cancelled) await signalInit(store, record, signal);
+        return;
+      }
+    }
+  })().catch((err) => store.log.warn('re-sending the stop signal failed', { id: record.id, err: String(err) }));
+  return {
+    cancel() {
+      cancelled = true;
+    },
+  };
+}
+
+/**
+ * Signals the container's init directly when it is provably the same process (pid and start time
+ * as recorded at start, the check `runc kill` makes too), saving a runtime exec; else asks the runtime.
+ */
+async function signalInit(store: ContainerStore, record: ContainerRecord, signal: number): Promise<void> {
+  if (record.pid && record.pidStartTime) {
+    const now = await processStartTime(record.pid);
+    if (now !== record.pidStartTime) return; // already gone
+    try {
+      process.kill(record.pid, signal);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
+    }
+  }
+  await store.runtime.kill(record.id, signal, false);
+}
+
+async function finishStop(store: ContainerStore, record: ContainerRecord): Promise<void> {
+  const exit = await store.exitOf(record.id);
+  if (exit) await applyExit(store, store.record(record.id) ?? record, exit);
+}

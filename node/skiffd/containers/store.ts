@@ -1,0 +1,181 @@
+// The container store: every fact lives in <root>/containers/<id>/container.json (written
+// atomically) or in files conmon writes; the in-memory maps are only a cache rebuilt from them at
+// startup. The store owns that cache, the name index, the per-container lock and the paths of a
+// container's files; the operations (create.ts, start.ts, stop.ts, exec.ts, status.ts,
+// recovery.ts) work through it.
+import { EventEmitter } from 'node:events';
+import { join } from 'node:path';
+import type { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
+import { CpuRate } from '../cgroups/cpu-rate.ts';
+import type { OciRuntime } from '../oci/runtime.ts';
+import type { OciSpec } from '../oci/spec.ts';
+import { readJson, writeJsonAtomic } from '../util/atomic-file.ts';
+import { nowNs } from '../util/clock.ts';
+import { KeyedLock } from '../util/keyed-lock.ts';
+import { invalidArgument, notFound } from './errors.ts';
+import { ExitWatcher, readExit, type ExitInfo } from './exits.ts';
+import type { ContainerRecord } from './record.ts';
+import { rootfsDirs } from './rootfs.ts';
+import type { HostFacts } from './spec-builder.ts';
+import type { ContainerEvent, ContainerLogger, ContainerManagerOptions, ImageResolver, PodLookup } from './types.ts';
+
+export const CONTAINER_ID = /^[a-f0-9]{64}$/;
+
+export class ContainerStore {
+  readonly containersDir: string;
+  readonly exitDir: string;
+  readonly socketDir: string;
+  readonly trashDir: string;
+  readonly runtime: OciRuntime;
+  readonly pods: PodLookup;
+  readonly images: ImageResolver;
+  readonly log: ContainerLogger;
+  readonly events = new EventEmitter();
+  readonly exits: ExitWatcher;
+  /** CPU readings for usage_nano_cores, one per live container. */
+  readonly cpuRate = new CpuRate();
+  /** Containers the runtime already holds in "created" state (adopted after a crash mid-start). */
+  readonly runtimeCreated = new Set<string>();
+  /** Rootfs known to be mounted (by this process, or checked at recovery). */
+  readonly mounted = new Set<string>();
+  /** Running containers whose lost monitor is being looked into, and those already warned about. */
+  readonly lostChecks = new Set<string>();
+  readonly warnedUnmonitored = new Set<string>();
+  /** Facts of this host the spec builder needs; read once at init. */
+  host!: HostFacts;
+  private readonly records = new Map<string, ContainerRecord>();
+  private readonly names = new Map<string, string>();
+  private readonly imageLeases = new Map<string, () => void>();
+  private readonly lock = new KeyedLock();
+
+  constructor(readonly options: ContainerManagerOptions) {
+    this.containersDir = join(options.root, 'containers');
+    this.exitDir = join(options.state, 'exits');
+    this.socketDir = join(options.state, 'attach');
+    this.trashDir = join(options.root, 'containers-trash');
+    this.runtime = options.runtime;
+    this.pods = options.pods;
+    this.images = options.images;
+    this.log = options.log ?? { info: () => {}, warn: () => {} };
+    this.exits = new ExitWatcher(this.exitDir);
+    this.events.setMaxListeners(0);
+  }
+
+  /** Runs fn alone among the calls on this container. */
+  withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    return this.lock.run(id, fn);
+  }
+
+  // ---------------------------------------------------------------- paths
+
+  dir(id: string): string {
+    return join(this.containersDir, id);
+  }
+  recordPath(id: string): string {
+    return join(this.dir(id), 'container.json');
+  }
+  bundle(id: string): string {
+    return join(this.dir(id), 'bundle');
+  }
+  persistDir(id: string): string {
+    return join(this.dir(id), 'persist');
+  }
+  paths(id: string) {
+    return { dir: this.dir(id), bundle: this.bundle(id), persist: this.persistDir(id), ...rootfsDirs(this.dir(id)) };
+  }
+
+  // ---------------------------------------------------------------- records
+
+  /** Writes the record atomically, then makes it the one in memory. */
+  async save(record: ContainerRecord): Promise<void> {
+    await writeJsonAtomic(this.recordPath(record.id), record);
+    this.records.set(record.id, record);
+  }
+
+  readRecord(id: string): Promise<ContainerRecord | undefined> {
+    return readJson<ContainerRecord>(this.recordPath(id)).catch(() => undefined);
+  }
+
+  /** Takes a record read from disk into memory, with its name. */
+  load(record: ContainerRecord): void {
+    this.records.set(record.id, record);
+    this.names.set(record.fullName, record.id);
+  }
+
+  /** The record in memory, a half-created one included. */
+  record(id: string): ContainerRecord | undefined {
+    return this.records.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.records.has(id);
+  }
+
+  get(id: string): ContainerRecord | undefined {
+    const r = this.records.get(id);
+    return r && r.phase !== 'creating' ? r : undefined;
+  }
+
+  /** Exact id, or a unique prefix (as crictl allows). */
+  find(id: string): ContainerRecord {
+    if (!id) throw invalidArgument('container_id', 'empty');
+    const exact = this.get(id);
+    if (exact) return exact;
+    if (/^[a-f0-9]{3,63}$/.test(id)) {
+      const matches = [...this.records.values()].filter((r) => r.id.startsWith(id) && r.phase !== 'creating');
+      if (matches.length === 1) return matches[0];
+    }
+    throw notFound(`container "${id}" not found`);
+  }
+
+  /** Every container a client may know of (half-created ones are not). */
+  all(): ContainerRecord[] {
+    return [...this.records.values()].filter((r) => r.phase !== 'creating');
+  }
+
+  listByPod(podId: string): ContainerRecord[] {
+    return this.all().filter((r) => r.podSandboxId === podId);
+  }
+
+  /** The id holding this full name, if any. */
+  nameHolder(fullName: string): string | undefined {
+    return this.names.get(fullName);
+  }
+
+  claimName(fullName: string, id: string): void {
+    this.names.set(fullName, id);
+  }
+
+  releaseName(fullName: string, id: string): void {
+    if (this.names.get(fullName) === id) this.names.delete(fullName);
+  }
+
+  /** Drops everything kept in memory for a container that is gone. */
+  forget(id: string, record: ContainerRecord | undefined): void {
+    this.records.delete(id);
+    this.cpuRate.forget(id);
+    this.imageLeases.get(id)?.();
+    this.imageLeases.delete(id);
+    if (record) this.releaseName(record.fullName, id);
+  }
+
+  retainImage(id: string, layerDirs: string[]): void {
+    const release = this.images.retain?.(layerDirs);
+    if (release) this.imageLeases.set(id, release);
+  }
+
+  // ---------------------------------------------------------------- files conmon and runc write
+
+  exitOf(id: string): Promise<ExitInfo | undefined> {
+    return readExit(this.exitDir, this.persistDir(id), id);
+  }
+
+  async runtimeSpec(id: string): Promise<OciSpec | undefined> {
+    return readJson<OciSpec>(join(this.bundle(id), 'config.json')).catch(() => undefined);
+  }
+
+  emit(record: ContainerRecord, type: ContainerEventType): void {
+    const event: ContainerEvent = { containerId: record.id, podSandboxId: record.podSandboxId, type, createdAt: nowNs() };
+    this.events.emit('event', event);
+  }
+}

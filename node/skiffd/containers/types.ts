@@ -1,0 +1,63 @@
+// What the container subsystem needs from its neighbours (images, pods, a logger) and what it
+// reports (views, events).
+import type { ContainerEventType, ContainerState } from '../../../proto/gen/runtime/v1/api.ts';
+import type { PodSandboxRecord } from '../pods/types.ts';
+import type { ExitInfo } from './exits.ts';
+import type { ContainerRecord } from './record.ts';
+import type { HostFacts, ImageConfigView } from './spec-builder.ts';
+import type { Logger } from '../logger.ts';
+import type { OciRuntime } from '../oci/runtime.ts';
+
+/** What containers need to know about an image. */
+export interface ResolvedImage {
+  /** Image id (`sha256:...`), reported as image_id. */
+  id: string;
+  /** Digested reference (image_ref). */
+  ref: string;
+  /** Unpacked layer directories, base layer first. */
+  layers: string[];
+  config: ImageConfigView;
+}
+
+export interface ImageResolver {
+  resolve(image: string): Promise<ResolvedImage | undefined> | ResolvedImage | undefined;
+  /** Keeps these layer directories from garbage collection while a container has them mounted; returns the release. */
+  retain?(layerDirs: string[]): () => void;
+}
+
+export interface PodLookup {
+  get(podId: string): PodSandboxRecord | undefined;
+  withLock?<T>(podId: string, fn: () => Promise<T>): Promise<T>;
+}
+
+export type ContainerLogger = Pick<Logger, 'info' | 'warn'>;
+
+export interface ContainerManagerOptions {
+  /** Persistent root (records, upper dirs): `<root>/containers/<id>`. */
+  root: string;
+  /** Runtime state (exit files, attach sockets). */
+  state: string;
+  runtime: OciRuntime;
+  pods: PodLookup;
+  images: ImageResolver;
+  log?: ContainerLogger;
+  /** cgroup parent for pods that name none. */
+  defaultCgroupParent?: string;
+  /** Overrides of facts read from the host (tests). */
+  host?: Partial<HostFacts>;
+}
+
+export interface ContainerEvent {
+  containerId: string;
+  podSandboxId: string;
+  type: ContainerEventType;
+  /** ns since epoch */
+  createdAt: bigint;
+}
+
+/** A container as the RPCs report it: the record plus what the exit file says. */
+export interface ContainerView {
+  record: ContainerRecord;
+  state: ContainerState;
+  exit?: ExitInfo;
+}

@@ -1,9 +1,0 @@
-// ListImages: every stored image, or the one the filter's image spec names.
-import type { ListImagesRequest, ListImagesResponse } from '../../../../proto/gen/runtime/v1/api.ts';
-import type { UnaryRpc } from '../rpc.ts';
-import { imagesOf, toCriImage, withImageErrors } from './common.ts';
-
-export const listImages: UnaryRpc<ListImagesRequest, ListImagesResponse> = async (ctx, request) =>
-  withImageErrors('ListImages', async () => ({
-    images: imagesOf(ctx).list(request.filter?.image?.image || undefined).map(toCriImage),
-  }));

@@ -1,9 +1,0 @@
-// ExecSync: runs a command in a running container; output capped at 16 MiB per stream, timeout honoured.
-import type { ExecSyncRequest, ExecSyncResponse } from '../../../../proto/gen/runtime/v1/api.ts';
-import { containersOf } from '../../containers/rpc-context.ts';
-import type { UnaryRpc } from '../rpc.ts';
-
-export const execSync: UnaryRpc<ExecSyncRequest, ExecSyncResponse> = async (ctx, request) => {
-  const timeout = Number(request.timeout);
-  return containersOf(ctx).execSync(request.containerId, request.cmd, timeout > 0 ? timeout : 0);
-};

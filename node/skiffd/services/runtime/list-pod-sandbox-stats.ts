@@ -1,0 +1,12 @@
+// ListPodSandboxStats: PodSandboxStats for every pod matching the filter (id prefix, labels).
+import type { ListPodSandboxStatsRequest, ListPodSandboxStatsResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import type { UnaryRpc } from '../rpc.ts';
+
+export const listPodSandboxStats: UnaryRpc<ListPodSandboxStatsRequest, ListPodSandboxStatsResponse> = async (ctx, request) => {
+  const filter = request.filter;
+  const stats = await ctx.pods.listStats({
+    ...(filter?.id ? { id: filter.id } : {}),
+    ...(filter && Object.keys(filter.labelSelector).length > 0 ? { labelSelector: filter.labelSelector } : {}),
+  });
+  return { stats };
+};

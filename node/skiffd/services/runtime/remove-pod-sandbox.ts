@@ -1,0 +1,9 @@
+// RemovePodSandbox: stops the pod if needed, removes its containers, namespaces, files and record.
+// Removing a pod that does not exist succeeds, as the API requires.
+import type { RemovePodSandboxRequest, RemovePodSandboxResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import type { UnaryRpc } from '../rpc.ts';
+
+export const removePodSandbox: UnaryRpc<RemovePodSandboxRequest, RemovePodSandboxResponse> = async (ctx, request) => {
+  await ctx.pods.remove(request.podSandboxId);
+  return {};
+};

@@ -1,9 +1,0 @@
-// RemoveContainer: kills it if needed, deletes runtime state, the rootfs mount and its directories. Idempotent.
-import type { RemoveContainerRequest, RemoveContainerResponse } from '../../../../proto/gen/runtime/v1/api.ts';
-import { containersOf } from '../../containers/rpc-context.ts';
-import type { UnaryRpc } from '../rpc.ts';
-
-export const removeContainer: UnaryRpc<RemoveContainerRequest, RemoveContainerResponse> = async (ctx, request) => {
-  await containersOf(ctx).remove(request.containerId);
-  return {};
-};

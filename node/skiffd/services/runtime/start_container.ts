@@ -1,9 +1,0 @@
-// StartContainer: `runc start` on a created container.
-import type { StartContainerRequest, StartContainerResponse } from '../../../../proto/gen/runtime/v1/api.ts';
-import { containersOf } from '../../containers/rpc-context.ts';
-import type { UnaryRpc } from '../rpc.ts';
-
-export const startContainer: UnaryRpc<StartContainerRequest, StartContainerResponse> = async (ctx, request) => {
-  await containersOf(ctx).start(request.containerId);
-  return {};
-};

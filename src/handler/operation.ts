@@ -1,0 +1,117 @@
+// The GraphQL half of a request: from admitted parameters to an answer. Parse (cached), build the
+// context, validate (cached), pick the operation, execute it (the compiled plan where there is one,
+// else graphql-js) and serialize the result. The steps, their order and their answers are those of
+// graphql-http's handler, so GraphQL-over-HTTP behaviour is unchanged wherever a request is executed.
+import {
+  execute as graphqlExecute,
+  getOperationAST,
+  GraphQLError,
+  specifiedRules,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
+import type { CompiledExecution, OperationPlan } from '../execution/compiled-execution.ts';
+import type { DocumentCache } from './document-cache.ts';
+import type { GraphQLMediaType } from './negotiation.ts';
+import type { FormatError, RequestParams } from './options.ts';
+import { errorBody, errorsAnswer, resultAnswer, thrownAnswer, writtenAnswer, type Answer } from './responses.ts';
+import { childSpan, describeOperation, type RequestTrace } from './tracing.ts';
+
+export interface OperationOptions {
+  schema: GraphQLSchema;
+  documents: DocumentCache;
+  /** Rules run after graphql-js's `specifiedRules`. */
+  validationRules: readonly ValidationRule[];
+  rootValue: unknown;
+  /** A context value, or a factory called with the web request and the parameters. */
+  context: unknown;
+  /** Replaces graphql-js `execute`. */
+  execute: ((args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>) | undefined;
+  /** Plans for valid queries, or null to execute everything with graphql-js. */
+  compiled: CompiledExecution | null;
+  formatError: FormatError;
+}
+
+/**
+ * Answers admitted parameters; `mediaType` is the negotiated response type. Throws (or rejects with)
+ * unexpected failures only: a throwing context factory or executor, which the handler makes a 500.
+ */
+export type RunOperation = (request: Request, params: RequestParams, mediaType: GraphQLMediaType, trace?: RequestTrace) => Answer | Promise<Answer>;
+
+export function createOperationRunner(options: OperationOptions): RunOperation {
+  const { schema, documents, rootValue, context, compiled, formatError } = options;
+  const execute = options.execute ?? graphqlExecute;
+  const rules = [...specifiedRules, ...options.validationRules];
+
+  function withContext(
+    request: Request,
+    params: RequestParams,
+    mediaType: GraphQLMediaType,
+    document: DocumentNode,
+    contextValue: unknown,
+    trace: RequestTrace | undefined,
+  ): Answer | Promise<Answer> {
+    const errors =
+      trace === undefined
+        ? documents.validate(schema, document, rules)
+        : childSpan(trace, 'graphql.validate', () => documents.validate(schema, document, rules));
+    if (errors.length > 0) return errorsAnswer(errors, mediaType, formatError);
+    describeOperation(trace, document, params.operationName);
+    const plan = compiled?.planFor(document, params.operationName) ?? null;
+    if (plan !== null) {
+      const answer =
+        trace === undefined
+          ? runPlan(plan, params, mediaType, contextValue)
+          : childSpan(trace, 'graphql.execute', () => runPlan(plan, params, mediaType, contextValue));
+      if (answer !== null) return answer;
+    }
+    const operation = getOperationAST(document, params.operationName);
+    if (operation == null) return errorsAnswer([new GraphQLError('Unable to detect operation AST')], mediaType, formatError);
+    if (operation.operation === 'subscription') {
+      return errorsAnswer([new GraphQLError('Subscriptions are not supported')], mediaType, formatError);
+    }
+    if (operation.operation === 'mutation' && request.method === 'GET') {
+      // As graphql-http answers it: a bare 405 whose body (unformatted) says why.
+      return { status: 405, headers: { allow: 'POST' }, body: errorBody('Cannot perform mutations over GET') };
+    }
+    const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
+    const result = trace === undefined ? execute(args) : childSpan(trace, 'graphql.execute', () => execute(args));
+    return result instanceof Promise ? result.then((settled) => executed(settled, mediaType)) : executed(result, mediaType);
+  }
+
+  /** The plan's answer, or null when graphql-js has to run the operation. */
+  function runPlan(plan: OperationPlan, params: RequestParams, mediaType: GraphQLMediaType, contextValue: unknown): Answer | null {
+    const result = compiled!.run(plan, rootValue, contextValue, params.variables);
+    if (result === null) return null;
+    if (isErrorList(result)) return resultAnswer({ errors: result }, mediaType, formatError);
+    return writtenAnswer(result.data, result.errors, mediaType, formatError);
+  }
+
+  function executed(result: ExecutionResult, mediaType: GraphQLMediaType): Answer {
+    if (Symbol.asyncIterator in result) {
+      return errorsAnswer([new GraphQLError('Subscriptions are not supported')], mediaType, formatError);
+    }
+    return resultAnswer(result, mediaType, formatError);
+  }
+
+  return (request, params, mediaType, trace) => {
+    let document: DocumentNode;
+    try {
+      document = trace === undefined ? documents.parse(params.query) : childSpan(trace, 'graphql.parse', () => documents.parse(params.query));
+    } catch (error) {
+      return thrownAnswer(error, mediaType, formatError);
+    }
+    if (typeof context !== 'function') return withContext(request, params, mediaType, document, context, trace);
+    const made: unknown = context(request, params);
+    return made instanceof Promise
+      ? made.then((contextValue) => withContext(request, params, mediaType, document, contextValue, trace))
+      : withContext(request, params, mediaType, document, made, trace);
+  };
+}
+
+function isErrorList(value: unknown): value is readonly GraphQLError[] {
+  return Array.isArray(value);
+}
