@@ -59,7 +59,6 @@ try {
     // The same URL answers WebSocket upgrades with GraphQL over WebSocket (graphql-transport-ws).
     subscriptions: { schema: countriesSchema },
   });
-  console.log(`GraphQL endpoint ready at ${server.url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`);
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
@@ -77,6 +76,8 @@ try {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // Only now: whoever waits for this line may signal at once, and must find the handlers in place.
+  console.log(`GraphQL endpoint ready at ${server.url}${config.graphiql ? ' (open it in a browser for GraphiQL)' : ''}`);
 } catch (error) {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') console.error(`Port ${config.port} is already in use: set PORT to a free port (e.g. PORT=4001 npm start)`);
