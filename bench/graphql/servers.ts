@@ -6,6 +6,7 @@ import { execute, parse } from 'graphql';
 import { countriesSchema } from '../../src/countries/index.ts';
 import { createCountriesHandler } from '../../src/index.ts';
 import { startServer } from '../../node/graphql/app.ts';
+import { createMetrics } from '../../node/graphql/metrics.ts';
 import { jsonContentType } from '../../src/handler/responses.ts';
 import { benchQueries, getPath, postBody } from './queries.ts';
 
@@ -128,6 +129,18 @@ export const benchServers: readonly BenchServer[] = [
     label: 'skiff (Hono, @hono/node-server)',
     async start() {
       const server = await startServer({ handler: createCountriesHandler(), port: 0, hostname: '127.0.0.1' });
+      return { port: server.port, close: () => server.close() };
+    },
+  },
+  {
+    name: 'skiff-metrics',
+    label: 'skiff with Prometheus metrics on',
+    optional: true,
+    async start() {
+      // What METRICS=on costs per request: against `skiff` in the same run, `--only skiff,skiff-metrics`.
+      const metrics = createMetrics();
+      const handler = createCountriesHandler({ onResponse: metrics.onResponse });
+      const server = await startServer({ handler, port: 0, hostname: '127.0.0.1', metrics });
       return { port: server.port, close: () => server.close() };
     },
   },

@@ -24,19 +24,22 @@ export interface AppOptions {
 /** A Hono app handing every request to the GraphQL handler, which owns paths, methods and errors. */
 export function createApp(handler: AppHandler, options: AppOptions = {}): Hono {
   const app = new Hono();
+  const { metrics } = options;
   // The synchronous form lets @hono/node-server write a ready answer without awaiting it.
   const fetch = handler.fetch ?? handler;
-  const { metrics } = options;
-  // Scrapes first: neither logged nor counted.
-  if (metrics) app.get(metrics.path, () => metrics.scrape());
-  if (metrics) app.use('*', metrics.middleware);
-  if (options.log) app.use('*', options.log.middleware);
+  let answer = fetch;
   if (options.graphiql) {
     const graphiql = createGraphiQL(options.graphiql === true ? {} : options.graphiql);
-    app.all('*', (c) => graphiql(c.req.raw) ?? fetch(c.req.raw));
-  } else {
-    app.all('*', (c) => fetch(c.req.raw));
+    answer = (request) => graphiql(request) ?? fetch(request);
   }
+  if (metrics) {
+    answer = metrics.wrap(answer);
+    // Scrapes first: neither logged nor counted.
+    app.get(metrics.path, () => metrics.scrape());
+  }
+  if (options.log) app.use('*', options.log.middleware);
+  const serveRequest = answer;
+  app.all('*', (c) => serveRequest(c.req.raw));
   return app;
 }
 

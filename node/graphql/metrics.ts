@@ -1,6 +1,5 @@
 // Prometheus metrics for the Node server (opt-in): requests by operation type and status, their
 // duration, document-cache hits and misses, open subscriptions, and prom-client's process metrics.
-import type { MiddlewareHandler } from 'hono';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ResponseEvent } from '../../src/handler/options.ts';
 import type { GraphQLWebSocketOptions } from '../../src/subscriptions/graphql-ws-adapter.ts';
@@ -12,8 +11,11 @@ export interface ServerMetrics {
   /** Where the text is served. */
   readonly path: string;
   readonly registry: Registry;
-  /** Hono middleware timing and counting every request but the scrapes. */
-  middleware: MiddlewareHandler;
+  /**
+   * Wraps a fetch function to time and count its requests. It stays synchronous when the function
+   * answers synchronously, so @hono/node-server keeps its fast path for ready responses.
+   */
+  wrap(fetch: (request: Request) => Response | Promise<Response>): (request: Request) => Response | Promise<Response>;
   /** The answer to a scrape. */
   scrape(): Promise<Response>;
   /** Give this to the GraphQL handler's `onResponse` (with any other observer). */
@@ -65,28 +67,57 @@ export function createMetrics(options: MetricsOptions = {}): ServerMetrics {
   // Per graphql-ws connection context: ids of its operations counted as open subscriptions.
   const streaming = new WeakMap<object, Set<string>>();
 
-  const middleware: MiddlewareHandler = async (c, next) => {
-    const start = performance.now();
-    try {
-      await next();
-    } finally {
-      const operation = operations.get(c.req.raw) ?? 'none';
-      const seconds = (performance.now() - start) / 1000;
-      requests.inc({ operation_type: operation, status: String(c.res?.status ?? 500) });
-      duration.observe({ operation_type: operation }, seconds);
-    }
+  // Bound children per label set: prom-client would otherwise hash the labels on every call.
+  const counted = new Map<string, Counter.Internal>();
+  const timed = new Map<string, Histogram.Internal<'operation_type'>>();
+  const record = (request: Request, status: number, start: number): void => {
+    const operation = operations.get(request) ?? 'none';
+    const key = `${operation} ${status}`;
+    let counter = counted.get(key);
+    if (counter === undefined) counted.set(key, (counter = requests.labels(operation, String(status))));
+    counter.inc();
+    let histogram = timed.get(operation);
+    if (histogram === undefined) timed.set(operation, (histogram = duration.labels(operation)));
+    histogram.observe((performance.now() - start) / 1000);
   };
+  const hits = documentCache.labels('hit');
+  const misses = documentCache.labels('miss');
 
   return {
     path,
     registry,
-    middleware,
+    wrap(fetch) {
+      return (request) => {
+        const start = performance.now();
+        let answer: Response | Promise<Response>;
+        try {
+          answer = fetch(request);
+        } catch (error) {
+          record(request, 500, start);
+          throw error;
+        }
+        if (answer instanceof Response) {
+          record(request, answer.status, start);
+          return answer;
+        }
+        return answer.then(
+          (response) => {
+            record(request, response.status, start);
+            return response;
+          },
+          (error: unknown) => {
+            record(request, 500, start);
+            throw error;
+          },
+        );
+      };
+    },
     async scrape() {
       return new Response(await registry.metrics(), { headers: { 'content-type': registry.contentType, 'cache-control': 'no-store' } });
     },
     onResponse(event) {
       if (event.operationType !== null) operations.set(event.request, event.operationType);
-      if (event.documentCacheHit !== null) documentCache.inc({ result: event.documentCacheHit ? 'hit' : 'miss' });
+      if (event.documentCacheHit !== null) (event.documentCacheHit ? hits : misses).inc();
     },
     subscriptionHooks: {
       onOperation(ctx, id, _payload, _args, result) {

@@ -316,7 +316,8 @@ test('SIGTERM past SHUTDOWN_TIMEOUT cuts the connections still open and exits 1'
   stopLater(t, server);
   const stuck = await halfSentPost(server.url, JSON.stringify({ query: '{ country(code: "FR") { name } }' }));
   server.child.kill('SIGTERM');
-  assert.equal(await within(server.exited, 10_000, 'the server to exit'), 1);
+  const code = await within(server.exited, 10_000, 'the server to exit');
+  assert.equal(code, 1, `exit code ${code}, signal ${server.child.signalCode}; output:\n${server.output()}`);
   assert.match(server.output(), /SHUTDOWN_TIMEOUT/);
   assert.equal(await stuck.finish().catch(() => ''), '');
 });
