@@ -10,7 +10,14 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ServerError, Status } from 'nice-grpc-common';
-import { ContainerConfig, ContainerEventType, ContainerState, NamespaceMode, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
+import {
+  ContainerConfig,
+  ContainerEventType,
+  ContainerState,
+  LinuxContainerResources,
+  NamespaceMode,
+  type DeepPartial,
+} from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
 import { makeBusyboxRootfs } from '../support/rootfs.ts';
 import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
@@ -244,18 +251,7 @@ test('containers: ExecSync output and exit code, timeout kills the command, stat
   assert.equal(stats.memory?.availableBytes !== undefined, true, 'available bytes under a limit');
 
   // Resource update: runc update reaches the cgroup and the record.
-  await m.updateResources(id, {
-    cpuPeriod: 100000n,
-    cpuQuota: 50000n,
-    cpuShares: 256n,
-    memoryLimitInBytes: 96n << 20n,
-    oomScoreAdj: 0n,
-    cpusetCpus: '',
-    cpusetMems: '',
-    hugepageLimits: [],
-    unified: {},
-    memorySwapLimitInBytes: 0n,
-  });
+  await m.updateResources(id, LinuxContainerResources.fromPartial({ cpuPeriod: 100000n, cpuQuota: 50000n, cpuShares: 256n, memoryLimitInBytes: 96n << 20n }));
   const rec = (await m.status(id)).record;
   assert.equal(rec.resources.memoryLimitInBytes, String(96n << 20n));
   const memDir = controllerDir('memory', rec.cgroupsPath);
@@ -658,18 +654,7 @@ test('containers: resources updated before the start apply when it starts', { ti
     config: config('later', 'exec sleep 1000', { linux: { resources: { memoryLimitInBytes: 64n << 20n } } }),
     sandboxConfig: undefined,
   });
-  await m.updateResources(id, {
-    cpuPeriod: 0n,
-    cpuQuota: 0n,
-    cpuShares: 0n,
-    memoryLimitInBytes: 48n << 20n,
-    oomScoreAdj: 0n,
-    cpusetCpus: '',
-    cpusetMems: '',
-    hugepageLimits: [],
-    unified: {},
-    memorySwapLimitInBytes: 0n,
-  });
+  await m.updateResources(id, LinuxContainerResources.fromPartial({ memoryLimitInBytes: 48n << 20n }));
   await m.start(id);
   const rec = (await m.status(id)).record;
   assert.equal(rec.resources.memoryLimitInBytes, String(48 << 20));
@@ -678,18 +663,7 @@ test('containers: resources updated before the start apply when it starts', { ti
   assert.equal(readFileSync(join(memDir, file), 'utf8').trim(), String(48 << 20));
   await m.stop(id, 0);
   await assert.rejects(
-    m.updateResources(id, {
-      cpuPeriod: 0n,
-      cpuQuota: 0n,
-      cpuShares: 0n,
-      memoryLimitInBytes: 1n << 30n,
-      oomScoreAdj: 0n,
-      cpusetCpus: '',
-      cpusetMems: '',
-      hugepageLimits: [],
-      unified: {},
-      memorySwapLimitInBytes: 0n,
-    }),
+    m.updateResources(id, LinuxContainerResources.fromPartial({ memoryLimitInBytes: 1n << 30n })),
     grpcCode(Status.FAILED_PRECONDITION, /exited/),
   );
 });

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { hostname as nodeHostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Status } from 'nice-grpc';
-import { PodSandboxState } from '../../proto/gen/runtime/v1/api.ts';
+import { LinuxContainerResources, PodSandboxState } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
 import { controllerDir } from '../../node/skiffd/cgroups/layout.ts';
 import { startSkiffd, type SkiffdHandle } from '../support/skiffd.ts';
@@ -206,18 +206,7 @@ test('pod sandboxes on a CNI network', { timeout: 120_000 }, async (t) => {
     const id = await run(podConfig('resized'));
     const pod = await info(d, id);
     const mib = 1024n * 1024n;
-    const none = {
-      cpuPeriod: 0n,
-      cpuQuota: 0n,
-      cpuShares: 0n,
-      memoryLimitInBytes: 0n,
-      oomScoreAdj: 0n,
-      cpusetCpus: '',
-      cpusetMems: '',
-      hugepageLimits: [],
-      unified: {},
-      memorySwapLimitInBytes: 0n,
-    };
+    const none = LinuxContainerResources.fromPartial({});
     await d.runtime.updatePodSandboxResources({
       podSandboxId: id,
       resources: { ...none, cpuShares: 512n, cpuQuota: 50_000n, cpuPeriod: 100_000n, memoryLimitInBytes: 256n * mib },
