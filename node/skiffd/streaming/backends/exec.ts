@@ -147,10 +147,13 @@ async function scriptPty(script: ChildProcess): Promise<string | undefined> {
   return undefined;
 }
 
+const PTY_WAIT_MS = 5_000;
+
 async function resizeScriptPty(script: ChildProcess, size: TerminalSize): Promise<void> {
-  // The first size usually arrives before runc has started: wait for the pty briefly.
+  // The first size usually arrives before runc has started: wait for the pty (bounded; a loaded node
+  // can take seconds to start the exec, and a size dropped here would never be applied).
   let pty: string | undefined;
-  for (let i = 0; i < 40 && !pty && script.exitCode === null; i++) {
+  for (let i = 0; i < PTY_WAIT_MS / 25 && !pty && script.exitCode === null; i++) {
     pty = await scriptPty(script);
     if (!pty) await new Promise((r) => setTimeout(r, 25));
   }
