@@ -745,3 +745,45 @@ test('containers: 50 containers leave no exit waits, CPU readings or listener wa
     [],
   );
 });
+
+test('containers: CheckpointContainer dumps a running container with CRIU, or says why CRIU cannot', { timeout: 120_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon', 'criu'] })) return;
+  const f = fixture();
+  t.after(() => f.cleanup());
+  const m = await f.open();
+  const id = await m.create({ podSandboxId: f.pod.id, config: config('dumped', 'i=0; while true; do i=$((i+1)); sleep 0.1; done'), sandboxConfig: undefined });
+  await m.start(id);
+  const archive = join(f.dir, 'dumped.tar.gz');
+  await assert.rejects(m.checkpoint(id, 'relative.tar'), grpcCode(Status.INVALID_ARGUMENT, /location/));
+  // What CRIU itself says about this kernel decides which answer is right.
+  const check = await new Promise<{ ok: boolean; text: string }>((resolve) => {
+    const child = spawn('criu', ['check'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => (text += d));
+    child.stderr.on('data', (d: Buffer) => (text += d));
+    child.on('close', (code) => resolve({ ok: code === 0, text }));
+  });
+  if (check.ok) {
+    await m.checkpoint(id, archive);
+    const listing = await new Promise<string>((resolve) => {
+      const child = spawn('tar', ['-tzf', archive], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d));
+      child.on('close', () => resolve(out));
+    });
+    assert.match(listing, /^checkpoint\/inventory\.img$/m);
+    assert.match(listing, /^spec\.dump$/m);
+    assert.match(listing, /^config\.dump$/m);
+    assert.equal((await m.status(id)).state, ContainerState.CONTAINER_RUNNING, 'the container keeps running');
+  } else {
+    const reason = check.text
+      .split('\n')
+      .find((l) => /error/i.test(l))!
+      .trim();
+    await assert.rejects(m.checkpoint(id, archive), grpcCode(Status.FAILED_PRECONDITION, /CRIU cannot checkpoint on this node/));
+    await assert.rejects(m.checkpoint(id, archive), (err: unknown) => err instanceof ServerError && err.details.includes(reason));
+    assert.equal(existsSync(archive), false, 'no archive is left behind');
+  }
+  await m.stop(id, 0);
+  await assert.rejects(m.checkpoint(id, archive), grpcCode(Status.FAILED_PRECONDITION, /not running/));
+});

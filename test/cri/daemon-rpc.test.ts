@@ -124,10 +124,12 @@ test('skiffd answers the runtime RPCs that exist today', async (t) => {
     assert.equal((await d.runtime.version({})).runtimeName, 'skiffd');
   });
 
-  await t.test('CheckpointContainer answers UNIMPLEMENTED with the reason', async () => {
-    const err = await grpcError(d.runtime.checkpointContainer({ containerId: 'x', location: '/tmp/x.tar' }));
-    assert.equal(err.code, Status.UNIMPLEMENTED);
-    assert.equal(err.details, 'CheckpointContainer is not supported by skiffd: container checkpoints need CRIU, which skiffd does not drive');
+  await t.test('CheckpointContainer names what is wrong: an unknown container, a relative location', async () => {
+    const missing = await grpcError(d.runtime.checkpointContainer({ containerId: 'f'.repeat(64), location: '/tmp/x.tar' }));
+    assert.equal(missing.code, Status.NOT_FOUND);
+    const relative = await grpcError(d.runtime.checkpointContainer({ containerId: 'f'.repeat(64), location: 'x.tar' }));
+    assert.equal(relative.code, Status.INVALID_ARGUMENT);
+    assert.match(relative.details, /location/);
   });
 
   await t.test('an exception inside a handler becomes a logged gRPC error, not a crash', async () => {

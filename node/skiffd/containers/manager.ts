@@ -6,6 +6,7 @@ import type { CpuRate } from '../cgroups/cpu-rate.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
 import { createContainer } from './create.ts';
+import { checkpoint } from './checkpoint.ts';
 import { execSync, reopenLog } from './exec.ts';
 import type { ContainerRecord } from './record.ts';
 import { recoverContainers } from './recovery.ts';
@@ -119,6 +120,11 @@ export class ContainerManager {
 
   execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
     return execSync(this.store, id, cmd, timeoutSeconds);
+  }
+
+  /** Dumps a running container with CRIU into a tar archive at `location`; it keeps running. */
+  checkpoint(id: string, location: string): Promise<void> {
+    return checkpoint(this.store, id, location);
   }
 
   /** Asks conmon to reopen the log file (after the kubelet rotated it). */

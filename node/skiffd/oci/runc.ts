@@ -83,6 +83,11 @@ export class CliOciRuntime implements OciRuntime {
     return JSON.parse(r.stdout) as OciState;
   }
 
+  async checkpoint(id: string, imagePath: string, workPath: string): Promise<void> {
+    const r = await this.run(['checkpoint', '--image-path', imagePath, '--work-path', workPath, '--leave-running', id]);
+    if (!r.ok) throw new OciRuntimeError(`${this.name} checkpoint ${id}: ${r.message}`);
+  }
+
   async update(id: string, resources: OciResources): Promise<void> {
     const r = await this.run(['update', '--resources', '-', id], JSON.stringify(resources));
     if (!r.ok) throw new OciRuntimeError(`${this.name} update ${id}: ${r.message}`);

@@ -58,6 +58,8 @@ export interface OciRuntime {
   /** The runtime's view, or undefined when it does not know the id. */
   state(id: string): Promise<OciState | undefined>;
   update(id: string, resources: OciResources): Promise<void>;
+  /** Dumps a running container's processes with CRIU into `imagePath`, leaving them running. */
+  checkpoint(id: string, imagePath: string, workPath: string): Promise<void>;
   execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult>;
 }
 

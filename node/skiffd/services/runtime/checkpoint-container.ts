@@ -1,7 +1,8 @@
-// CheckpointContainer: Checkpoints a container. Not built yet: answers UNIMPLEMENTED.
+// CheckpointContainer: a running container dumped with CRIU into an archive at `location`.
 import type { CheckpointContainerRequest, CheckpointContainerResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const checkpointContainer: UnaryRpc<CheckpointContainerRequest, CheckpointContainerResponse> = async () =>
-  unimplemented('CheckpointContainer', 'container checkpoints need CRIU, which skiffd does not drive');
+export const checkpointContainer: UnaryRpc<CheckpointContainerRequest, CheckpointContainerResponse> = async (ctx, request) => {
+  await ctx.containers.checkpoint(request.containerId, request.location);
+  return {};
+};
