@@ -28,6 +28,7 @@ import { allCgroupDirs, controllerDir } from '../../node/skiffd/cgroups/layout.t
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
 import { testPodRecord } from '../support/pods.ts';
 import { until } from '../support/wait.ts';
+import { runCommand } from '../support/commands.ts';
 
 const IMAGE_ID = `sha256:${'b'.repeat(64)}`;
 
@@ -756,21 +757,13 @@ test('containers: CheckpointContainer dumps a running container with CRIU, or sa
   const archive = join(f.dir, 'dumped.tar.gz');
   await assert.rejects(m.checkpoint(id, 'relative.tar'), grpcCode(Status.INVALID_ARGUMENT, /location/));
   // What CRIU itself says about this kernel decides which answer is right.
-  const check = await new Promise<{ ok: boolean; text: string }>((resolve) => {
-    const child = spawn('criu', ['check'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let text = '';
-    child.stdout.on('data', (d: Buffer) => (text += d));
-    child.stderr.on('data', (d: Buffer) => (text += d));
-    child.on('close', (code) => resolve({ ok: code === 0, text }));
-  });
+  const criu = await runCommand('criu', ['check'], { timeoutMs: 30_000 });
+  const check = { ok: criu.code === 0, text: `${criu.stdout}${criu.stderr}` };
+
   if (check.ok) {
     await m.checkpoint(id, archive);
-    const listing = await new Promise<string>((resolve) => {
-      const child = spawn('tar', ['-tzf', archive], { stdio: ['ignore', 'pipe', 'ignore'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d));
-      child.on('close', () => resolve(out));
-    });
+    const listing = (await runCommand('tar', ['-tzf', archive], { timeoutMs: 30_000 })).stdout;
+
     assert.match(listing, /^checkpoint\/inventory\.img$/m);
     assert.match(listing, /^spec\.dump$/m);
     assert.match(listing, /^config\.dump$/m);
