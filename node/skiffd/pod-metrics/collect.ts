@@ -116,7 +116,12 @@ async function containerMetrics(manager: ContainerManager, v: ContainerView, log
  * Metrics of `pod` and of those of `containers` that run in it. A container that ends meanwhile
  * simply has fewer samples: its cgroup files are gone.
  */
-export async function collectPodMetrics(pod: PodEntry, containers: ContainerView[], manager: ContainerManager, log: Logger): Promise<DeepPartial<PodSandboxMetrics>> {
+export async function collectPodMetrics(
+  pod: PodEntry,
+  containers: ContainerView[],
+  manager: ContainerManager,
+  log: Logger,
+): Promise<DeepPartial<PodSandboxMetrics>> {
   const running = containers.filter((v) => v.record.podSandboxId === pod.id && v.state === ContainerState.CONTAINER_RUNNING);
   const [metrics, containerMetricsList] = await Promise.all([
     podNetworkMetrics(pod, nowNs()).catch((err) => {

@@ -34,7 +34,11 @@ export const FAMILIES = {
   container_memory_swap: { help: 'Swap used by the container in bytes.', type: GAUGE },
   container_memory_max_usage_bytes: { help: 'Highest memory usage the kernel recorded, in bytes.', type: GAUGE },
   container_memory_failcnt: { help: 'Times memory usage reached the limit.', type: COUNTER },
-  container_memory_failures_total: { help: 'Page faults, by type (pgfault, pgmajfault) and scope (container, hierarchy).', type: COUNTER, labels: ['failure_type', 'scope'] },
+  container_memory_failures_total: {
+    help: 'Page faults, by type (pgfault, pgmajfault) and scope (container, hierarchy).',
+    type: COUNTER,
+    labels: ['failure_type', 'scope'],
+  },
   container_oom_events_total: { help: 'Processes of the container killed by the OOM killer.', type: COUNTER },
   container_processes: { help: 'Processes in the container.', type: GAUGE },
   container_threads: { help: 'Threads in the container.', type: GAUGE },
