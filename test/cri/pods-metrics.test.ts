@@ -4,7 +4,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
-import { ContainerState, MetricType, type ContainerConfig, type DeepPartial, type Metric, type PodSandboxMetrics } from '../../proto/gen/runtime/v1/api.ts';
+import {
+  ContainerState,
+  MetricType,
+  NamespaceMode,
+  type ContainerConfig,
+  type DeepPartial,
+  type Metric,
+  type PodSandboxMetrics,
+} from '../../proto/gen/runtime/v1/api.ts';
 import { buildImage, buildTar, busyboxBaseEntries, Pusher } from '../support/image-builder.ts';
 import { crictlBin } from '../support/cri-conformance.ts';
 import { runCommand } from '../support/commands.ts';
@@ -253,24 +261,30 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
   });
 
   await t.test('StreamPodSandboxMetrics sends the same pods, one per message', async () => {
-    const other = (await d.runtime.runPodSandbox({ config: podConfig('second') })).podSandboxId;
-    const messages = [];
-    for await (const msg of d.runtime.streamPodSandboxMetrics({}, { signal: AbortSignal.timeout(20_000) })) messages.push(msg);
-    assert.deepEqual(
-      messages.map((msg) => msg.podSandboxMetrics.map((p) => p.podSandboxId)),
-      [[podSandboxId], [other]],
-    );
-    assert.deepEqual(
-      burnerOf(messages[0].podSandboxMetrics[0])
-        .map((m) => m.name)
-        .sort(),
-      burnerOf(podOf(await list()))
-        .map((m) => m.name)
-        .sort(),
-    );
-    await d.runtime.stopPodSandbox({ podSandboxId: other });
-    assert.equal(podOf(await list(), other), undefined, 'a stopped pod has no metrics');
-    await d.runtime.removePodSandbox({ podSandboxId: other });
+    // A host-network pod with its own PID namespace: its init sees the node's interfaces, which are no pod's.
+    const other = (await d.runtime.runPodSandbox({ config: podConfig('second', { network: NamespaceMode.NODE, pid: NamespaceMode.POD }) })).podSandboxId;
+    try {
+      const messages = [];
+      for await (const msg of d.runtime.streamPodSandboxMetrics({}, { signal: AbortSignal.timeout(20_000) })) messages.push(msg);
+      assert.deepEqual(
+        messages.map((msg) => msg.podSandboxMetrics.map((p) => p.podSandboxId)),
+        [[podSandboxId], [other]],
+      );
+      assert.deepEqual(messages[1].podSandboxMetrics[0].metrics, [], 'a host-network pod has no network metrics');
+      assert.deepEqual(messages[1].podSandboxMetrics[0].containerMetrics, []);
+      assert.deepEqual(
+        burnerOf(messages[0].podSandboxMetrics[0])
+          .map((m) => m.name)
+          .sort(),
+        burnerOf(podOf(await list()))
+          .map((m) => m.name)
+          .sort(),
+      );
+      await d.runtime.stopPodSandbox({ podSandboxId: other });
+      assert.equal(podOf(await list(), other), undefined, 'a stopped pod has no metrics');
+    } finally {
+      await d.runtime.removePodSandbox({ podSandboxId: other });
+    }
     assert.equal(podOf(await list(), other), undefined);
   });
 

@@ -31,12 +31,12 @@ class Samples {
   }
 }
 
-async function podNetworkMetrics(pod: PodEntry, at: bigint): Promise<DeepPartial<Metric>[]> {
+async function podNetworkMetrics(pod: PodEntry): Promise<DeepPartial<Metric>[]> {
   // A host-network pod has no interfaces of its own; the node's belong to no pod.
   if (pod.networkMode === 'NODE') return [];
   const text = await podNetDev(pod);
   if (!text) return [];
-  const s = new Samples([pod.id, 'POD', ''], at);
+  const s = new Samples([pod.id, 'POD', ''], nowNs());
   for (const c of parseNetDev(text)) {
     if (c.name === 'lo') continue;
     const i = [c.name];
@@ -124,7 +124,7 @@ export async function collectPodMetrics(
 ): Promise<DeepPartial<PodSandboxMetrics>> {
   const running = containers.filter((v) => v.record.podSandboxId === pod.id && v.state === ContainerState.CONTAINER_RUNNING);
   const [metrics, containerMetricsList] = await Promise.all([
-    podNetworkMetrics(pod, nowNs()).catch((err) => {
+    podNetworkMetrics(pod).catch((err) => {
       log.warn('cannot read pod network counters', { pod: pod.id, err: String(err) });
       return [];
     }),
