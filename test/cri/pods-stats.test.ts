@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { cgroupLayout, cgroupfsPath, controllerDir, parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
-import { readCpu, readMemory, readProcessCount } from '../../node/skiffd/cgroups/stats.ts';
+import { readCpu, readMemory, readProcessCount, readTasks } from '../../node/skiffd/cgroups/stats.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd } from '../support/skiffd.ts';
 import { createTestNetwork, skiffdNetworkConfig } from '../support/netns.ts';
@@ -48,13 +48,22 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const v2dir = join(dir, 'v2', 'pod');
   mkdirSync(v2dir, { recursive: true });
-  writeFileSync(join(v2dir, 'cpu.stat'), 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n');
+  writeFileSync(join(v2dir, 'cpu.stat'), 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\nnr_periods 40\nnr_throttled 9\nthrottled_usec 2000\n');
   writeFileSync(join(v2dir, 'memory.current'), '10000\n');
-  writeFileSync(join(v2dir, 'memory.stat'), 'anon 4000\nfile 6000\ninactive_file 2500\npgfault 7\npgmajfault 1\n');
+  writeFileSync(join(v2dir, 'memory.stat'), 'anon 4000\nfile 6000\nfile_mapped 700\ninactive_file 2500\npgfault 7\npgmajfault 1\n');
   writeFileSync(join(v2dir, 'memory.max'), 'max\n');
+  writeFileSync(join(v2dir, 'memory.events'), 'low 0\nhigh 0\nmax 4\noom 2\noom_kill 1\n');
+  writeFileSync(join(v2dir, 'memory.swap.current'), '300\n');
   writeFileSync(join(v2dir, 'pids.current'), '3\n');
+  writeFileSync(join(v2dir, 'pids.max'), 'max\n');
+  writeFileSync(join(v2dir, 'cgroup.procs'), '100\n101\n');
   const v2 = parseCgroupLayout(`30 23 0:26 / ${join(dir, 'v2')} rw - cgroup2 cgroup2 rw\n`, () => 'cpu memory pids');
-  assert.deepEqual(await readCpu('/pod', v2), { usageNs: 1_500_000n });
+  assert.deepEqual(await readCpu('/pod', v2), {
+    usageNs: 1_500_000n,
+    userNs: 1_000_000n,
+    systemNs: 500_000n,
+    throttling: { periods: 40n, throttledPeriods: 9n, throttledNs: 2_000_000n },
+  });
   assert.deepEqual(await readMemory('/pod', v2), {
     usageBytes: 10000n,
     workingSetBytes: 7500n,
@@ -62,21 +71,43 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
     pageFaults: 7n,
     majorPageFaults: 1n,
     limitBytes: undefined,
+    cacheBytes: 6000n,
+    mappedFileBytes: 700n,
+    swapBytes: 300n,
+    maxUsageBytes: undefined,
+    failcnt: 4n,
+    oomKills: 1n,
   });
   assert.equal(await readProcessCount('/pod', v2), 3n);
+  assert.deepEqual(await readTasks('/pod', v2), { processes: 2n, threads: 3n, threadsMax: undefined });
 
+  // cpu and cpuacct mounted apart, as on hybrid hosts.
   const v1dir = join(dir, 'v1');
-  mkdirSync(join(v1dir, 'cpuacct', 'pod'), { recursive: true });
-  mkdirSync(join(v1dir, 'memory', 'pod'), { recursive: true });
+  for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) mkdirSync(join(v1dir, c, 'pod'), { recursive: true });
   writeFileSync(join(v1dir, 'cpuacct', 'pod', 'cpuacct.usage'), '42000\n');
+  writeFileSync(join(v1dir, 'cpuacct', 'pod', 'cpuacct.usage_user'), '30000\n');
+  writeFileSync(join(v1dir, 'cpuacct', 'pod', 'cpuacct.usage_sys'), '12000\n');
+  writeFileSync(join(v1dir, 'cpu', 'pod', 'cpu.stat'), 'nr_periods 10\nnr_throttled 2\nthrottled_time 5000\n');
   writeFileSync(join(v1dir, 'memory', 'pod', 'memory.usage_in_bytes'), '9000\n');
-  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.stat'), 'rss 1\ntotal_rss 3000\ntotal_inactive_file 1000\ntotal_pgfault 5\ntotal_pgmajfault 2\n');
-  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.limit_in_bytes'), '2000000\n');
-  const v1 = parseCgroupLayout(
-    `32 31 0:29 / ${join(v1dir, 'cpuacct')} rw - cgroup cgroup rw,cpuacct\n35 31 0:32 / ${join(v1dir, 'memory')} rw - cgroup cgroup rw,memory\n`,
-    () => '',
+  writeFileSync(
+    join(v1dir, 'memory', 'pod', 'memory.stat'),
+    'rss 1\ntotal_rss 3000\ntotal_cache 5000\ntotal_mapped_file 600\ntotal_swap 100\ntotal_inactive_file 1000\ntotal_pgfault 5\ntotal_pgmajfault 2\n',
   );
-  assert.deepEqual(await readCpu('/pod', v1), { usageNs: 42000n });
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.limit_in_bytes'), '2000000\n');
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.failcnt'), '6\n');
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.max_usage_in_bytes'), '12000\n');
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.oom_control'), 'oom_kill_disable 0\nunder_oom 0\noom_kill 3\n');
+  writeFileSync(join(v1dir, 'pids', 'pod', 'pids.current'), '4\n');
+  writeFileSync(join(v1dir, 'pids', 'pod', 'pids.max'), '1024\n');
+  writeFileSync(join(v1dir, 'pids', 'pod', 'cgroup.procs'), '7\n');
+  const mount = (c: string, i: number) => `3${i} 31 0:2${i} / ${join(v1dir, c)} rw - cgroup cgroup rw,${c}\n`;
+  const v1 = parseCgroupLayout(['cpu', 'cpuacct', 'memory', 'pids'].map(mount).join(''), () => '');
+  assert.deepEqual(await readCpu('/pod', v1), {
+    usageNs: 42000n,
+    userNs: 30000n,
+    systemNs: 12000n,
+    throttling: { periods: 10n, throttledPeriods: 2n, throttledNs: 5000n },
+  });
   assert.deepEqual(await readMemory('/pod', v1), {
     usageBytes: 9000n,
     workingSetBytes: 8000n,
@@ -84,9 +115,24 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
     pageFaults: 5n,
     majorPageFaults: 2n,
     limitBytes: 2000000n,
+    cacheBytes: 5000n,
+    mappedFileBytes: 600n,
+    swapBytes: 100n,
+    maxUsageBytes: 12000n,
+    failcnt: 6n,
+    oomKills: 3n,
   });
-  assert.equal(await readProcessCount('/pod', v1), undefined, 'no pids hierarchy');
-  assert.equal(await readCpu('/missing', v1), undefined, 'a cgroup that does not exist has no stats');
+  assert.deepEqual(await readTasks('/pod', v1), { processes: 1n, threads: 4n, threadsMax: 1024n });
+
+  // An older kernel: user and system time only as USER_HZ ticks in cpuacct.stat; no pids hierarchy.
+  const oldDir = join(dir, 'old');
+  mkdirSync(join(oldDir, 'cpuacct', 'pod'), { recursive: true });
+  writeFileSync(join(oldDir, 'cpuacct', 'pod', 'cpuacct.usage'), '42000\n');
+  writeFileSync(join(oldDir, 'cpuacct', 'pod', 'cpuacct.stat'), 'user 3\nsystem 1\n');
+  const old = parseCgroupLayout(`32 31 0:29 / ${join(oldDir, 'cpuacct')} rw - cgroup cgroup rw,cpuacct\n`, () => '');
+  assert.deepEqual(await readCpu('/pod', old), { usageNs: 42000n, userNs: 30_000_000n, systemNs: 10_000_000n });
+  assert.equal(await readProcessCount('/pod', old), undefined, 'no pids hierarchy');
+  assert.equal(await readCpu('/missing', old), undefined, 'a cgroup that does not exist has no stats');
 });
 
 test('PodSandboxStats reads CPU, memory and processes from the pod cgroup', { timeout: 60_000 }, async (t) => {

@@ -1,5 +1,6 @@
-// CPU, memory and process counts of one cgroup, from whichever cgroup version holds each controller.
-// Working set follows the kubelet's definition: usage minus inactive file pages.
+// CPU, memory and task counts of one cgroup, from whichever cgroup version holds each controller.
+// Working set follows the kubelet's definition: usage minus inactive file pages. The CRI stats RPCs
+// and the cAdvisor-style pod metrics both read through here.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cgroupLayout, controllerDir, type CgroupLayout } from './layout.ts';
@@ -7,6 +8,11 @@ import { cgroupLayout, controllerDir, type CgroupLayout } from './layout.ts';
 export interface CgroupCpu {
   /** Cumulative CPU time of all tasks, nanoseconds. */
   usageNs: bigint;
+  /** The same split into user and kernel mode, when the cgroup reports it. */
+  userNs?: bigint;
+  systemNs?: bigint;
+  /** CFS bandwidth counters, when the cgroup reports them. */
+  throttling?: { periods: bigint; throttledPeriods: bigint; throttledNs: bigint };
 }
 
 export interface CgroupMemory {
@@ -17,6 +23,26 @@ export interface CgroupMemory {
   majorPageFaults: bigint;
   /** undefined when unlimited. */
   limitBytes?: bigint;
+  /** Page cache. */
+  cacheBytes: bigint;
+  mappedFileBytes: bigint;
+  /** Swap in use (0 where swap is not accounted). */
+  swapBytes: bigint;
+  /** Highest usage seen, when the kernel keeps it (v1, or v2 from Linux 5.19). */
+  maxUsageBytes?: bigint;
+  /** Times usage hit the limit. */
+  failcnt: bigint;
+  /** Processes the OOM killer killed in this cgroup, when the kernel counts them. */
+  oomKills?: bigint;
+}
+
+export interface CgroupTasks {
+  /** Processes (thread group leaders) in the cgroup. */
+  processes?: bigint;
+  /** Tasks the pids controller counts, i.e. threads. */
+  threads?: bigint;
+  /** The pids limit; undefined when unlimited or unknown. */
+  threadsMax?: bigint;
 }
 
 async function readText(file: string): Promise<string | undefined> {
@@ -38,6 +64,8 @@ function parseFlatKeyed(text: string): Map<string, bigint> {
   return out;
 }
 
+const num = (text: string | undefined): bigint | undefined => (text !== undefined && /^\d+$/.test(text.trim()) ? BigInt(text.trim()) : undefined);
+
 function isV2(controller: string, layout: CgroupLayout): boolean {
   return layout.mode === 'v2' || (!layout.v1.has(controller) && layout.unifiedControllers.has(controller));
 }
@@ -47,12 +75,47 @@ export async function readCpu(cgroupPath: string, layout: CgroupLayout = cgroupL
   if (isV2('cpu', layout)) {
     const dir = controllerDir('cpu', cgroupPath, layout);
     const text = dir && (await readText(join(dir, 'cpu.stat')));
-    const usec = text ? parseFlatKeyed(text).get('usage_usec') : undefined;
-    return usec === undefined ? undefined : { usageNs: usec * 1000n };
+    const stat = text ? parseFlatKeyed(text) : undefined;
+    const usec = stat?.get('usage_usec');
+    if (!stat || usec === undefined) return undefined;
+    const cpu: CgroupCpu = { usageNs: usec * 1000n };
+    const user = stat.get('user_usec');
+    const system = stat.get('system_usec');
+    if (user !== undefined && system !== undefined) Object.assign(cpu, { userNs: user * 1000n, systemNs: system * 1000n });
+    // Present only where the cpu controller is enabled for this cgroup.
+    const periods = stat.get('nr_periods');
+    if (periods !== undefined)
+      cpu.throttling = { periods, throttledPeriods: stat.get('nr_throttled') ?? 0n, throttledNs: (stat.get('throttled_usec') ?? 0n) * 1000n };
+    return cpu;
   }
-  const dir = controllerDir('cpuacct', cgroupPath, layout);
-  const text = dir && (await readText(join(dir, 'cpuacct.usage')));
-  return text && /^\d+/.test(text.trim()) ? { usageNs: BigInt(text.trim()) } : undefined;
+  const acct = controllerDir('cpuacct', cgroupPath, layout);
+  const cpuDir = controllerDir('cpu', cgroupPath, layout);
+  if (!acct) return undefined;
+  const [usage, user, system, ticks, cpuStat] = await Promise.all([
+    readText(join(acct, 'cpuacct.usage')),
+    readText(join(acct, 'cpuacct.usage_user')),
+    readText(join(acct, 'cpuacct.usage_sys')),
+    readText(join(acct, 'cpuacct.stat')),
+    cpuDir ? readText(join(cpuDir, 'cpu.stat')) : undefined,
+  ]);
+  const usageNs = num(usage);
+  if (usageNs === undefined) return undefined;
+  const cpu: CgroupCpu = { usageNs };
+  const userNs = num(user);
+  const systemNs = num(system);
+  if (userNs !== undefined && systemNs !== undefined) Object.assign(cpu, { userNs, systemNs });
+  else if (ticks) {
+    // Older kernels: only cpuacct.stat, in USER_HZ ticks (100 per second on Linux).
+    const t = parseFlatKeyed(ticks);
+    const u = t.get('user');
+    const sy = t.get('system');
+    if (u !== undefined && sy !== undefined) Object.assign(cpu, { userNs: u * 10_000_000n, systemNs: sy * 10_000_000n });
+  }
+  const stat = cpuStat ? parseFlatKeyed(cpuStat) : undefined;
+  const periods = stat?.get('nr_periods');
+  if (stat && periods !== undefined)
+    cpu.throttling = { periods, throttledPeriods: stat.get('nr_throttled') ?? 0n, throttledNs: stat.get('throttled_time') ?? 0n };
+  return cpu;
 }
 
 // v1 reports "unlimited" as a huge page-aligned number.
@@ -62,13 +125,17 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
   const dir = controllerDir('memory', cgroupPath, layout);
   if (!dir) return undefined;
   if (isV2('memory', layout)) {
-    const [current, statText, max] = await Promise.all([
+    const [current, statText, max, events, swap, peak] = await Promise.all([
       readText(join(dir, 'memory.current')),
       readText(join(dir, 'memory.stat')),
       readText(join(dir, 'memory.max')),
+      readText(join(dir, 'memory.events')),
+      readText(join(dir, 'memory.swap.current')),
+      readText(join(dir, 'memory.peak')),
     ]);
     if (current === undefined || statText === undefined) return undefined;
     const stat = parseFlatKeyed(statText);
+    const ev = events ? parseFlatKeyed(events) : new Map<string, bigint>();
     const usage = BigInt(current.trim());
     const inactive = stat.get('inactive_file') ?? 0n;
     return {
@@ -77,19 +144,28 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
       rssBytes: stat.get('anon') ?? 0n,
       pageFaults: stat.get('pgfault') ?? 0n,
       majorPageFaults: stat.get('pgmajfault') ?? 0n,
-      limitBytes: max && /^\d+$/.test(max.trim()) ? BigInt(max.trim()) : undefined,
+      limitBytes: num(max),
+      cacheBytes: stat.get('file') ?? 0n,
+      mappedFileBytes: stat.get('file_mapped') ?? 0n,
+      swapBytes: num(swap) ?? 0n,
+      maxUsageBytes: num(peak),
+      failcnt: ev.get('max') ?? 0n,
+      oomKills: ev.get('oom_kill'),
     };
   }
-  const [usageText, statText, limitText] = await Promise.all([
+  const [usageText, statText, limitText, failcnt, maxUsage, oomControl] = await Promise.all([
     readText(join(dir, 'memory.usage_in_bytes')),
     readText(join(dir, 'memory.stat')),
     readText(join(dir, 'memory.limit_in_bytes')),
+    readText(join(dir, 'memory.failcnt')),
+    readText(join(dir, 'memory.max_usage_in_bytes')),
+    readText(join(dir, 'memory.oom_control')),
   ]);
   if (usageText === undefined || statText === undefined) return undefined;
   const stat = parseFlatKeyed(statText);
   const usage = BigInt(usageText.trim());
   const inactive = stat.get('total_inactive_file') ?? 0n;
-  const limit = limitText && /^\d+$/.test(limitText.trim()) ? BigInt(limitText.trim()) : undefined;
+  const limit = num(limitText);
   return {
     usageBytes: usage,
     workingSetBytes: usage > inactive ? usage - inactive : 0n,
@@ -97,12 +173,36 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
     pageFaults: stat.get('total_pgfault') ?? 0n,
     majorPageFaults: stat.get('total_pgmajfault') ?? 0n,
     limitBytes: limit !== undefined && limit < V1_UNLIMITED ? limit : undefined,
+    cacheBytes: stat.get('total_cache') ?? 0n,
+    mappedFileBytes: stat.get('total_mapped_file') ?? 0n,
+    // total_swap is there only when the kernel accounts swap (memory.memsw.*).
+    swapBytes: stat.get('total_swap') ?? 0n,
+    maxUsageBytes: num(maxUsage),
+    failcnt: num(failcnt) ?? 0n,
+    // oom_kill appeared in Linux 4.13.
+    oomKills: oomControl ? parseFlatKeyed(oomControl).get('oom_kill') : undefined,
   };
 }
 
 /** Number of tasks in the cgroup (pids controller), or undefined. */
 export async function readProcessCount(cgroupPath: string, layout: CgroupLayout = cgroupLayout()): Promise<bigint | undefined> {
   const dir = controllerDir('pids', cgroupPath, layout);
-  const text = dir && (await readText(join(dir, 'pids.current')));
-  return text && /^\d+$/.test(text.trim()) ? BigInt(text.trim()) : undefined;
+  return dir ? num(await readText(join(dir, 'pids.current'))) : undefined;
+}
+
+/** Processes and threads in the cgroup, and its pids limit; fields the host cannot tell are undefined. */
+export async function readTasks(cgroupPath: string, layout: CgroupLayout = cgroupLayout()): Promise<CgroupTasks> {
+  const pids = controllerDir('pids', cgroupPath, layout);
+  // Every v1 hierarchy lists the same processes; any that has the cgroup will do.
+  const procsDir = pids ?? controllerDir('memory', cgroupPath, layout) ?? controllerDir('cpuacct', cgroupPath, layout);
+  const [current, max, procs] = await Promise.all([
+    pids ? readText(join(pids, 'pids.current')) : undefined,
+    pids ? readText(join(pids, 'pids.max')) : undefined,
+    procsDir ? readText(join(procsDir, 'cgroup.procs')) : undefined,
+  ]);
+  return {
+    processes: procs === undefined ? undefined : BigInt(procs.split('\n').filter((l) => l.trim()).length),
+    threads: num(current),
+    threadsMax: num(max),
+  };
 }

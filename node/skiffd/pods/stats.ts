@@ -7,12 +7,16 @@ import { readCpu, readMemory, readProcessCount } from '../cgroups/stats.ts';
 import { execCommand } from '../util/command.ts';
 import type { PodEntry } from './record-file.ts';
 
-interface InterfaceCounters {
+export interface InterfaceCounters {
   name: string;
   rxBytes: bigint;
+  rxPackets: bigint;
   rxErrors: bigint;
+  rxDropped: bigint;
   txBytes: bigint;
+  txPackets: bigint;
   txErrors: bigint;
+  txDropped: bigint;
 }
 
 export function parseNetDev(text: string): InterfaceCounters[] {
@@ -27,13 +31,13 @@ export function parseNetDev(text: string): InterfaceCounters[] {
       .split(/\s+/)
       .map((n) => BigInt(n));
     if (f.length < 16) continue;
-    out.push({ name, rxBytes: f[0], rxErrors: f[2], txBytes: f[8], txErrors: f[10] });
+    out.push({ name, rxBytes: f[0], rxPackets: f[1], rxErrors: f[2], rxDropped: f[3], txBytes: f[8], txPackets: f[9], txErrors: f[10], txDropped: f[11] });
   }
   return out;
 }
 
 /** /proc/net/dev as seen from the pod's network namespace. */
-async function podNetDev(pod: PodEntry): Promise<string | undefined> {
+export async function podNetDev(pod: PodEntry): Promise<string | undefined> {
   // Any process in the namespace shows its view under /proc/PID/net; the pod's init is one.
   const init = pod.internals.pidInit;
   if (init && pod.namespaces.pid) {

@@ -1,7 +1,8 @@
-// ListMetricDescriptors: Describes the pod metrics. Not built yet: answers UNIMPLEMENTED.
+// ListMetricDescriptors: the cAdvisor-style metrics ListPodSandboxMetrics serves, with their label keys.
 import type { ListMetricDescriptorsRequest, ListMetricDescriptorsResponse } from '../../../../proto/gen/runtime/v1/api.ts';
+import { metricDescriptors } from '../../pod-metrics/descriptors.ts';
 import type { UnaryRpc } from '../rpc.ts';
-import { unimplemented } from '../unimplemented.ts';
 
-export const listMetricDescriptors: UnaryRpc<ListMetricDescriptorsRequest, ListMetricDescriptorsResponse> = async () =>
-  unimplemented('ListMetricDescriptors', 'it serves no cAdvisor-style pod metrics; use ListPodSandboxStats and ListContainerStats');
+export const listMetricDescriptors: UnaryRpc<ListMetricDescriptorsRequest, ListMetricDescriptorsResponse> = async () => ({
+  descriptors: metricDescriptors(),
+});

@@ -1,0 +1,70 @@
+// The cAdvisor-style metrics ListPodSandboxMetrics serves, with the names, label keys and types CRI-O
+// uses, so the kubelet (PodAndContainerStatsFromCRI) and dashboards built on cAdvisor read them as
+// they are. Every metric has the base labels `id`, `name` and `image`, then its own.
+//
+// Metric.value is a UInt64, and the kubelet publishes it unchanged as a Prometheus float: a metric
+// named in seconds carries whole seconds (truncated), as CRI-O does, never nanoseconds.
+import { MetricType, type MetricDescriptor } from '../../../proto/gen/runtime/v1/api.ts';
+
+export const BASE_LABEL_KEYS = ['id', 'name', 'image'] as const;
+
+interface Family {
+  help: string;
+  type: MetricType;
+  /** Label keys after the base ones. */
+  labels?: readonly string[];
+}
+
+const { COUNTER, GAUGE } = MetricType;
+const NETWORK = ['interface'] as const;
+
+export const FAMILIES = {
+  // Per container, from its cgroup.
+  container_cpu_usage_seconds_total: { help: 'CPU time used by the container, in whole seconds.', type: COUNTER, labels: ['cpu'] },
+  container_cpu_user_seconds_total: { help: 'CPU time used in user mode, in whole seconds.', type: COUNTER },
+  container_cpu_system_seconds_total: { help: 'CPU time used in kernel mode, in whole seconds.', type: COUNTER },
+  container_cpu_cfs_periods_total: { help: 'CFS bandwidth periods that have elapsed while the container ran.', type: COUNTER },
+  container_cpu_cfs_throttled_periods_total: { help: 'CFS bandwidth periods in which the container was throttled.', type: COUNTER },
+  container_cpu_cfs_throttled_seconds_total: { help: 'Time the container spent throttled, in whole seconds.', type: COUNTER },
+  container_memory_usage_bytes: { help: 'Memory charged to the container in bytes, page cache included.', type: GAUGE },
+  container_memory_working_set_bytes: { help: 'Memory usage minus inactive file pages, in bytes.', type: GAUGE },
+  container_memory_rss: { help: 'Anonymous memory (RSS) in bytes.', type: GAUGE },
+  container_memory_cache: { help: 'Page cache in bytes.', type: GAUGE },
+  container_memory_mapped_file: { help: 'Memory-mapped files in bytes.', type: GAUGE },
+  container_memory_swap: { help: 'Swap used by the container in bytes.', type: GAUGE },
+  container_memory_max_usage_bytes: { help: 'Highest memory usage the kernel recorded, in bytes.', type: GAUGE },
+  container_memory_failcnt: { help: 'Times memory usage reached the limit.', type: COUNTER },
+  container_memory_failures_total: {
+    help: 'Page faults, by type (pgfault, pgmajfault) and scope (container, hierarchy).',
+    type: COUNTER,
+    labels: ['failure_type', 'scope'],
+  },
+  container_oom_events_total: { help: 'Processes of the container killed by the OOM killer.', type: COUNTER },
+  container_processes: { help: 'Processes in the container.', type: GAUGE },
+  container_threads: { help: 'Threads in the container.', type: GAUGE },
+  container_threads_max: { help: 'Thread limit of the container (pids.max); 0 means unlimited.', type: GAUGE },
+  container_fs_usage_bytes: { help: "Bytes used by the container's writable layer.", type: GAUGE },
+  // Per container, from the resources it was created or last updated with.
+  container_spec_cpu_shares: { help: 'CPU shares the container was given.', type: GAUGE },
+  container_spec_cpu_period: { help: 'CFS period of the container in microseconds; 0 when not set.', type: GAUGE },
+  container_spec_cpu_quota: { help: 'CFS quota of the container in microseconds; absent when not set.', type: GAUGE },
+  container_spec_memory_limit_bytes: { help: 'Memory limit of the container in bytes; 0 when unlimited.', type: GAUGE },
+  container_spec_memory_swap_limit_bytes: { help: 'Memory plus swap limit of the container in bytes; 0 when not set.', type: GAUGE },
+  container_start_time_seconds: { help: 'When the container started, in seconds since the epoch.', type: GAUGE },
+  container_last_seen: { help: 'When these metrics were read, in seconds since the epoch.', type: GAUGE },
+  // Per pod, per interface of its network namespace.
+  container_network_receive_bytes_total: { help: 'Bytes received.', type: COUNTER, labels: NETWORK },
+  container_network_receive_packets_total: { help: 'Packets received.', type: COUNTER, labels: NETWORK },
+  container_network_receive_packets_dropped_total: { help: 'Packets dropped while receiving.', type: COUNTER, labels: NETWORK },
+  container_network_receive_errors_total: { help: 'Errors while receiving.', type: COUNTER, labels: NETWORK },
+  container_network_transmit_bytes_total: { help: 'Bytes transmitted.', type: COUNTER, labels: NETWORK },
+  container_network_transmit_packets_total: { help: 'Packets transmitted.', type: COUNTER, labels: NETWORK },
+  container_network_transmit_packets_dropped_total: { help: 'Packets dropped while transmitting.', type: COUNTER, labels: NETWORK },
+  container_network_transmit_errors_total: { help: 'Errors while transmitting.', type: COUNTER, labels: NETWORK },
+} as const satisfies Record<string, Family>;
+
+export type MetricName = keyof typeof FAMILIES;
+
+export function metricDescriptors(): MetricDescriptor[] {
+  return Object.entries(FAMILIES).map(([name, f]: [string, Family]) => ({ name, help: f.help, labelKeys: [...BASE_LABEL_KEYS, ...(f.labels ?? [])] }));
+}
