@@ -2,6 +2,7 @@
 // file for `node` (no node_modules needed), and dist/skiffd, a Node single executable application
 // (that bundle injected into a copy of the running node binary with postject).
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -13,29 +14,71 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 /** The fuse string Node's SEA loader looks for; fixed by Node. */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 /**
- * The attach add-on (SOCK_SEQPACKET, native) of the host's architecture: node/skiffd/streaming/backends/
- * seqpacket.ts finds it beside the bundle or as a SEA asset. The build makes a daemon for the machine it
- * runs on, so it takes that machine's add-on, or stops and says how to get it.
+ * The attach add-on (SOCK_SEQPACKET, native; node/skiffd/streaming/backends/seqpacket.ts finds it
+ * beside the bundle or as a SEA asset). The build makes a daemon for the machine it runs on, so it
+ * takes that machine's add-on. npm has prebuilt ones for linux-x64-gnu only; elsewhere the add-on is
+ * built from node-unix-socket's source and named by SKIFFD_SEQPACKET_ADDON. Without one the daemon is
+ * still built, with attach disabled, and the build says so.
  */
-const ADDON_PLATFORM = `linux-${process.arch}-gnu`;
-const ADDON_NAME = `node-unix-socket.${ADDON_PLATFORM}.node`;
+const ADDON_VERSION = '0.2.7';
 const SUPPORTED_ARCHES = ['x64', 'arm64'];
+/** Platforms whose add-on npm publishes as node-unix-socket-<platform>. */
+const PUBLISHED_PLATFORMS = ['linux-x64-gnu'];
 
-function addonPath() {
-  if (process.platform !== 'linux' || !SUPPORTED_ARCHES.includes(process.arch)) {
-    throw new Error(`skiffd builds for Linux on ${SUPPORTED_ARCHES.join(' or ')}; this is ${process.platform}-${process.arch}`);
-  }
-  const pkg = `node-unix-socket-${ADDON_PLATFORM}`;
-  try {
-    return createRequire(join(root, 'package.json')).resolve(`${pkg}/${ADDON_NAME}`);
-  } catch {
-    throw new Error(`the attach add-on for ${ADDON_PLATFORM} is not installed: run \`npm install --no-save ${pkg}@0.2.7\` (or npm ci on this machine)`);
-  }
+/** The add-on file name seqpacket.ts looks for on a host of this architecture. */
+export function addonFileName(arch = process.arch) {
+  return `node-unix-socket.linux-${arch}-gnu.node`;
 }
 
 /**
- * @param {{ outdir?: string, sea?: boolean, quiet?: boolean }} [options]
- * @returns {Promise<{ cjs: string, cjsBytes: number, sea?: string, seaBytes?: number }>}
+ * Where this build takes the attach add-on from: SKIFFD_SEQPACKET_ADDON, else the npm package of the
+ * host's platform. Without either it returns a warning, not an error: the daemon works without attach.
+ * Only a host skiffd cannot run on at all stops the build.
+ * @param {{ platform?: string, arch?: string, env?: Record<string, string | undefined>, resolve?: (id: string) => string, exists?: (path: string) => boolean }} [host]
+ * @returns {{ path: string, warning?: undefined } | { path?: undefined, warning: string }}
+ */
+export function findAddon(host = {}) {
+  const platform = host.platform ?? process.platform;
+  const arch = host.arch ?? process.arch;
+  const env = host.env ?? process.env;
+  const resolve = host.resolve ?? createRequire(join(root, 'package.json')).resolve;
+  const exists = host.exists ?? existsSync;
+  if (platform !== 'linux' || !SUPPORTED_ARCHES.includes(arch)) {
+    throw new Error(`skiffd builds for Linux on ${SUPPORTED_ARCHES.join(' or ')}; this is ${platform}-${arch}`);
+  }
+  const file = addonFileName(arch);
+  const explicit = env.SKIFFD_SEQPACKET_ADDON;
+  if (explicit) {
+    if (!exists(explicit)) throw new Error(`SKIFFD_SEQPACKET_ADDON=${explicit}: no such file (it should be the ${file} add-on)`);
+    return { path: explicit };
+  }
+  const platformName = `linux-${arch}-gnu`;
+  const pkg = `node-unix-socket-${platformName}`;
+  try {
+    return { path: resolve(`${pkg}/${file}`) };
+  } catch {
+    /* not installed: say what to do below */
+  }
+  const get = PUBLISHED_PLATFORMS.includes(platformName)
+    ? `run \`npm ci\` (it installs ${pkg}@${ADDON_VERSION}, an optional dependency) and rebuild; or build the add-on from node-unix-socket's source (a napi-rs project; docs/skiffd/install.md) and either`
+    : `build the add-on from node-unix-socket's source (a napi-rs project; docs/skiffd/install.md, "Architectures") and either`;
+  return {
+    warning: [
+      'skiffd is built WITHOUT attach.',
+      `  The SOCK_SEQPACKET add-on ${file} was not found: SKIFFD_SEQPACKET_ADDON is unset and the npm package ${pkg} is not installed` +
+        (PUBLISHED_PLATFORMS.includes(platformName) ? '.' : ` (node-unix-socket publishes no prebuilt add-on for ${platformName}).`),
+      '  Everything else works; Attach answers FAILED_PRECONDITION.',
+      `  To enable attach, ${get}`,
+      `    - rebuild with SKIFFD_SEQPACKET_ADDON=/path/to/${file} (then shipped beside skiffd.cjs and inside skiffd), or`,
+      `    - put it beside the installed skiffd as ${file}, or set SKIFFD_SEQPACKET_ADDON in skiffd's environment.`,
+    ].join('\n'),
+  };
+}
+
+/**
+ * @param {{ outdir?: string, sea?: boolean, quiet?: boolean, addon?: boolean }} [options] `addon: false` leaves the
+ *   attach add-on out on purpose (attach disabled, as on a host without one).
+ * @returns {Promise<{ cjs: string, cjsBytes: number, sea?: string, seaBytes?: number, addon?: string, warnings: string[] }>}
  */
 export async function build(options = {}) {
   const outdir = options.outdir ?? join(root, 'dist');
@@ -57,9 +100,13 @@ export async function build(options = {}) {
     logLevel: 'warning',
   });
   await chmod(cjs, 0o755);
-  const addon = addonPath();
-  await copyFile(addon, join(outdir, ADDON_NAME));
-  const result = { cjs, cjsBytes: (await stat(cjs)).size };
+  const found = options.addon === false ? { path: undefined, warning: undefined } : findAddon();
+  const addon = found.path;
+  const addonFile = addonFileName();
+  // A stale add-on from an earlier build must not ship with a build that has none.
+  await rm(join(outdir, addonFile), { force: true });
+  if (addon) await copyFile(addon, join(outdir, addonFile));
+  const result = { cjs, cjsBytes: (await stat(cjs)).size, addon, warnings: found.warning ? [found.warning] : [] };
   if (options.sea !== false) {
     result.sea = join(outdir, 'skiffd');
     await buildSea(cjs, result.sea, addon);
@@ -69,7 +116,10 @@ export async function build(options = {}) {
     const mb = (n) => `${(n / 1024 / 1024).toFixed(1)} MB`;
     console.log(`${relative(root, cjs)}  ${mb(result.cjsBytes)}`);
     if (result.sea) console.log(`${relative(root, result.sea)}  ${mb(result.seaBytes)} (single executable, node ${process.version})`);
+    console.log(addon ? `attach add-on: ${addonFile} (beside skiffd.cjs${result.sea ? ' and inside skiffd' : ''})` : 'attach add-on: none (attach disabled)');
   }
+  // Last, and whether or not the build is quiet: a daemon without attach must not go unnoticed.
+  for (const warning of result.warnings) console.warn(`warning: ${warning}`);
   return result;
 }
 
@@ -80,7 +130,13 @@ async function buildSea(mainScript, out, addon) {
     const seaConfig = join(work, 'sea-config.json');
     await writeFile(
       seaConfig,
-      JSON.stringify({ main: mainScript, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets: { [ADDON_NAME]: addon } }),
+      JSON.stringify({
+        main: mainScript,
+        output: blob,
+        disableExperimentalSEAWarning: true,
+        useCodeCache: true,
+        assets: addon ? { [addonFileName()]: addon } : {},
+      }),
     );
     quietly(process.execPath, ['--experimental-sea-config', seaConfig]);
     await rm(out, { force: true });

@@ -109,6 +109,9 @@ async function openSubsystems(config: SkiffdConfig, log: Logger): Promise<Subsys
   const streaming = new Streaming({ config: config.streaming, log, containers, pods });
   // Listening now checks [streaming] address/port at startup rather than at the first Exec.
   await streaming.open();
+  // Said once here rather than at each Attach: the operator learns of it before a user asks.
+  const attachMissing = streaming.attachMissing();
+  if (attachMissing) log.warn('attach is not available', { reason: attachMissing.message, looked_at: attachMissing.lookedAt.join(', ') });
   return { images, pods, containers, streaming };
 }
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from '../../scripts/build-skiffd.mjs';
+import { addonFileName, build } from '../../scripts/build-skiffd.mjs';
 import { runSkiffd, startSkiffd } from '../support/skiffd.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -14,6 +14,11 @@ test('built skiffd: the bundle and the single executable both serve the CRI', as
   const out = mkdtempSync(join(tmpdir(), 'skiffd-build-'));
   t.after(() => rmSync(out, { recursive: true, force: true }));
   const built = await build({ outdir: out, quiet: true });
+  // On x64 npm ci installs the attach add-on, so the build ships it and says nothing.
+  if (process.arch === 'x64') {
+    assert.ok(built.addon && existsSync(join(out, addonFileName())), 'the attach add-on is shipped beside skiffd.cjs');
+    assert.deepEqual(built.warnings, []);
+  }
 
   await t.test('dist/skiffd.cjs runs from a directory without node_modules', async () => {
     // A bare directory under /tmp: no node_modules here or in any parent.
@@ -46,6 +51,8 @@ test('built skiffd: the bundle and the single executable both serve the CRI', as
     const d = await startSkiffd({ command, cwd: out });
     t.after(() => d.cleanup());
     assert.equal((await d.runtime.version({})).runtimeName, 'skiffd');
+    // The add-on ships with the build: attach is available, so no start-up warning.
+    if (built.addon) assert.doesNotMatch(d.logs(), /attach is not available/);
     assert.deepEqual(await d.stop(), { code: 0, signal: null });
   });
 });

@@ -3,6 +3,7 @@
 import type { SkiffdConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { makeStreamingBackend } from './backends/index.ts';
+import { seqpacketMissing, type AddonMissing } from './backends/seqpacket.ts';
 import type { ContainerSource, PodSource } from './backends/targets.ts';
 import { StreamingServer } from './server.ts';
 
@@ -31,6 +32,11 @@ export class Streaming {
       });
     }
     return this.server;
+  }
+
+  /** Why attach cannot work on this node (its add-on is missing), or undefined when it can. */
+  attachMissing(): AddonMissing | undefined {
+    return seqpacketMissing();
   }
 
   async close(): Promise<void> {

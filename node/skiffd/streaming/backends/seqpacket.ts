@@ -6,16 +6,20 @@
 //   2. next to the running script or executable (dist/skiffd.cjs, dist/skiffd);
 //   3. a single-executable asset, extracted to a private temp file;
 //   4. node_modules (running from source).
+// npm publishes the add-on for x64 only. Without one, attach is off (the Attach RPC answers
+// FAILED_PRECONDITION saying how to supply it) and everything else works.
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-/** node-unix-socket publishes one prebuilt add-on per platform; this host's (glibc Linux). */
+/** The add-on of this host's platform (glibc Linux), as node-unix-socket names it. */
 export const ADDON_PLATFORM = `linux-${process.arch}-gnu`;
 export const ADDON_FILE = `node-unix-socket.${ADDON_PLATFORM}.node`;
 export const ADDON_PACKAGE = `node-unix-socket-${ADDON_PLATFORM}`;
+/** npm has a prebuilt add-on for x64 only; other hosts build it from node-unix-socket's source. */
+const PUBLISHED = ADDON_PLATFORM === 'linux-x64-gnu';
 
 interface NativeWrap {
   init(self: object): void;
@@ -31,7 +35,13 @@ interface NativeBinding {
 }
 
 let binding: NativeBinding | undefined;
-let loadError: Error | undefined;
+let missing: AddonMissing | undefined;
+
+/** Why the add-on could not be loaded: `message` for clients, `lookedAt` for the operator's log. */
+export interface AddonMissing {
+  message: string;
+  lookedAt: string[];
+}
 
 function candidates(): string[] {
   const out: string[] = [];
@@ -55,7 +65,7 @@ function loadFile(path: string): NativeBinding {
   return mod.exports;
 }
 
-function fromSeaAsset(): NativeBinding | undefined {
+function fromSeaAsset(failures: string[]): NativeBinding | undefined {
   let sea: { isSea(): boolean; getAsset(key: string): ArrayBuffer } | undefined;
   try {
     sea = createRequire(join(process.cwd(), 'x'))('node:sea') as typeof sea;
@@ -74,6 +84,9 @@ function fromSeaAsset(): NativeBinding | undefined {
   try {
     writeFileSync(file, Buffer.from(asset), { mode: 0o500 });
     return loadFile(file);
+  } catch (err) {
+    failures.push(`the executable's asset ${ADDON_FILE}: ${(err as Error).message}`);
+    return undefined;
   } finally {
     // Once loaded, the mapping outlives the file: leave nothing behind in the temp dir.
     rmSync(dir, { recursive: true, force: true });
@@ -93,21 +106,46 @@ function fromNodeModules(): NativeBinding | undefined {
   return undefined;
 }
 
-/** The native binding, loaded once; throws a message saying where it was looked for. */
+/** The native binding, loaded once (a failure too: the daemon does not look again until restarted). */
 function nativeBinding(): NativeBinding {
   if (binding) return binding;
-  if (loadError) throw loadError;
-  const tried: string[] = [];
-  for (const path of candidates()) {
-    tried.push(path);
-    if (existsSync(path)) return (binding = loadFile(path));
+  if (missing) throw new Error(missing.message);
+  const lookedAt: string[] = [];
+  const failures: string[] = [];
+  for (const path of new Set(candidates())) {
+    lookedAt.push(path);
+    if (!existsSync(path)) continue;
+    try {
+      return (binding = loadFile(path));
+    } catch (err) {
+      // A file of another architecture or a broken build: say so, and keep looking.
+      failures.push(`${path}: ${(err as Error).message}`);
+    }
   }
-  binding = fromSeaAsset() ?? fromNodeModules();
+  binding = fromSeaAsset(failures) ?? fromNodeModules();
   if (binding) return binding;
-  loadError = new Error(
-    `cannot load the SOCK_SEQPACKET add-on ${ADDON_FILE} (looked at ${tried.join(', ')}, the executable's assets and node_modules/${ADDON_PACKAGE}); attach needs it`,
-  );
-  throw loadError;
+  lookedAt.push("the executable's assets", `node_modules/${ADDON_PACKAGE}`);
+  const source = PUBLISHED
+    ? `the npm package ${ADDON_PACKAGE}, or built from node-unix-socket's source with napi-rs`
+    : `npm has no prebuilt one for ${ADDON_PLATFORM}: build it from node-unix-socket's source with napi-rs`;
+  missing = {
+    message:
+      `skiffd cannot load ${ADDON_FILE}, the SOCK_SEQPACKET add-on that attach needs for conmon's attach socket` +
+      (failures.length ? ` (${failures.join('; ')})` : '') +
+      `. Get the add-on (${source}), then set SKIFFD_SEQPACKET_ADDON to the .node file or put it beside the skiffd executable (or skiffd.cjs) as ${ADDON_FILE}, and restart skiffd`,
+    lookedAt,
+  };
+  throw new Error(missing.message);
+}
+
+/** Why attach cannot work in this process, or undefined when the add-on loads. */
+export function seqpacketMissing(): AddonMissing | undefined {
+  try {
+    nativeBinding();
+    return undefined;
+  } catch (err) {
+    return missing ?? { message: (err as Error).message, lookedAt: [] };
+  }
 }
 
 /** A connected-mode SOCK_SEQPACKET socket: 'data' events carry whole packets. */
