@@ -22,7 +22,7 @@ const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
  */
 const ADDON_VERSION = '0.2.7';
 const SUPPORTED_ARCHES = ['x64', 'arm64'];
-/** Platforms whose add-on npm publishes as node-unix-socket-<platform>. */
+/** Platforms whose add-on package.json installs (node-unix-socket-<platform>, an optional dependency). */
 const PUBLISHED_PLATFORMS = ['linux-x64-gnu'];
 
 /** The add-on file name seqpacket.ts looks for on a host of this architecture. */
@@ -66,7 +66,9 @@ export function findAddon(host = {}) {
     warning: [
       'skiffd is built WITHOUT attach.',
       `  The SOCK_SEQPACKET add-on ${file} was not found: SKIFFD_SEQPACKET_ADDON is unset and the npm package ${pkg} is not installed` +
-        (PUBLISHED_PLATFORMS.includes(platformName) ? '.' : ` (node-unix-socket publishes no prebuilt add-on for ${platformName}).`),
+        (PUBLISHED_PLATFORMS.includes(platformName)
+          ? '.'
+          : ` (npm ci installs only the linux-x64-gnu add-on; if your npm registry has ${pkg}@${ADDON_VERSION}, \`npm install --no-save\` it and rebuild).`),
       '  Everything else works; Attach answers FAILED_PRECONDITION.',
       `  To enable attach, ${get}`,
       `    - rebuild with SKIFFD_SEQPACKET_ADDON=/path/to/${file} (then shipped beside skiffd.cjs and inside skiffd), or`,

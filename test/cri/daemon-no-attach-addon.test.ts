@@ -1,5 +1,5 @@
-// skiffd without its attach add-on, as on an arm64 node (npm publishes node-unix-socket's add-on for x64
-// only): the build warns instead of failing, and the daemon built that way starts, logs one warning,
+// skiffd without its attach add-on, as on an arm64 node (npm ci installs node-unix-socket's add-on for
+// x64 only): the build warns instead of failing, and the daemon built that way starts, logs one warning,
 // runs pods and containers, ExecSync works, and Attach answers FAILED_PRECONDITION saying what is
 // missing and how to supply it. Both shipped forms, built into a temp dir with `addon: false`.
 import { test } from 'node:test';
@@ -33,7 +33,8 @@ test('build: a host without the add-on gets a warning that says how to supply it
   assert.match(arm64.warning, /napi-rs/, 'says it is built from source with napi-rs');
   assert.match(arm64.warning, /SKIFFD_SEQPACKET_ADDON=\/path\/to\/node-unix-socket\.linux-arm64-gnu\.node/);
   assert.match(arm64.warning, /beside the installed skiffd/);
-  assert.doesNotMatch(arm64.warning, /npm (ci|install)/, 'no npm command for a package that npm does not have');
+  assert.doesNotMatch(arm64.warning, /run `npm ci`/, 'npm ci cannot install it: package.json carries the x64 add-on only');
+  assert.match(arm64.warning, /if your npm registry has node-unix-socket-linux-arm64-gnu@0\.2\.7, `npm install --no-save` it/);
 
   // x64 without the optional package (npm ci --omit=optional): the same warning, pointing at npm ci.
   const x64 = findAddon({ platform: 'linux', arch: 'x64', env: {}, resolve: notInstalled });

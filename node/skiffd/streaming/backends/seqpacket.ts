@@ -6,7 +6,7 @@
 //   2. next to the running script or executable (dist/skiffd.cjs, dist/skiffd);
 //   3. a single-executable asset, extracted to a private temp file;
 //   4. node_modules (running from source).
-// npm publishes the add-on for x64 only. Without one, attach is off (the Attach RPC answers
+// npm ci installs the x64 add-on only. Without one, attach is off (the Attach RPC answers
 // FAILED_PRECONDITION saying how to supply it) and everything else works.
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
