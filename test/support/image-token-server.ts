@@ -2,7 +2,7 @@
 // OAuth2 refresh token) and issues ES256 JWTs that a docker-registry configured with `auth: token`
 // and this server's certificate accepts.
 import { createPrivateKey, createPublicKey, createHash, sign, randomBytes, type KeyObject } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { selfSignedCert } from './registry.ts';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -41,29 +41,7 @@ function libtrustKeyId(pub: KeyObject): string {
 
 export async function startTokenServer(opts: { users: Record<string, string>; refreshTokens?: Record<string, string> }): Promise<TokenServer> {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-token-'));
-  const keyPath = join(dir, 'key.pem');
-  const certPath = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyPath,
-      '-out',
-      certPath,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=skiff-test-token',
-    ],
-    { stdio: 'ignore', timeout: 20_000 },
-  );
+  const { certPath, keyPath } = selfSignedCert(dir, 'skiff-test-token');
   const key = createPrivateKey(readFileSync(keyPath));
   const kid = libtrustKeyId(createPublicKey(key));
   const service = 'skiff-test-registry';

@@ -3,7 +3,7 @@
 // one storage directory: tests push through an open one and pull through a guarded one.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, isIP } from 'node:net';
 import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -21,10 +21,14 @@ export interface RegistryTls {
   keyPath: string;
 }
 
-/** A self-signed certificate for 127.0.0.1 (nobody trusts it: only `insecure = true` gets through). */
-export function selfSignedCert(dir: string): RegistryTls {
+/**
+ * A self-signed certificate (nobody trusts it: only `insecure = true` gets through). For an IP address
+ * it also names that address as its subjectAltName, as TLS clients check.
+ */
+export function selfSignedCert(dir: string, commonName = '127.0.0.1'): RegistryTls {
   const certPath = join(dir, 'tls.crt');
   const keyPath = join(dir, 'tls.key');
+  const san = isIP(commonName) ? ['-addext', `subjectAltName=IP:${commonName}`] : [];
   execFileSync(
     'openssl',
     [
@@ -42,9 +46,8 @@ export function selfSignedCert(dir: string): RegistryTls {
       '-days',
       '2',
       '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
+      `/CN=${commonName}`,
+      ...san,
     ],
     { stdio: 'ignore', timeout: 20_000 },
   );
