@@ -4,12 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, rmdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, rmdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { cgroupLayout, cgroupfsPath, controllerDir, parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
 import { readCpu, readMemory, readProcessCount, readTasks } from '../../node/skiffd/cgroups/stats.ts';
+import { parseNetDev, podNetDev } from '../../node/skiffd/pods/stats.ts';
+import type { PodEntry } from '../../node/skiffd/pods/record-file.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd } from '../support/skiffd.ts';
 import { createTestNetwork, skiffdNetworkConfig } from '../support/netns.ts';
@@ -184,4 +186,47 @@ test('PodSandboxStats reads CPU, memory and processes from the pod cgroup', { ti
   assert.ok(second.memory!.workingSetBytes!.value <= second.memory!.usageBytes!.value);
   if (layout.mode === 'v2' || layout.v1.has('pids')) assert.equal(second.process!.processCount!.value, 1n);
   assert.equal(second.network!.defaultInterface!.name, 'eth0');
+});
+
+test('pod network counters are read through a process in the pod, checked to be in its namespace', { timeout: 30_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['unshare', 'sleep'] })) return;
+  const layout = cgroupLayout();
+  const cgroup = `/skiff-test-${randomBytes(4).toString('hex')}`;
+  const parentDirs = [...new Set(['pids', 'memory', 'cpuacct'].map((c) => controllerDir(c, cgroup, layout)).filter((d): d is string => !!d))];
+  const childDirs = parentDirs.map((d) => join(d, 'container'));
+  for (const d of childDirs) mkdirSync(d, { recursive: true });
+  // A "container" in a network namespace of its own (only lo in it), in a child of the pod's cgroup.
+  const enter = childDirs.map((d) => `echo $$ > ${d}/cgroup.procs`).join(' && ');
+  const inPod = spawn('sh', ['-c', `${enter} && exec unshare -n sleep 60`], { stdio: 'ignore' });
+  const host = spawn('sleep', ['60'], { stdio: 'ignore' });
+  const savedPath = process.env.PATH;
+  t.after(async () => {
+    process.env.PATH = savedPath;
+    for (const p of [inPod, host]) p.kill('SIGKILL');
+    await Promise.all([inPod, host].map((p) => new Promise((r) => (p.exitCode !== null || p.signalCode !== null ? r(null) : p.once('exit', r)))));
+    for (const d of [...childDirs, ...parentDirs]) {
+      try {
+        rmdirSync(d);
+      } catch {
+        /* already gone */
+      }
+    }
+  });
+  // unshare execs sleep in the new namespace: wait until the pid's namespace is no longer ours.
+  const hostNs = statSync('/proc/self/ns/net').ino;
+  for (let i = 0; i < 100 && statSync(`/proc/${inPod.pid}/ns/net`).ino === hostNs; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.notEqual(statSync(`/proc/${inPod.pid}/ns/net`).ino, hostNs, 'the process is in a namespace of its own');
+  // With no nsenter to fall back on, only the direct read can answer.
+  process.env.PATH = '/nonexistent';
+  const pod = (net: string) => ({ cgroupParent: cgroup, namespaces: { net }, internals: {} }) as unknown as PodEntry;
+
+  const text = await podNetDev(pod(`/proc/${inPod.pid}/ns/net`));
+  assert.ok(text, 'read without entering the namespace');
+  assert.deepEqual(
+    parseNetDev(text).map((c) => c.name),
+    ['lo'],
+    "the pod's namespace, not the host's",
+  );
+  // A process of the cgroup that is not in the pod's namespace is not taken for it.
+  assert.equal(await podNetDev(pod(`/proc/${host.pid}/ns/net`)), undefined);
 });

@@ -1,7 +1,7 @@
 // CPU, memory and task counts of one cgroup, from whichever cgroup version holds each controller.
 // Working set follows the kubelet's definition: usage minus inactive file pages. The CRI stats RPCs
 // and the cAdvisor-style pod metrics both read through here.
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cgroupLayout, controllerDir, type CgroupLayout } from './layout.ts';
 
@@ -205,4 +205,27 @@ export async function readTasks(cgroupPath: string, layout: CgroupLayout = cgrou
     threads: num(current),
     threadsMax: num(max),
   };
+}
+
+/**
+ * Some process in the cgroup or its children (a pod's containers are child cgroups of the pod's), or
+ * undefined when none runs. Looks at most two levels down.
+ */
+export async function anyMemberPid(cgroupPath: string, layout: CgroupLayout = cgroupLayout()): Promise<number | undefined> {
+  const top = controllerDir('pids', cgroupPath, layout) ?? controllerDir('memory', cgroupPath, layout) ?? controllerDir('cpuacct', cgroupPath, layout);
+  if (!top) return undefined;
+  let level = [top];
+  for (let depth = 0; depth < 3 && level.length > 0; depth++) {
+    for (const dir of level) {
+      const first = (await readText(join(dir, 'cgroup.procs')))?.split('\n', 1)[0]?.trim();
+      if (first) return Number(first);
+    }
+    const next: string[] = [];
+    for (const dir of level) {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) if (e.isDirectory()) next.push(join(dir, e.name));
+    }
+    level = next;
+  }
+  return undefined;
 }

@@ -1,9 +1,9 @@
 // Pod-level usage: CPU and memory of the pod's cgroup parent (v1, v2 or hybrid), process count, and
 // the interface counters of the pod's network namespace.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { DeepPartial, NetworkInterfaceUsage, PodSandboxStats } from '../../../proto/gen/runtime/v1/api.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
-import { readCpu, readMemory, readProcessCount } from '../cgroups/stats.ts';
+import { anyMemberPid, readCpu, readMemory, readProcessCount } from '../cgroups/stats.ts';
 import { execCommand } from '../util/command.ts';
 import type { PodEntry } from './record-file.ts';
 
@@ -36,17 +36,39 @@ export function parseNetDev(text: string): InterfaceCounters[] {
   return out;
 }
 
-/** /proc/net/dev as seen from the pod's network namespace. */
+/**
+ * /proc/net/dev as seen from the pod's network namespace. Any process in that namespace shows its
+ * view under /proc/PID/net, so a pod's own init or one of its containers' processes is read directly;
+ * only a pod with no process running left falls back to entering the namespace, one spawn per pod.
+ */
 export async function podNetDev(pod: PodEntry): Promise<string | undefined> {
-  // Any process in the namespace shows its view under /proc/PID/net; the pod's init is one.
   const init = pod.internals.pidInit;
   if (init && pod.namespaces.pid) {
     const text = await readFile(`/proc/${init.pid}/net/dev`, 'utf8').catch(() => undefined);
     if (text) return text;
   }
   if (!pod.namespaces.net) return undefined;
+  const member = await anyMemberPid(pod.cgroupParent).catch(() => undefined);
+  if (member !== undefined) {
+    const text = await readNetDevIfIn(member, pod.namespaces.net);
+    if (text) return text;
+  }
   const out = await execCommand('nsenter', [`--net=${pod.namespaces.net}`, '--', 'cat', '/proc/net/dev'], { timeoutMs: 5_000 }).catch(() => undefined);
   return out?.code === 0 ? out.stdout : undefined;
+}
+
+/** PID's /proc/net/dev, if PID is (still) in the network namespace pinned at `netns`. */
+async function readNetDevIfIn(pid: number, netns: string): Promise<string | undefined> {
+  try {
+    const [want, have] = await Promise.all([stat(netns), stat(`/proc/${pid}/ns/net`)]);
+    if (want.ino !== have.ino || want.dev !== have.dev) return undefined;
+    const text = await readFile(`/proc/${pid}/net/dev`, 'utf8');
+    // The process may have exited and its pid been reused between the check and the read.
+    const again = await stat(`/proc/${pid}/ns/net`);
+    return again.ino === want.ino && again.dev === want.dev ? text : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const usage = (c: InterfaceCounters): DeepPartial<NetworkInterfaceUsage> => ({
