@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 export const ADDON_PLATFORM = `linux-${process.arch}-gnu`;
 export const ADDON_FILE = `node-unix-socket.${ADDON_PLATFORM}.node`;
 export const ADDON_PACKAGE = `node-unix-socket-${ADDON_PLATFORM}`;
-/** npm has a prebuilt add-on for x64 only; other hosts build it from node-unix-socket's source. */
+/** package.json installs the x64 add-on only; other hosts get theirs another way (see the message below). */
 const PUBLISHED = ADDON_PLATFORM === 'linux-x64-gnu';
 
 interface NativeWrap {
@@ -127,7 +127,7 @@ function nativeBinding(): NativeBinding {
   lookedAt.push("the executable's assets", `node_modules/${ADDON_PACKAGE}`);
   const source = PUBLISHED
     ? `the npm package ${ADDON_PACKAGE}, or built from node-unix-socket's source with napi-rs`
-    : `npm has no prebuilt one for ${ADDON_PLATFORM}: build it from node-unix-socket's source with napi-rs`;
+    : `${ADDON_PACKAGE}@0.2.7 where your npm registry has it, else built from node-unix-socket's source with napi-rs`;
   missing = {
     message:
       `skiffd cannot load ${ADDON_FILE}, the SOCK_SEQPACKET add-on that attach needs for conmon's attach socket` +
