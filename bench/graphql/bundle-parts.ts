@@ -18,17 +18,21 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const entry = join(root, 'edge', 'workerd.ts');
 const limitKb = 80;
 
-/** Replaces a module by one exporting the same names, each an empty function or an empty table. */
+/** Source of a module exporting the same names as `exports`, each an empty function or an empty table. */
+function emptied(exports: Record<string, unknown>): string {
+  const value = (v: unknown) => (typeof v === 'string' ? '""' : Array.isArray(v) ? '[]' : 'function(){}');
+  return Object.entries(exports)
+    .map(([n, v]) => `export const ${n} = ${value(v)};`)
+    .join('\n');
+}
+
+/** Replaces a module by an emptied one. */
 function emptyModule(name: string, filter: RegExp, exportsOf: () => Promise<Record<string, unknown>>): esbuild.Plugin {
   return {
     name,
     setup(build) {
       build.onResolve({ filter }, (args) => ({ path: args.path, namespace: name }));
-      build.onLoad({ filter: /.*/, namespace: name }, async () => {
-        const names = Object.entries(await exportsOf());
-        const value = (v: unknown) => (typeof v === 'string' ? '""' : Array.isArray(v) ? '[]' : 'function(){}');
-        return { contents: names.map(([n, v]) => `export const ${n} = ${value(v)};`).join('\n'), loader: 'js' };
-      });
+      build.onLoad({ filter: /.*/, namespace: name }, async () => ({ contents: emptied(await exportsOf()), loader: 'js' }));
     },
   };
 }
@@ -56,9 +60,7 @@ const onlyGraphqlJsTypes: esbuild.Plugin = {
   setup(build) {
     build.onLoad({ filter: /[\\/]graphql[\\/].*\.mjs$/ }, async (args) => {
       if (!graphqlJsBeyondTypes.some((m) => args.path.replaceAll('\\', '/').endsWith(`/graphql/${m}`))) return undefined;
-      const names = Object.entries(await import(args.path));
-      const value = (v: unknown) => (Array.isArray(v) ? '[]' : 'function(){}');
-      return { contents: names.map(([n, v]) => `export const ${n} = ${value(v)};`).join('\n'), loader: 'js' };
+      return { contents: emptied(await import(args.path)), loader: 'js' };
     });
   },
 };
