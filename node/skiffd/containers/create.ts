@@ -19,6 +19,8 @@ import { alreadyExists, failedPrecondition, internal, invalidArgument, notFound,
 import { hostDevices, resolveDevices } from './host.ts';
 import { mountToJson, resourcesToJson, type ContainerRecord } from './record.ts';
 import { mountRootfs, readImageFile, rootfsDirs } from './rootfs.ts';
+import { shiftOwnership } from './id-shift.ts';
+import { containerUserNamespace, refuseMountMappings } from './userns.ts';
 import { criSignalFromNumber } from './signals.ts';
 import { buildSpec, seccompProfilePath, type PodView } from './spec-builder.ts';
 import { viewOf } from './status.ts';
@@ -50,6 +52,8 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     throw invalidArgument('config.log_path', `"${config.logPath}" must be relative to the pod's log_directory`);
   }
   // Host-side lookups that can fail on bad input, before anything is created.
+  refuseMountMappings(config.mounts);
+  containerUserNamespace(config.linux?.securityContext?.namespaceOptions?.usernsOptions, pod.namespaces.user ? pod.userNamespace : undefined);
   const mounts = await resolveMounts(config.mounts);
   const devices = resolveDevices(config.devices);
   const privileged = config.linux?.securityContext?.privileged ?? false;
@@ -99,7 +103,9 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     stdin: config.stdin,
     stdinOnce: config.stdinOnce,
     runtime: store.runtime.name,
+    ...(pod.userNamespace ? { userNamespace: pod.userNamespace } : {}),
   };
+  const userns = pod.userNamespace;
   store.claimName(fullName, id);
   store.retainImage(id, image.layers);
   return store.withLock(id, async () => {
@@ -107,9 +113,17 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     try {
       // No record until the end: a directory without one is a create that never finished, and
       // recovery removes it (unmounting first).
-      await mkdir(dir, { recursive: true, mode: 0o700 });
+      // The runtime sets up a container in a user namespace as that namespace's root, an unprivileged
+      // host ID: it must be able to pass through (not list) the directory to reach the rootfs.
+      await mkdir(dir, { recursive: true, mode: userns ? 0o711 : 0o700 });
       const dirs = rootfsDirs(dir);
-      mounting = mountRootfs(dirs, image.layers, true);
+      mounting = userns
+        ? mountRootfs(dirs, image.layers, true, true).then(async () => {
+            const started = performance.now();
+            const files = await shiftOwnership(dirs.merged, userns);
+            store.log.info('rootfs re-owned to the pod user namespace', { id, files, ms: Math.round(performance.now() - started) });
+          })
+        : mountRootfs(dirs, image.layers, true);
       mounting.catch(() => {}); // awaited below; a failure before that is not unhandled
       // A single layer is its own merged view: the spec is built from it while the mount is made.
       if (image.layers.length > 1) await mounting;
@@ -196,6 +210,7 @@ function podView(pod: PodSandboxRecord): PodView {
     hostsPath: pod.hostsPath || undefined,
     shmPath: pod.shmPath,
     config: pod.config,
+    ...(pod.userNamespace ? { userNamespace: pod.userNamespace } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 // The JSON record kept per container (<root>/containers/<id>/container.json). It is rewritten
 // atomically at every lifecycle step, so after a crash it names the last step that completed.
 import type { LinuxContainerResources, Mount } from '../../../proto/gen/runtime/v1/api.ts';
+import type { UserNamespaceMappings } from '../pods/userns.ts';
 
 /**
  * creating: CreateContainer began but did not finish (a crash here leaves debris to clean up).
@@ -70,6 +71,11 @@ export interface ContainerRecord {
   /** The CRI Signal enum value reported in ContainerStatus.stop_signal. */
   criStopSignal: number;
   lowerDirs: string[];
+  /**
+   * The pod's user namespace mappings when the container runs in one: its rootfs was re-owned to them
+   * and is mounted with overlayfs metacopy (id-shift.ts).
+   */
+  userNamespace?: UserNamespaceMappings;
   cgroupsPath: string;
   /** After exit: runtime state deleted and rootfs unmounted. */
   released?: boolean;

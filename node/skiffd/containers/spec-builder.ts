@@ -16,6 +16,8 @@ import { defaultSeccompProfile } from './seccomp.ts';
 import { invalidArgument } from './errors.ts';
 import { criSignalName, signalNumber } from './signals.ts';
 import { resolveUser, UserError, type ResolvedUser } from './users.ts';
+import { containerUserNamespace, refuseNodeNamespaces } from './userns.ts';
+import { ociMappings, type UserNamespaceMappings } from '../pods/userns.ts';
 
 export interface ImageConfigView {
   entrypoint?: string[];
@@ -31,7 +33,9 @@ export interface PodView {
   id: string;
   hostname?: string;
   /** Pinned namespace files; absent means the host's (net/ipc/uts) or the container's own (pid). */
-  namespaces: { net?: string; ipc?: string; uts?: string; pid?: string };
+  namespaces: { user?: string; net?: string; ipc?: string; uts?: string; pid?: string };
+  /** The ID mappings of the pod's own user namespace (`namespaces.user`). */
+  userNamespace?: UserNamespaceMappings;
   cgroupParent?: string;
   resolvConfPath?: string;
   hostnamePath?: string;
@@ -127,7 +131,10 @@ export function buildSpec(input: SpecInput): BuiltSpec {
   });
   const withAmbient = [...new Set([...capSet, ...ambient])];
 
+  const userns = containerUserNamespace(sc?.namespaceOptions?.usernsOptions, pod.namespaces.user ? pod.userNamespace : undefined);
+  if (userns) refuseNodeNamespaces(sc?.namespaceOptions);
   const namespaces = buildNamespaces(input);
+  if (userns) namespaces.unshift({ type: 'user', path: pod.namespaces.user });
   const ownUts = namespaces.some((n) => n.type === 'uts');
   const resources = toOciResources(config.linux?.resources, input.host);
   resources.devices = deviceRules(privileged, input.devices);
@@ -163,6 +170,11 @@ export function buildSpec(input: SpecInput): BuiltSpec {
       sysctl: sysctls(sandboxConfig, input.pod),
     },
   };
+  if (userns) {
+    // Joined by path; runc still wants the mappings (they tell it the host IDs of the container's root).
+    spec.linux.uidMappings = ociMappings(userns.uids);
+    spec.linux.gidMappings = ociMappings(userns.gids);
+  }
   if (ownUts && pod.hostname) spec.hostname = pod.hostname;
   if (propagation) spec.linux.rootfsPropagation = propagation;
   if (!privileged) {
@@ -275,10 +287,6 @@ function buildNamespaces(input: SpecInput): OciNamespace[] {
   const nsOpts = sec(input.config)?.namespaceOptions;
   const { pod } = input;
   const out: OciNamespace[] = [{ type: 'mount' }];
-  const userns = nsOpts?.usernsOptions;
-  if (userns && userns.mode === NamespaceMode.POD && (userns.uids.length > 0 || userns.gids.length > 0)) {
-    throw invalidArgument('linux.security_context.namespace_options.userns_options', 'user namespaces are not supported by skiffd');
-  }
   // Network and IPC: the pod's pinned namespaces; a NODE mode container of a POD mode pod still gets the host's.
   const netMode = nsOpts?.network ?? NamespaceMode.POD;
   if (netMode !== NamespaceMode.NODE && pod.namespaces.net) out.push({ type: 'network', path: pod.namespaces.net });

@@ -15,7 +15,7 @@ import type { ContainerStore } from './store.ts';
 export async function ensureMounted(store: ContainerStore, record: ContainerRecord): Promise<void> {
   if (store.mounted.has(record.id)) return;
   const dirs = rootfsDirs(store.dir(record.id));
-  await mountRootfs(dirs, record.lowerDirs);
+  await mountRootfs(dirs, record.lowerDirs, false, !!record.userNamespace);
   store.mounted.add(record.id);
 }
 

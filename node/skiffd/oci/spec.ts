@@ -66,8 +66,16 @@ export interface OciResources {
   unified?: Record<string, string>;
 }
 
+export interface OciIdMapping {
+  containerID: number;
+  hostID: number;
+  size: number;
+}
+
 export interface OciLinux {
   namespaces: OciNamespace[];
+  uidMappings?: OciIdMapping[];
+  gidMappings?: OciIdMapping[];
   devices?: OciDevice[];
   resources?: OciResources;
   cgroupsPath?: string;

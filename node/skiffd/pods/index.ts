@@ -5,6 +5,7 @@ import type { SkiffdConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { Cni } from '../network/cni.ts';
 import { PodSandboxes, type PodContainerHooks } from './manager.ts';
+import { configuredUserNamespaceSupport } from '../oci/userns-support.ts';
 
 export { PodSandboxes } from './manager.ts';
 
@@ -21,7 +22,12 @@ export async function openPods(config: SkiffdConfig, log: Logger, containers: ()
     log: log.child({ subsystem: 'pods' }),
     runtimeHandlers: () => [],
     containers,
+    userNamespaces: () => configuredUserNamespaceSupport(config),
   });
   await pods.open();
+  // Found out now, so the first Status need not wait for it.
+  void configuredUserNamespaceSupport(config).then((s) =>
+    log.info(s.supported ? 'pods may have user namespaces of their own' : 'pods cannot have user namespaces of their own here', { reason: s.reason }),
+  );
   return pods;
 }

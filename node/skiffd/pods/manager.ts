@@ -25,6 +25,7 @@ import { fromFile, toFile, type PodEntry } from './record-file.ts';
 import { PodStatsCollector } from './stats.ts';
 import type { PodSandboxRecord, PodSandboxStore, PodState } from './types.ts';
 import { planPod, type PodPlan } from './validate.ts';
+import { pinUserNamespaces } from './userns.ts';
 
 /** What the pods subsystem needs from the containers subsystem. */
 export interface PodContainerHooks {
@@ -45,6 +46,8 @@ export interface PodSandboxesOptions {
   /** When the CNI conf dir holds no network, write this default one (false: never). */
   defaultNetwork?: DefaultNetworkOptions | false;
   catatonit?: string;
+  /** Whether pods can have user namespaces of their own here, and why not. */
+  userNamespaces?: () => Promise<{ supported: boolean; reason: string }>;
 }
 
 export interface PodSandboxFilterSpec {
@@ -160,7 +163,7 @@ export class PodSandboxes implements PodSandboxStore {
 
   /** Everything mounted for a pod: the pinned namespaces and the shm tmpfs. */
   private podMounts(id: string): string[] {
-    return [...['net', 'ipc', 'uts'].map((k) => join(this.nsDir(id), k)), join(this.stateDir, id, 'shm')];
+    return [...['user', 'net', 'ipc', 'uts'].map((k) => join(this.nsDir(id), k)), join(this.stateDir, id, 'shm')];
   }
 
   private async recover(): Promise<void> {
@@ -209,7 +212,7 @@ export class PodSandboxes implements PodSandboxStore {
 
   private async lostPieces(entry: PodEntry, mounts: Map<string, string>): Promise<string[]> {
     const lost: string[] = [];
-    for (const kind of ['net', 'ipc', 'uts'] as const) {
+    for (const kind of ['user', 'net', 'ipc', 'uts'] as const) {
       const path = entry.namespaces[kind];
       if (path && !mounts.has(path)) lost.push(`${kind} namespace`);
     }
@@ -268,6 +271,11 @@ export class PodSandboxes implements PodSandboxStore {
 
   async run(request: RunPodSandboxRequest): Promise<string> {
     const plan = planPod(request, this.options.runtimeHandlers?.() ?? []);
+    if (plan.userNamespace) {
+      const support = (await this.options.userNamespaces?.()) ?? { supported: false, reason: 'no support was detected' };
+      if (!support.supported)
+        throw new ServerError(Status.FAILED_PRECONDITION, `RunPodSandbox: user namespaces are not available on this node: ${support.reason}`);
+    }
     const key = nameKey(plan.metadata);
     const taken = this.names.get(key);
     if (taken) {
@@ -304,8 +312,9 @@ export class PodSandboxes implements PodSandboxStore {
       const loopbackUp = !attachment?.network.plugins.some((p) => p.type === 'loopback');
       // The attachment is saved before ADD can run, so a crash during ADD can still be undone with DEL
       // (a DEL whose namespace is gone gets an empty CNI_NETNS); it is written while the pin runs.
+      const pinRequest = { net: podNet, ipc: plan.ipcMode === 'POD', uts: podNet, hostname: plan.hostname, shm, loopbackUp };
       const [pinned, saved] = await Promise.allSettled([
-        pinNamespaces(this.nsDir(id), { net: podNet, ipc: plan.ipcMode === 'POD', uts: podNet, hostname: plan.hostname, shm, loopbackUp }),
+        plan.userNamespace ? pinUserNamespaces(this.nsDir(id), plan.userNamespace, pinRequest) : pinNamespaces(this.nsDir(id), pinRequest),
         attachment ? writeJsonAtomic(join(dir, NETWORK_FILE), attachment) : undefined,
       ]);
       if (pinned.status === 'rejected') throw pinned.reason;
@@ -351,6 +360,7 @@ export class PodSandboxes implements PodSandboxStore {
         networkMode: plan.networkMode,
         ipcMode: plan.ipcMode,
         pidMode: plan.pidMode,
+        ...(plan.userNamespace ? { userNamespace: plan.userNamespace } : {}),
         cgroupParent: ownsCgroup ? `/skiffd/pod-${id.slice(0, 12)}` : cgroupfsPath(plan.cgroupParent),
         runtimeHandler: plan.runtimeHandler,
         resolvConfPath: paths.resolvConf,

@@ -39,8 +39,14 @@ export function pidNamespacePath(init: PidInit): string {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function startPidInit(podId: string, namespaces: { net?: string; ipc?: string; uts?: string }, catatonit = 'catatonit'): Promise<PidInit> {
+export async function startPidInit(
+  podId: string,
+  namespaces: { user?: string; net?: string; ipc?: string; uts?: string },
+  catatonit = 'catatonit',
+): Promise<PidInit> {
   const enter: string[] = [];
+  // In a pod's own user namespace, the PID namespace is made inside it too, so its containers may join it.
+  if (namespaces.user) enter.push(`--user=${namespaces.user}`);
   if (namespaces.net) enter.push(`--net=${namespaces.net}`);
   if (namespaces.ipc) enter.push(`--ipc=${namespaces.ipc}`);
   if (namespaces.uts) enter.push(`--uts=${namespaces.uts}`);

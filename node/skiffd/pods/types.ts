@@ -1,6 +1,7 @@
 // The pod sandbox facts other parts of skiffd (containers, stats, status) read. The pods subsystem is
 // the only writer; everyone else gets records through `ctx.pods` and must treat them as read-only.
 import type { PodSandboxConfig } from '../../../proto/gen/runtime/v1/api.ts';
+import type { UserNamespaceMappings } from './userns.ts';
 
 export type PodState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
 
@@ -12,8 +13,10 @@ export type NamespaceModeName = 'POD' | 'CONTAINER' | 'NODE' | 'TARGET';
  * An absent entry means the host's namespace (NODE mode), except `pid`: see PodSandboxRecord.pidMode.
  * net/ipc/uts are bind-mounted namespace files under skiffd's state dir; pid is `/proc/PID/ns/pid`
  * of the pod's catatonit (present only when pidMode is POD and the pod is ready).
+ * user is present only for a pod with its own user namespace, which then owns all the others.
  */
 export interface PodNamespacePaths {
+  user?: string;
   net?: string;
   ipc?: string;
   uts?: string;
@@ -50,6 +53,8 @@ export interface PodSandboxRecord {
    * NODE: containers use the host PID namespace.
    */
   pidMode: NamespaceModeName;
+  /** The ID mappings of the pod's own user namespace (`namespaces.user`); absent: the host's. */
+  userNamespace?: UserNamespaceMappings;
   /**
    * cgroupfs-style parent for the pod's containers, always set: the client's
    * `linux.cgroup_parent` (systemd slice names are converted), or `/skiffd/pod-<id[0:12]>`.

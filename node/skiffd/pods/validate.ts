@@ -7,6 +7,7 @@ import { NamespaceMode, Protocol, type PodSandboxConfig, type RunPodSandboxReque
 import type { CniPortMapping } from '../network/cni.ts';
 import type { DnsSettings } from './files.ts';
 import type { NamespaceModeName, PodSandboxMetadataRecord } from './types.ts';
+import { planUserNamespace, UserNamespaceRequestError, type UserNamespaceMappings } from './userns.ts';
 
 export interface PodPlan {
   config: PodSandboxConfig;
@@ -15,6 +16,8 @@ export interface PodPlan {
   networkMode: NamespaceModeName;
   ipcMode: NamespaceModeName;
   pidMode: NamespaceModeName;
+  /** The pod's own user namespace (mode POD); absent: the host's. */
+  userNamespace?: UserNamespaceMappings;
   /** Applied in the pod's namespaces, in the order given. */
   sysctls: [string, string][];
   portMappings: CniPortMapping[];
@@ -91,9 +94,24 @@ export function planPod(request: RunPodSandboxRequest, knownHandlers: readonly s
   if (ipcMode === 'TARGET' || ipcMode === 'CONTAINER')
     invalid(`config.linux.security_context.namespace_options.ipc: ${ipcMode} is not valid for a pod (POD or NODE)`);
   if (pidMode === 'TARGET') invalid('config.linux.security_context.namespace_options.pid: TARGET is not valid for a pod (POD, CONTAINER or NODE)');
-  const userns = ns?.usernsOptions;
-  if (userns && modeName(userns.mode) === 'POD' && (userns.uids.length > 0 || userns.gids.length > 0)) {
-    invalid('config.linux.security_context.namespace_options.userns_options: user namespaces are not supported by skiffd (use mode NODE)');
+  const usernsField = 'config.linux.security_context.namespace_options.userns_options';
+  let userNamespace: UserNamespaceMappings | undefined;
+  try {
+    userNamespace = planUserNamespace(ns?.usernsOptions, usernsField);
+  } catch (err) {
+    if (err instanceof UserNamespaceRequestError) invalid(err.message);
+    throw err;
+  }
+  // The pod's namespaces are created inside its user namespace; the host's cannot be shared with it.
+  if (userNamespace) {
+    for (const [kind, mode] of [
+      ['network', networkMode],
+      ['ipc', ipcMode],
+      ['pid', pidMode],
+    ] as const) {
+      if (mode === 'NODE')
+        invalid(`${usernsField}: a pod with its own user namespace cannot use the node's ${kind} namespace (namespace_options.${kind} is NODE)`);
+    }
   }
   if (security?.runAsGroup && !security.runAsUser) invalid('config.linux.security_context.run_as_group is set without run_as_user');
 
@@ -150,6 +168,7 @@ export function planPod(request: RunPodSandboxRequest, knownHandlers: readonly s
     networkMode,
     ipcMode,
     pidMode,
+    ...(userNamespace ? { userNamespace } : {}),
     sysctls,
     portMappings,
     dns,

@@ -4,9 +4,12 @@ import type { StatusRequest, StatusResponse } from '../../../../proto/gen/runtim
 import type { UnaryRpc } from '../rpc.ts';
 import { redactedConfig } from '../../config.ts';
 import { findCniNetwork, networkReady, runtimeReady } from '../../readiness.ts';
+import { configuredUserNamespaceSupport } from '../../oci/userns-support.ts';
 
 export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, request) => {
   const conditions = [runtimeReady(ctx.config), networkReady(ctx.config)];
+  // Detected once (the kernel, the OCI runtime, overlayfs metacopy), then cached.
+  const userns = await configuredUserNamespaceSupport(ctx.config);
   const info: Record<string, string> = {};
   if (request.verbose) {
     info.config = JSON.stringify(redactedConfig(ctx.config));
@@ -16,8 +19,8 @@ export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, reque
   return {
     status: { conditions },
     info,
-    // The default handler ("") runs on runc; none of the optional per-handler features are offered yet.
-    runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } }],
+    // The default handler ("") runs on the configured OCI runtime.
+    runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: userns.supported } }],
     features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false },
   };
 };

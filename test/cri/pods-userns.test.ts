@@ -1,0 +1,270 @@
+// Pods in user namespaces of their own, through a real skiffd, runc and a pulled image: the mappings
+// seen from inside (/proc/self/uid_map, gid_map), every container of the pod in the one user namespace
+// that owns the pod's other namespaces, the root filesystem and a volume owned as they should be from
+// inside and from the host, the node's user namespace, and the requests that are refused.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Status } from 'nice-grpc';
+import { ContainerState, NamespaceMode, type ContainerConfig, type DeepPartial, type PodSandboxConfig } from '../../proto/gen/runtime/v1/api.ts';
+import { needs } from '../support/prereq.ts';
+import { startSkiffd } from '../support/skiffd.ts';
+import { buildImage, buildTar, busyboxBaseEntries, overlayTestEntries, Pusher } from '../support/image-builder.ts';
+import { skiffdNetworkConfig } from '../support/netns.ts';
+import { grpcCode, podConfig } from '../support/pods.ts';
+import { until } from '../support/wait.ts';
+import { startPodWorld } from '../support/pod-world.ts';
+import { planUserNamespace, shiftId, UserNamespaceRequestError } from '../../node/skiffd/pods/userns.ts';
+import { containerUserNamespace } from '../../node/skiffd/containers/userns.ts';
+
+const PREREQS = { root: true, commands: ['runc', 'conmon', 'unshare', 'nsenter', 'catatonit', '/usr/lib/cni/bridge', '/usr/bin/docker-registry'] };
+
+const UIDS = { containerId: 0, hostId: 300_000, length: 65_536 };
+const GIDS = { containerId: 0, hostId: 400_000, length: 65_536 };
+const USERNS = { mode: NamespaceMode.POD, uids: [UIDS], gids: [GIDS] };
+
+function withUserns(cfg: DeepPartial<PodSandboxConfig>, userns: unknown): DeepPartial<PodSandboxConfig> {
+  const ns = cfg.linux!.securityContext!.namespaceOptions!;
+  return { ...cfg, linux: { ...cfg.linux, securityContext: { namespaceOptions: { ...ns, usernsOptions: userns as never } } } };
+}
+
+function stdoutOf(path: string): string[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => / stdout [FP] (.*)$/.exec(line)?.[1])
+    .filter((l): l is string => l !== undefined);
+}
+
+test('user namespace options: what is accepted and refused, without a daemon', () => {
+  const field = 'f';
+  assert.equal(planUserNamespace(undefined, field), undefined);
+  assert.equal(planUserNamespace({ mode: NamespaceMode.NODE, uids: [], gids: [] }, field), undefined);
+  assert.deepEqual(planUserNamespace(USERNS, field), { uids: UIDS, gids: GIDS });
+  const refused = (options: Parameters<typeof planUserNamespace>[0], message: RegExp) =>
+    assert.throws(
+      () => planUserNamespace(options, field),
+      (err: Error) => err instanceof UserNamespaceRequestError && message.test(err.message),
+    );
+  refused({ mode: NamespaceMode.POD, uids: [UIDS, { ...UIDS, hostId: 500_000 }], gids: [GIDS] }, /only one mapping is supported \(2 given\)/);
+  refused({ mode: NamespaceMode.POD, uids: [{ ...UIDS, containerId: 1 }], gids: [GIDS] }, /container ID 0 must be mapped/);
+  refused({ mode: NamespaceMode.POD, uids: [], gids: [GIDS] }, /f\.uids: mode POD needs one mapping/);
+  refused({ mode: NamespaceMode.POD, uids: [{ ...UIDS, hostId: 0 }], gids: [GIDS] }, /host ID 0 must not be mapped/);
+  refused({ mode: NamespaceMode.POD, uids: [{ ...UIDS, hostId: 2 ** 32 - 10 }], gids: [GIDS] }, /go past 4294967295/);
+  refused({ mode: NamespaceMode.CONTAINER, uids: [], gids: [] }, /CONTAINER is not supported for user namespaces/);
+  refused({ mode: NamespaceMode.TARGET, uids: [], gids: [] }, /TARGET is not supported for user namespaces/);
+  refused({ mode: NamespaceMode.NODE, uids: [UIDS], gids: [GIDS] }, /mode NODE takes no ID mappings/);
+
+  // A container shares its pod's user namespace: no options or POD without mappings mean the pod's.
+  const pod = { uids: UIDS, gids: GIDS };
+  assert.deepEqual(containerUserNamespace(undefined, pod), pod);
+  assert.deepEqual(containerUserNamespace({ mode: NamespaceMode.POD, uids: [], gids: [] }, pod), pod);
+  assert.deepEqual(containerUserNamespace(USERNS, pod), pod);
+  assert.equal(containerUserNamespace({ mode: NamespaceMode.NODE, uids: [], gids: [] }, undefined), undefined);
+  assert.throws(() => containerUserNamespace({ ...USERNS, uids: [{ ...UIDS, hostId: 500_000 }] }, pod), /differ from the pod's/);
+  assert.throws(() => containerUserNamespace({ mode: NamespaceMode.NODE, uids: [], gids: [] }, pod), /the pod has its own user namespace/);
+  assert.throws(() => containerUserNamespace(USERNS, undefined), /pod was created without a user namespace/);
+
+  // File owners move into the range; what the range cannot hold becomes the overflow ID.
+  assert.equal(shiftId(0, UIDS, 65534), 300_000);
+  assert.equal(shiftId(1000, UIDS, 65534), 301_000);
+  assert.equal(shiftId(70_000, UIDS, 65534), 65534);
+});
+
+test('a pod in its own user namespace: mappings, one namespace for all, rootfs and volume ownership, refusals', { timeout: 240_000 }, async (t) => {
+  if (!needs(t, PREREQS)) return;
+  const world = await startPodWorld(t, 'skiff-userns-');
+  const { net, registry, cleanups } = world;
+
+  // Files owned by root, by uid 1000 (home/app, 0750) and a set-user-ID file, in two layers.
+  const image = buildImage({
+    format: 'oci',
+    layers: [await buildTar(busyboxBaseEntries()), await buildTar(overlayTestEntries('userns'))],
+    env: ['PATH=/bin:/usr/bin'],
+  });
+  const pusher = new Pusher(registry.url);
+  for (const b of [image.config, ...image.layers]) await pusher.blob('skiff/userns', b);
+  await pusher.manifest('skiff/userns', '1', image.manifest);
+  const ref = `${registry.host}/skiff/userns:1`;
+
+  // The daemon's directories must be passable by the pod's IDs (mkdtemp makes 0700 ones).
+  const dir = mkdtempSync(join(tmpdir(), 'skiffd-userns-'));
+  chmodSync(dir, 0o711);
+  const d = await startSkiffd({ dir, config: `${skiffdNetworkConfig(net)}\n[registry.configs."${registry.host}"]\ninsecure = true\n` });
+  cleanups.push(async () => {
+    await d.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  cleanups.push(async () => {
+    for (const p of (await d.runtime.listPodSandbox({})).items) await d.runtime.removePodSandbox({ podSandboxId: p.id });
+  });
+
+  // Advertised for the default handler, because the checks passed here.
+  const st = await d.runtime.status({ verbose: false });
+  assert.deepEqual(
+    st.runtimeHandlers.map((h) => [h.name, h.features?.userNamespaces]),
+    [['', true]],
+    d
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('user namespaces'))
+      .join('\n'),
+  );
+  await d.images.pullImage({ image: { image: ref } });
+
+  const logDir = join(world.dir, 'logs');
+  const volume = join(world.dir, 'volume');
+  mkdirSync(volume);
+  chmodSync(volume, 0o777);
+  writeFileSync(join(volume, 'from-host'), 'host\n');
+
+  const podCfg = withUserns(podConfig('userns', { pid: NamespaceMode.POD, logDirectory: logDir, hostname: 'userns-host' }), USERNS);
+  const { podSandboxId } = await d.runtime.runPodSandbox({ config: podCfg });
+  const podStatus = await d.runtime.podSandboxStatus({ podSandboxId, verbose: true });
+  assert.deepEqual(podStatus.status?.linux?.namespaces?.options?.usernsOptions, USERNS);
+  const podUserns = join(d.state, 'pods', podSandboxId, 'ns', 'user');
+  const podUsernsIno = statSync(podUserns).ino;
+
+  const ctr = (name: string, extra: DeepPartial<ContainerConfig> = {}): DeepPartial<ContainerConfig> => ({
+    metadata: { name, attempt: 0 },
+    image: { image: ref },
+    logPath: `${name}.log`,
+    mounts: [{ containerPath: '/vol', hostPath: volume }],
+    linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.POD, usernsOptions: USERNS } } },
+    ...extra,
+  });
+  const create = async (name: string, extra: DeepPartial<ContainerConfig> = {}) =>
+    (await d.runtime.createContainer({ podSandboxId, config: ctr(name, extra), sandboxConfig: podCfg })).containerId;
+  const status = async (id: string) => (await d.runtime.containerStatus({ containerId: id })).status!;
+  const waitExited = (id: string) =>
+    until(`container ${id.slice(0, 12)} to exit`, async () => ((await status(id)).state === ContainerState.CONTAINER_EXITED ? status(id) : undefined), 60_000);
+
+  // A long-running container holds the namespace; a second one reports what it sees and exits.
+  const holder = await create('holder', { command: ['sleep', '300'] });
+  await d.runtime.startContainer({ containerId: holder });
+  const report = [
+    'cat /proc/self/uid_map /proc/self/gid_map',
+    'id -u; id -g',
+    'stat -c "%n %u:%g %A" / /etc/passwd /home/app /usr/bin/setuid-tool /vol/from-host',
+    'busybox touch /root/made-by-root && echo root-dir-writable',
+    'echo hi > /vol/from-container && stat -c "%n %u:%g" /vol/from-container',
+    'busybox readlink /proc/self/ns/user',
+    'busybox hostname',
+  ].join('; ');
+  const reporter = await create('reporter', { command: ['sh', '-c', report] });
+  await d.runtime.startContainer({ containerId: reporter });
+  const done = await waitExited(reporter);
+  const lines = stdoutOf(join(logDir, 'reporter.log'));
+  assert.equal(done.exitCode, 0, `reporter failed; its output: ${lines.join(' | ')}`);
+
+  // Inside: the pod's mappings, root of the user namespace.
+  assert.match(lines[0], /^\s*0\s+300000\s+65536$/);
+  assert.match(lines[1], /^\s*0\s+400000\s+65536$/);
+  assert.deepEqual(lines.slice(2, 4), ['0', '0']);
+  // Inside, the image's owners are as in the image (the set-user-ID bit kept); the host's root is nobody.
+  assert.deepEqual(lines.slice(4, 9), [
+    '/ 0:0 drwxr-xr-x',
+    '/etc/passwd 0:0 -rw-r--r--',
+    '/home/app 1000:1000 drwxr-x---',
+    '/usr/bin/setuid-tool 0:0 -rwsr-xr-x',
+    '/vol/from-host 65534:65534 -rw-r--r--',
+  ]);
+  assert.equal(lines[9], 'root-dir-writable');
+  assert.equal(lines[10], '/vol/from-container 0:0');
+  assert.equal(lines[12], 'userns-host');
+
+  // The same user namespace for every container, the pod's pinned one, and it owns the pod's others
+  // (runc could not have joined them from inside it otherwise).
+  const holderPid = (JSON.parse((await d.runtime.containerStatus({ containerId: holder, verbose: true })).info.info) as { pid: number }).pid;
+  assert.equal(readlinkSync(`/proc/${holderPid}/ns/user`), lines[11]);
+  assert.equal(lines[11], `user:[${podUsernsIno}]`);
+  assert.equal(readlinkSync(`/proc/${holderPid}/ns/net`), `net:[${statSync(join(d.state, 'pods', podSandboxId, 'ns', 'net')).ino}]`);
+  assert.match(readFileSync(`/proc/${holderPid}/uid_map`, 'utf8'), /^\s*0\s+300000\s+65536\s*$/);
+  // The container's processes are the pod's host IDs.
+  const procStatus = readFileSync(`/proc/${holderPid}/status`, 'utf8');
+  assert.match(procStatus, /^Uid:\s+300000\s+300000\s+300000\s+300000$/m);
+  assert.match(procStatus, /^Gid:\s+400000\s+400000\s+400000\s+400000$/m);
+
+  // Outside: the holder's rootfs is owned by the pod's host IDs, the image layers are untouched, and
+  // what the container wrote to the volume belongs to the pod's root.
+  const rootfs = join(d.root, 'containers', holder, 'rootfs');
+  const owner = (p: string) => {
+    const s = lstatSync(p);
+    return `${s.uid}:${s.gid}`;
+  };
+  assert.equal(owner(rootfs), '300000:400000');
+  assert.equal(owner(join(rootfs, 'etc/passwd')), '300000:400000');
+  assert.equal(owner(join(rootfs, 'home/app')), '301000:401000');
+  assert.equal(owner(join(rootfs, 'bin/sh')), '300000:400000', 'symlinks are re-owned too');
+  assert.equal(lstatSync(join(rootfs, 'usr/bin/setuid-tool')).mode & 0o7777, 0o4755);
+  // Metadata only: the writable layer holds no copy of busybox's bytes.
+  const upperBusybox = lstatSync(join(d.root, 'containers', holder, 'upper', 'bin/busybox'));
+  assert.ok(upperBusybox.blocks * 512 < 64 * 1024, `the writable layer's busybox has ${upperBusybox.blocks} blocks`);
+  const layerBusybox = readFileSync('/bin/busybox');
+  assert.deepEqual(readFileSync(join(rootfs, 'bin/busybox')).subarray(0, 4096), layerBusybox.subarray(0, 4096));
+  assert.equal(owner(join(volume, 'from-container')), '300000:400000');
+  assert.equal(owner(join(volume, 'from-host')), '0:0');
+
+  // A container may not leave or differ from its pod's user namespace.
+  const refusal = async (name: string, extra: DeepPartial<ContainerConfig>, message: RegExp) => {
+    const r = await grpcCode(create(name, extra));
+    assert.equal(r.code, Status.INVALID_ARGUMENT, r.details);
+    assert.match(r.details, message);
+  };
+  const nsWith = (usernsOptions: unknown, more: object = {}) => ({
+    linux: { securityContext: { namespaceOptions: { usernsOptions: usernsOptions as never, ...more } } },
+  });
+  await refusal('other-map', nsWith({ ...USERNS, uids: [{ ...UIDS, hostId: 500_000 }] }), /differ from the pod's/);
+  await refusal('node-userns', nsWith({ mode: NamespaceMode.NODE, uids: [], gids: [] }), /the pod has its own user namespace/);
+  await refusal('host-net', nsWith(USERNS, { network: NamespaceMode.NODE }), /namespace_options\.network: NODE/);
+  await refusal('idmapped-mount', { mounts: [{ containerPath: '/vol', hostPath: volume, uidMappings: [UIDS], gidMappings: [GIDS] }] }, /ID-mapped mounts/);
+
+  // Pods: the requests that cannot be done, refused before anything is made.
+  const podRefusal = async (userns: unknown, message: RegExp, options: Parameters<typeof podConfig>[1] = {}) => {
+    const r = await grpcCode(d.runtime.runPodSandbox({ config: withUserns(podConfig('refused', options), userns) }));
+    assert.equal(r.code, Status.INVALID_ARGUMENT, r.details);
+    assert.match(r.details, message);
+  };
+  await podRefusal({ ...USERNS, uids: [UIDS, { ...UIDS, hostId: 500_000 }] }, /userns_options\.uids: only one mapping is supported/);
+  await podRefusal({ ...USERNS, gids: [{ ...GIDS, containerId: 1 }] }, /userns_options\.gids\[0\]: container ID 0 must be mapped/);
+  await podRefusal({ mode: NamespaceMode.CONTAINER, uids: [], gids: [] }, /CONTAINER is not supported/);
+  await podRefusal({ mode: NamespaceMode.TARGET, uids: [], gids: [] }, /TARGET is not supported/);
+  await podRefusal(USERNS, /cannot use the node's network namespace/, { network: NamespaceMode.NODE });
+  await podRefusal(USERNS, /cannot use the node's pid namespace/, { pid: NamespaceMode.NODE });
+  const leftovers = (await d.runtime.listPodSandbox({})).items.filter((p) => p.id !== podSandboxId);
+  assert.deepEqual(leftovers, []);
+
+  // The node's user namespace: the host's map.
+  const nodeCfg = withUserns(podConfig('nodens', { logDirectory: logDir }), { mode: NamespaceMode.NODE, uids: [], gids: [] });
+  const node = await d.runtime.runPodSandbox({ config: nodeCfg });
+  const nodeCtr = (
+    await d.runtime.createContainer({
+      podSandboxId: node.podSandboxId,
+      sandboxConfig: nodeCfg,
+      config: {
+        metadata: { name: 'nodens', attempt: 0 },
+        image: { image: ref },
+        logPath: 'nodens.log',
+        command: ['cat', '/proc/self/uid_map'],
+        linux: { securityContext: { namespaceOptions: { usernsOptions: { mode: NamespaceMode.NODE, uids: [], gids: [] } } } },
+      },
+    })
+  ).containerId;
+  await d.runtime.startContainer({ containerId: nodeCtr });
+  assert.equal((await waitExited(nodeCtr)).exitCode, 0);
+  assert.deepEqual(
+    stdoutOf(join(logDir, 'nodens.log')).map((l) => l.trim().split(/\s+/)),
+    readFileSync('/proc/self/uid_map', 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.trim().split(/\s+/)),
+  );
+
+  // Removing the pod unpins its user namespace with the others.
+  await d.runtime.stopPodSandbox({ podSandboxId });
+  await d.runtime.removePodSandbox({ podSandboxId });
+  const nsfs = readFileSync('/proc/self/mountinfo', 'utf8');
+  assert.ok(!nsfs.includes(join(d.state, 'pods', podSandboxId)), 'no mount of the removed pod is left');
+});
