@@ -4,8 +4,7 @@
 // inside and from the host, the node's user namespace, and the requests that are refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Status } from 'nice-grpc';
 import { ContainerState, NamespaceMode, type ContainerConfig, type DeepPartial, type PodSandboxConfig } from '../../proto/gen/runtime/v1/api.ts';
@@ -89,14 +88,8 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   await pusher.manifest('skiff/userns', '1', image.manifest);
   const ref = `${registry.host}/skiff/userns:1`;
 
-  // The daemon's directories must be passable by the pod's IDs (mkdtemp makes 0700 ones).
-  const dir = mkdtempSync(join(tmpdir(), 'skiffd-userns-'));
-  chmodSync(dir, 0o711);
-  const d = await startSkiffd({ dir, config: `${skiffdNetworkConfig(net)}\n[registry.configs."${registry.host}"]\ninsecure = true\n` });
-  cleanups.push(async () => {
-    await d.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const d = await startSkiffd({ config: `${skiffdNetworkConfig(net)}\n[registry.configs."${registry.host}"]\ninsecure = true\n` });
+  cleanups.push(() => d.cleanup());
   cleanups.push(async () => {
     for (const p of (await d.runtime.listPodSandbox({})).items) await d.runtime.removePodSandbox({ podSandboxId: p.id });
   });

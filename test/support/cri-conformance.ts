@@ -11,6 +11,7 @@ import { runCommand } from './commands.ts';
 export const kitDir = process.env.CRI_CONFORMANCE_DIR ?? join(repoRoot, '..', 'shared', 'cri-conformance');
 export const critestBin = join(kitDir, 'bin', 'critest');
 export const crictlBin = join(kitDir, 'bin', 'crictl');
+export const critest132Bin = join(kitDir, 'bin', 'critest-1.32');
 
 /** Why the kit cannot be used here, or undefined when it can. */
 export function kitMissing(): string | undefined {
@@ -76,7 +77,7 @@ export interface CritestRun {
 /** Runs critest against a CRI socket, bounded, and reads its ginkgo JSON report. */
 export async function runCritest(
   socket: string,
-  options: { focus?: string; skip?: string; timeoutMs?: number; extraArgs?: string[] } = {},
+  options: { focus?: string; skip?: string; timeoutMs?: number; extraArgs?: string[]; bin?: string } = {},
 ): Promise<CritestRun> {
   const dir = mkdtempSync(join(tmpdir(), 'critest-'));
   const report = join(dir, 'report.json');
@@ -90,7 +91,7 @@ export async function runCritest(
     ...(options.extraArgs ?? []),
   ];
   try {
-    const run = await runBounded(critestBin, args, options.timeoutMs ?? 15 * 60_000, dir);
+    const run = await runBounded(options.bin ?? critestBin, args, options.timeoutMs ?? 15 * 60_000, dir);
     const specs: SpecResult[] = [];
     if (existsSync(report)) {
       const suites = JSON.parse(readFileSync(report, 'utf8')) as {

@@ -9,7 +9,7 @@
 // By default the daemon runs from source (node --import tsx node/skiffd/main.ts). Set `command`, or
 // the SKIFFD_BIN environment variable (e.g. `dist/skiffd` or `dist/skiffd.cjs`), to test a build.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -143,6 +143,9 @@ export async function runSkiffd(
 export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHandle> {
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'skiffd-'));
+  // Passable (not listable) by others, as /var/lib and /run are: containers in a pod's user namespace
+  // reach their rootfs as an unprivileged host ID (mkdtemp makes 0700 directories).
+  if (ownDir) chmodSync(dir, 0o711);
   const socket = options.socket ?? join(dir, 'skiffd.sock');
   const root = join(dir, 'root');
   const state = join(dir, 'state');
