@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Status } from 'nice-grpc';
 import { ContainerState, NamespaceMode, type ContainerConfig, type DeepPartial, type PodSandboxConfig } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
-import { startSkiffd } from '../support/skiffd.ts';
+import { startSkiffd, type SkiffdHandle } from '../support/skiffd.ts';
 import { buildImage, buildTar, busyboxBaseEntries, overlayTestEntries, Pusher } from '../support/image-builder.ts';
 import { skiffdNetworkConfig } from '../support/netns.ts';
 import { grpcCode, podConfig } from '../support/pods.ts';
@@ -88,8 +88,10 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   await pusher.manifest('skiff/userns', '1', image.manifest);
   const ref = `${registry.host}/skiff/userns:1`;
 
-  const d = await startSkiffd({ config: `${skiffdNetworkConfig(net)}\n[registry.configs."${registry.host}"]\ninsecure = true\n` });
-  cleanups.push(() => d.cleanup());
+  const config = `${skiffdNetworkConfig(net)}\n[registry.configs."${registry.host}"]\ninsecure = true\n`;
+  let d: SkiffdHandle = await startSkiffd({ config });
+  const first = d;
+  cleanups.push(() => first.cleanup());
   cleanups.push(async () => {
     for (const p of (await d.runtime.listPodSandbox({})).items) await d.runtime.removePodSandbox({ podSandboxId: p.id });
   });
@@ -199,6 +201,23 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   assert.deepEqual(readFileSync(join(rootfs, 'bin/busybox')).subarray(0, 4096), layerBusybox.subarray(0, 4096));
   assert.equal(owner(join(volume, 'from-container')), '300000:400000');
   assert.equal(owner(join(volume, 'from-host')), '0:0');
+
+  // ExecSync joins the container's user namespace too.
+  const exec = await d.runtime.execSync({ containerId: holder, cmd: ['sh', '-c', 'id -u; cat /proc/self/uid_map'], timeout: 30n });
+  assert.equal(exec.exitCode, 0, exec.stderr.toString());
+  assert.match(exec.stdout.toString(), /^0\n\s*0\s+300000\s+65536\n$/);
+
+  // kill -9 of the daemon: the pod stays ready with its user namespace, its container keeps running,
+  // and a new container joins the same user namespace.
+  assert.equal((await d.stop('SIGKILL')).signal, 'SIGKILL');
+  d = await startSkiffd({ config, dir: first.dir });
+  cleanups.push(() => d.cleanup());
+  assert.equal((await d.runtime.podSandboxStatus({ podSandboxId })).status?.state, 0, 'the pod is still SANDBOX_READY');
+  assert.equal((await status(holder)).state, ContainerState.CONTAINER_RUNNING);
+  const after = await create('after-restart', { command: ['busybox', 'readlink', '/proc/self/ns/user'] });
+  await d.runtime.startContainer({ containerId: after });
+  assert.equal((await waitExited(after)).exitCode, 0);
+  assert.deepEqual(stdoutOf(join(logDir, 'after-restart.log')), [`user:[${podUsernsIno}]`]);
 
   // A container may not leave or differ from its pod's user namespace.
   const refusal = async (name: string, extra: DeepPartial<ContainerConfig>, message: RegExp) => {
