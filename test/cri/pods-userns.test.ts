@@ -231,6 +231,12 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   await refusal('other-map', nsWith({ ...USERNS, uids: [{ ...UIDS, hostId: 500_000 }] }), /differ from the pod's/);
   await refusal('node-userns', nsWith({ mode: NamespaceMode.NODE, uids: [], gids: [] }), /the pod has its own user namespace/);
   await refusal('host-net', nsWith(USERNS, { network: NamespaceMode.NODE }), /namespace_options\.network: NODE/);
+  await refusal(
+    'unmapped-user',
+    { linux: { securityContext: { runAsUser: { value: 70_000n } } } },
+    /run_as_user: user 70000 is not mapped in the pod's user namespace \(uids 0\.\.65535\)/,
+  );
+  await refusal('unmapped-group', { linux: { securityContext: { supplementalGroups: [65_536n] } } }, /group 65536 is not mapped in the pod's user namespace/);
   await refusal('idmapped-mount', { mounts: [{ containerPath: '/vol', hostPath: volume, uidMappings: [UIDS], gidMappings: [GIDS] }] }, /ID-mapped mounts/);
 
   // Pods: the requests that cannot be done, refused before anything is made.

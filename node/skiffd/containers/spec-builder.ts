@@ -16,7 +16,7 @@ import { defaultSeccompProfile } from './seccomp.ts';
 import { invalidArgument } from './errors.ts';
 import { criSignalName, signalNumber } from './signals.ts';
 import { resolveUser, UserError, type ResolvedUser } from './users.ts';
-import { containerUserNamespace, refuseNodeNamespaces } from './userns.ts';
+import { containerUserNamespace, refuseNodeNamespaces, refuseUnmappedUser } from './userns.ts';
 import { ociMappings, type UserNamespaceMappings } from '../pods/userns.ts';
 
 export interface ImageConfigView {
@@ -132,7 +132,10 @@ export function buildSpec(input: SpecInput): BuiltSpec {
   const withAmbient = [...new Set([...capSet, ...ambient])];
 
   const userns = containerUserNamespace(sc?.namespaceOptions?.usernsOptions, pod.namespaces.user ? pod.userNamespace : undefined);
-  if (userns) refuseNodeNamespaces(sc?.namespaceOptions);
+  if (userns) {
+    refuseNodeNamespaces(sc?.namespaceOptions);
+    refuseUnmappedUser(user, userns);
+  }
   const namespaces = buildNamespaces(input);
   if (userns) namespaces.unshift({ type: 'user', path: pod.namespaces.user });
   const ownUts = namespaces.some((n) => n.type === 'uts');

@@ -41,6 +41,20 @@ export function containerUserNamespace(options: UserNamespace | undefined, pod: 
   return pod;
 }
 
+/** The process's IDs must exist in the pod's user namespace, or the runtime fails to switch to them. */
+export function refuseUnmappedUser(user: { uid: number; gid: number; additionalGids: number[] }, mappings: UserNamespaceMappings): void {
+  const inRange = (id: number, r: UserNamespaceMappings['uids']) => id >= r.containerId && id < r.containerId + r.length;
+  const last = (r: UserNamespaceMappings['uids']) => r.containerId + r.length - 1;
+  if (!inRange(user.uid, mappings.uids)) {
+    throw invalidArgument('linux.security_context.run_as_user', `user ${user.uid} is not mapped in the pod's user namespace (uids 0..${last(mappings.uids)})`);
+  }
+  for (const gid of [user.gid, ...user.additionalGids]) {
+    if (!inRange(gid, mappings.gids)) {
+      throw invalidArgument('linux.security_context', `group ${gid} is not mapped in the pod's user namespace (gids 0..${last(mappings.gids)})`);
+    }
+  }
+}
+
 /** In a user namespace of its own, a container cannot use the host's other namespaces. */
 export function refuseNodeNamespaces(options: NamespaceOption | undefined): void {
   for (const kind of ['network', 'ipc', 'pid'] as const) {
