@@ -219,6 +219,15 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   assert.equal((await waitExited(after)).exitCode, 0);
   assert.deepEqual(stdoutOf(join(logDir, 'after-restart.log')), [`user:[${podUsernsIno}]`]);
 
+  // A container with a PID namespace of its own makes it inside the pod's user namespace.
+  const ownPid = await create('own-pid', {
+    command: ['sh', '-c', 'echo $$; busybox readlink /proc/self/ns/user'],
+    linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.CONTAINER } } },
+  });
+  await d.runtime.startContainer({ containerId: ownPid });
+  assert.equal((await waitExited(ownPid)).exitCode, 0);
+  assert.deepEqual(stdoutOf(join(logDir, 'own-pid.log')), ['1', `user:[${podUsernsIno}]`]);
+
   // A container may not leave or differ from its pod's user namespace.
   const refusal = async (name: string, extra: DeepPartial<ContainerConfig>, message: RegExp) => {
     const r = await grpcCode(create(name, extra));
