@@ -1,7 +1,8 @@
 // Pods in user namespaces of their own, through a real skiffd, runc and a pulled image: the mappings
 // seen from inside (/proc/self/uid_map, gid_map), every container of the pod in the one user namespace
-// that owns the pod's other namespaces, the root filesystem and a volume owned as they should be from
-// inside and from the host, the node's user namespace, and the requests that are refused.
+// that owns the pod's other namespaces, the root filesystem and volumes (plain, and ID-mapped as the
+// kubelet asks) owned as they should be from inside and from the host, the node's user namespace, and
+// the requests that are refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
@@ -114,6 +115,10 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   mkdirSync(volume);
   chmodSync(volume, 0o777);
   writeFileSync(join(volume, 'from-host'), 'host\n');
+  // The kubelet's kind: root-owned, and ID-mapped with the pod's user namespace.
+  const mapped = join(world.dir, 'mapped');
+  mkdirSync(mapped);
+  writeFileSync(join(mapped, 'secret'), 'only root reads this\n', { mode: 0o600 });
 
   const podCfg = withUserns(podConfig('userns', { pid: NamespaceMode.POD, logDirectory: logDir, hostname: 'userns-host' }), USERNS);
   const { podSandboxId } = await d.runtime.runPodSandbox({ config: podCfg });
@@ -122,11 +127,18 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   const podUserns = join(d.state, 'pods', podSandboxId, 'ns', 'user');
   const podUsernsIno = statSync(podUserns).ino;
 
+  const owner = (p: string) => {
+    const s = lstatSync(p);
+    return `${s.uid}:${s.gid}`;
+  };
   const ctr = (name: string, extra: DeepPartial<ContainerConfig> = {}): DeepPartial<ContainerConfig> => ({
     metadata: { name, attempt: 0 },
     image: { image: ref },
     logPath: `${name}.log`,
-    mounts: [{ containerPath: '/vol', hostPath: volume }],
+    mounts: [
+      { containerPath: '/vol', hostPath: volume },
+      { containerPath: '/mapped', hostPath: mapped, uidMappings: [UIDS], gidMappings: [GIDS] },
+    ],
     linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.POD, usernsOptions: USERNS } } },
     ...extra,
   });
@@ -147,6 +159,8 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
     'echo hi > /vol/from-container && stat -c "%n %u:%g" /vol/from-container',
     'busybox readlink /proc/self/ns/user',
     'busybox hostname',
+    'stat -c "%n %u:%g %A" /mapped /mapped/secret; cat /mapped/secret',
+    'echo hi > /mapped/from-container && stat -c "%n %u:%g" /mapped/from-container',
   ].join('; ');
   const reporter = await create('reporter', { command: ['sh', '-c', report] });
   await d.runtime.startContainer({ containerId: reporter });
@@ -169,6 +183,11 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   assert.equal(lines[9], 'root-dir-writable');
   assert.equal(lines[10], '/vol/from-container 0:0');
   assert.equal(lines[12], 'userns-host');
+  // Through the ID-mapped volume, the host's root is the container's root, both ways.
+  assert.deepEqual(lines.slice(13), ['/mapped 0:0 drwxr-xr-x', '/mapped/secret 0:0 -rw-------', 'only root reads this', '/mapped/from-container 0:0']);
+  assert.equal(owner(join(mapped, 'from-container')), '0:0');
+  // The ID-mapped clone is let go once the runtime has created the container.
+  assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(join(d.state, 'idmap')), 'no ID-mapped clone is left on the host');
 
   // The same user namespace for every container, the pod's pinned one, and it owns the pod's others
   // (runc could not have joined them from inside it otherwise).
@@ -185,10 +204,6 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   // Outside: the holder's rootfs is owned by the pod's host IDs, the image layers are untouched, and
   // what the container wrote to the volume belongs to the pod's root.
   const rootfs = join(d.root, 'containers', holder, 'rootfs');
-  const owner = (p: string) => {
-    const s = lstatSync(p);
-    return `${s.uid}:${s.gid}`;
-  };
   assert.equal(owner(rootfs), '300000:400000');
   assert.equal(owner(join(rootfs, 'etc/passwd')), '300000:400000');
   assert.equal(owner(join(rootfs, 'home/app')), '301000:401000');
@@ -203,9 +218,10 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   assert.equal(owner(join(volume, 'from-host')), '0:0');
 
   // ExecSync joins the container's user namespace too.
-  const exec = await d.runtime.execSync({ containerId: holder, cmd: ['sh', '-c', 'id -u; cat /proc/self/uid_map'], timeout: 30n });
+  // The running container still has its ID-mapped volume after the host let go of its clone.
+  const exec = await d.runtime.execSync({ containerId: holder, cmd: ['sh', '-c', 'id -u; cat /proc/self/uid_map; cat /mapped/secret'], timeout: 30n });
   assert.equal(exec.exitCode, 0, exec.stderr.toString());
-  assert.match(exec.stdout.toString(), /^0\n\s*0\s+300000\s+65536\n$/);
+  assert.match(exec.stdout.toString(), /^0\n\s*0\s+300000\s+65536\nonly root reads this\n$/);
 
   // kill -9 of the daemon: the pod stays ready with its user namespace, its container keeps running,
   // and a new container joins the same user namespace.
@@ -246,7 +262,11 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
     /run_as_user: user 70000 is not mapped in the pod's user namespace \(uids 0\.\.65535\)/,
   );
   await refusal('unmapped-group', { linux: { securityContext: { supplementalGroups: [65_536n] } } }, /group 65536 is not mapped in the pod's user namespace/);
-  await refusal('idmapped-mount', { mounts: [{ containerPath: '/vol', hostPath: volume, uidMappings: [UIDS], gidMappings: [GIDS] }] }, /ID-mapped mounts/);
+  await refusal(
+    'other-mount-map',
+    { mounts: [{ containerPath: '/vol', hostPath: volume, uidMappings: [{ ...UIDS, hostId: 500_000 }], gidMappings: [GIDS] }] },
+    /config\.mounts\[0\]: uidMappings and gidMappings must each be the pod's one user namespace mapping/,
+  );
 
   // Pods: the requests that cannot be done, refused before anything is made.
   const podRefusal = async (userns: unknown, message: RegExp, options: Parameters<typeof podConfig>[1] = {}) => {
@@ -288,6 +308,20 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
       .filter(Boolean)
       .map((l) => l.trim().split(/\s+/)),
   );
+
+  const mappedInNodePod = await grpcCode(
+    d.runtime.createContainer({
+      podSandboxId: node.podSandboxId,
+      sandboxConfig: nodeCfg,
+      config: {
+        metadata: { name: 'mapped-in-node', attempt: 0 },
+        image: { image: ref },
+        mounts: [{ containerPath: '/mapped', hostPath: mapped, uidMappings: [UIDS], gidMappings: [GIDS] }],
+      },
+    }),
+  );
+  assert.equal(mappedInNodePod.code, Status.INVALID_ARGUMENT, mappedInNodePod.details);
+  assert.match(mappedInNodePod.details, /config\.mounts\[0\]: uidMappings\/gidMappings given, but the pod has no user namespace of its own/);
 
   // Removing the pod unpins its user namespace with the others.
   await d.runtime.stopPodSandbox({ podSandboxId });

@@ -20,7 +20,8 @@ import { hostDevices, resolveDevices } from './host.ts';
 import { mountToJson, resourcesToJson, type ContainerRecord } from './record.ts';
 import { mountRootfs, readImageFile, rootfsDirs } from './rootfs.ts';
 import { shiftOwnership } from './id-shift.ts';
-import { containerUserNamespace, refuseMountMappings } from './userns.ts';
+import { containerUserNamespace } from './userns.ts';
+import { idmapDir, planIdmappedMounts } from './idmap-mounts.ts';
 import { criSignalFromNumber } from './signals.ts';
 import { buildSpec, seccompProfilePath, type PodView } from './spec-builder.ts';
 import { viewOf } from './status.ts';
@@ -52,9 +53,10 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     throw invalidArgument('config.log_path', `"${config.logPath}" must be relative to the pod's log_directory`);
   }
   // Host-side lookups that can fail on bad input, before anything is created.
-  refuseMountMappings(config.mounts);
-  containerUserNamespace(config.linux?.securityContext?.namespaceOptions?.usernsOptions, pod.namespaces.user ? pod.userNamespace : undefined);
-  const mounts = await resolveMounts(config.mounts);
+  const podUserns = pod.namespaces.user ? pod.userNamespace : undefined;
+  containerUserNamespace(config.linux?.securityContext?.namespaceOptions?.usernsOptions, podUserns);
+  const idmapped = planIdmappedMounts(config.mounts, podUserns);
+  const resolved = await resolveMounts(config.mounts);
   const devices = resolveDevices(config.devices);
   const privileged = config.linux?.securityContext?.privileged ?? false;
   const targetId = config.linux?.securityContext?.namespaceOptions?.targetId;
@@ -70,6 +72,9 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
 
   const id = randomBytes(32).toString('hex');
   const dir = store.dir(id);
+  // ID-mapped volumes: config.json binds their clones, made when the runtime creates the container.
+  const idmappedMounts = idmapped.map((i) => ({ source: resolved[i].hostPath, target: join(idmapDir(store.idmapDir, id), String(i)) }));
+  const mounts = resolved.map((m, i) => (idmapped.includes(i) ? { ...m, hostPath: idmappedMounts[idmapped.indexOf(i)].target } : m));
   const logPath = pod.logDirectory && config.logPath ? join(pod.logDirectory, config.logPath) : '';
   const record: ContainerRecord = {
     version: 1,
@@ -103,9 +108,10 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     stdin: config.stdin,
     stdinOnce: config.stdinOnce,
     runtime: store.runtime.name,
-    ...(pod.userNamespace ? { userNamespace: pod.userNamespace } : {}),
+    ...(podUserns ? { userNamespace: podUserns, userNamespacePath: pod.namespaces.user } : {}),
+    ...(idmappedMounts.length > 0 ? { idmappedMounts } : {}),
   };
-  const userns = pod.userNamespace;
+  const userns = podUserns;
   store.claimName(fullName, id);
   store.retainImage(id, image.layers);
   return store.withLock(id, async () => {

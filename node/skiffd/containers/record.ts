@@ -2,6 +2,7 @@
 // atomically at every lifecycle step, so after a crash it names the last step that completed.
 import type { LinuxContainerResources, Mount } from '../../../proto/gen/runtime/v1/api.ts';
 import type { UserNamespaceMappings } from '../pods/userns.ts';
+import type { IdmappedMount } from './idmap-mounts.ts';
 
 /**
  * creating: CreateContainer began but did not finish (a crash here leaves debris to clean up).
@@ -76,6 +77,9 @@ export interface ContainerRecord {
    * and is mounted with overlayfs metacopy (id-shift.ts).
    */
   userNamespace?: UserNamespaceMappings;
+  /** The pod's pinned user namespace, and the volumes to ID-map with it when the runtime creates the container. */
+  userNamespacePath?: string;
+  idmappedMounts?: IdmappedMount[];
   cgroupsPath: string;
   /** After exit: runtime state deleted and rootfs unmounted. */
   released?: boolean;

@@ -6,12 +6,14 @@ import { nowNs } from '../util/clock.ts';
 import { readHostFacts } from './host.ts';
 import { CONTAINER_ID, type ContainerStore } from './store.ts';
 import { applyExit, destroy, ensureMounted, observeExit } from './teardown.ts';
+import { sweepIdmappedMounts } from './idmap-mounts.ts';
 
 /** Loads every record, reconciles it with the runtime and conmon's exit files, starts watching exits. */
 export async function recoverContainers(store: ContainerStore): Promise<void> {
   store.host = { ...readHostFacts(store.options.defaultCgroupParent ?? '/skiffd'), ...store.options.host };
   await mkdir(store.containersDir, { recursive: true, mode: 0o711 });
   await mkdir(store.socketDir, { recursive: true });
+  await sweepIdmappedMounts(store.idmapDir);
   // Watch first, so an exit during recovery is not missed.
   await store.exits.start();
   store.exits.on('exit', (id: string) => void observeExit(store, id));

@@ -10,6 +10,7 @@ import type { ContainerRecord } from './record.ts';
 import { viewOf } from './status.ts';
 import type { ContainerStore } from './store.ts';
 import { applyExit, ensureMounted } from './teardown.ts';
+import { attachIdmappedMounts, detachIdmappedMounts } from './idmap-mounts.ts';
 
 export async function startContainer(store: ContainerStore, id: string): Promise<void> {
   const found = store.find(id);
@@ -25,7 +26,9 @@ export async function startContainer(store: ContainerStore, id: string): Promise
       if (!store.runtimeCreated.has(record.id)) {
         // A stale exit file would make the new run look finished.
         await rm(join(store.exitDir, record.id), { force: true });
-        const created = await store.runtime.create({
+        const idmapped = record.idmappedMounts ?? [];
+        if (idmapped.length > 0) await attachIdmappedMounts(idmapped, record.userNamespacePath ?? '');
+        const creating = store.runtime.create({
           id: record.id,
           bundle: store.bundle(record.id),
           logPath: record.conmonLogPath,
@@ -36,6 +39,8 @@ export async function startContainer(store: ContainerStore, id: string): Promise
           stdin: record.stdin,
           stdinOnce: record.stdinOnce,
         });
+        // The container's mount namespace has its own copies now; the host's are let go either way.
+        const created = await creating.finally(() => (idmapped.length > 0 ? detachIdmappedMounts(idmapped.map((m) => m.target)) : undefined));
         running = { ...record, pid: created.pid, conmonPid: created.conmonPid };
         store.runtimeCreated.add(record.id);
       } else {

@@ -26,6 +26,8 @@ export class ContainerStore {
   readonly exitDir: string;
   readonly socketDir: string;
   readonly trashDir: string;
+  /** ID-mapped clones of volumes, attached only while the runtime creates a container (idmap-mounts.ts). */
+  readonly idmapDir: string;
   readonly runtime: OciRuntime;
   readonly pods: PodLookup;
   readonly images: ImageResolver;
@@ -53,6 +55,7 @@ export class ContainerStore {
     this.exitDir = join(options.state, 'exits');
     this.socketDir = join(options.state, 'attach');
     this.trashDir = join(options.root, 'containers-trash');
+    this.idmapDir = join(options.state, 'idmap');
     this.runtime = options.runtime;
     this.pods = options.pods;
     this.images = options.images;

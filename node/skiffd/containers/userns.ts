@@ -1,7 +1,7 @@
 // A container's user namespace is its pod's: the pod's own (mode POD, with the pod's mappings), or the
 // host's. A container cannot ask for another one, since it shares the pod's other namespaces, which
 // belong to the pod's user namespace.
-import { NamespaceMode, type Mount, type NamespaceOption, type UserNamespace } from '../../../proto/gen/runtime/v1/api.ts';
+import { NamespaceMode, type NamespaceOption, type UserNamespace } from '../../../proto/gen/runtime/v1/api.ts';
 import { planUserNamespace, sameMappings, UserNamespaceRequestError, type UserNamespaceMappings } from '../pods/userns.ts';
 import { invalidArgument, ServerError, Status } from './errors.ts';
 
@@ -65,13 +65,4 @@ export function refuseNodeNamespaces(options: NamespaceOption | undefined): void
       );
     }
   }
-}
-
-/** ID-mapped mounts are not offered: a mount that asks for one is refused rather than mounted unmapped. */
-export function refuseMountMappings(mounts: readonly Mount[]): void {
-  mounts.forEach((m, i) => {
-    if (m.uidMappings.length > 0 || m.gidMappings.length > 0) {
-      throw invalidArgument(`config.mounts[${i}]`, 'ID-mapped mounts (uidMappings, gidMappings) are not supported; the mount would be made without them');
-    }
-  });
 }

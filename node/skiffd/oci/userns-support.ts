@@ -5,6 +5,7 @@
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { execCommand } from '../util/command.ts';
+import { IDMAP_SCRIPT } from '../containers/idmap-mounts.ts';
 
 export interface UserNamespaceSupport {
   supported: boolean;
@@ -14,26 +15,38 @@ export interface UserNamespaceSupport {
 
 const TIMEOUT_MS = 10_000;
 
-// A holder unshares a user namespace; the host writes a map for it, as RunPodSandbox does.
+// A holder unshares a user namespace; the host writes a map for it, as RunPodSandbox does. Then a
+// directory beside the container rootfs is ID-mapped with it, as volumes are (idmap-mounts.ts), and
+// a root-owned file in it must show the namespace's root.
 const PROBE_USERNS = `set -eu
+dir=$1 script=$2
 unshare --user -- sleep 10 &
 h=$!
-trap 'kill $h 2>/dev/null || true' EXIT
+trap 'kill $h 2>/dev/null || true; umount -l "$dir/mapped" 2>/dev/null || true' EXIT
 own=$(readlink /proc/self/ns/user); n=0
 while [ "$(readlink /proc/$h/ns/user)" = "$own" ]; do n=$((n + 1)); [ $n -lt 200000 ] || exit 1; done
 printf '0 100000 65536\\n' > /proc/$h/uid_map
 printf '0 100000 65536\\n' > /proc/$h/gid_map
 cat /proc/$h/uid_map
+mkdir -p "$dir/volume" "$dir/mapped"
+: > "$dir/volume/file"
+perl -e "$script" "$dir/volume" "$dir/mapped" /proc/$h/ns/user
+stat -c 'owner %u' "$dir/mapped/file"
 `;
 
-async function kernelUserNamespaces(): Promise<string | undefined> {
+async function kernelUserNamespaces(scratchParent: string): Promise<string | undefined> {
   const max = Number((await readFile('/proc/sys/user/max_user_namespaces', 'utf8').catch(() => '0')).trim());
   if (!(max > 0)) return 'the kernel allows no user namespaces (/proc/sys/user/max_user_namespaces is 0 or missing)';
-  const r = await execCommand('/bin/sh', ['-c', PROBE_USERNS], { timeoutMs: TIMEOUT_MS });
-  if (r.code !== 0 || !/^\s*0\s+100000\s+65536\s*$/m.test(r.stdout)) {
-    return `cannot create a user namespace with an ID map: ${r.stderr.trim() || `exit ${r.code}`}`;
+  await mkdir(scratchParent, { recursive: true });
+  const dir = await mkdtemp(join(scratchParent, 'idmap-probe-'));
+  try {
+    const r = await execCommand('/bin/sh', ['-c', PROBE_USERNS, 'skiff-userns-probe', dir, IDMAP_SCRIPT], { timeoutMs: TIMEOUT_MS });
+    if (!/^\s*0\s+100000\s+65536\s*$/m.test(r.stdout)) return `cannot create a user namespace with an ID map: ${r.stderr.trim() || `exit ${r.code}`}`;
+    if (r.code !== 0 || !/^owner 100000$/m.test(r.stdout)) return `cannot make an ID-mapped mount for volumes: ${r.stderr.trim() || `exit ${r.code}`}`;
+    return undefined;
+  } finally {
+    await rm(dir, { recursive: true, force: true }).catch(() => {});
   }
-  return undefined;
 }
 
 async function runtimeUserNamespaces(runtimePath: string): Promise<string | undefined> {
@@ -91,7 +104,7 @@ async function searchable(dirs: string[]): Promise<string | undefined> {
 }
 
 async function detect(runtimePath: string, scratchParent: string, dirs: string[]): Promise<UserNamespaceSupport> {
-  const checks = [kernelUserNamespaces(), runtimeUserNamespaces(runtimePath), overlayMetacopy(scratchParent), searchable(dirs)];
+  const checks = [kernelUserNamespaces(scratchParent), runtimeUserNamespaces(runtimePath), overlayMetacopy(scratchParent), searchable(dirs)];
   const reasons = (await Promise.all(checks)).filter((r): r is string => !!r);
   if (reasons.length > 0) return { supported: false, reason: reasons.join('; ') };
   return { supported: true, reason: `user namespaces, ${runtimePath} and overlayfs metacopy work` };

@@ -1,0 +1,97 @@
+// ID-mapped volume mounts for containers in a pod's user namespace (CRI `Mount.uidMappings` and
+// `gidMappings`, which the kubelet sets on every volume of such a pod). runc 1.1 cannot make them, so
+// skiffd does, just before the runtime creates the container: a clone of the volume's mount, ID-mapped
+// with the pod's user namespace (open_tree, mount_setattr MOUNT_ATTR_IDMAP, move_mount), attached
+// under `<state>/idmap/<container>/<n>`. config.json binds that instead of the volume; once the runtime
+// has created the container, its mount namespace holds its own copy and the host-side one is detached.
+// Files keep their owners on disk; root-owned files are root's inside the container.
+//
+// Node cannot make these system calls, so Perl (perl-base: part of every Debian system) makes them.
+// The numbers are the same on every architecture (they come after the syscall tables were unified).
+import { mkdir, readdir, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Mount } from '../../../proto/gen/runtime/v1/api.ts';
+import { sameMappings, type UserNamespaceMappings } from '../pods/userns.ts';
+import { execCommand } from '../util/command.ts';
+import { isMountPoint } from './rootfs.ts';
+import { invalidArgument } from './errors.ts';
+
+export const IDMAP_SCRIPT = `use strict; use warnings;
+my ($src, $dst, $userns) = @ARGV;
+my ($empty1, $empty2) = ("", "");
+my $tree = syscall(428, -100, $src, 1 | 0x80000);           # open_tree(AT_FDCWD, src, OPEN_TREE_CLONE|O_CLOEXEC)
+die "open_tree $src: $!\\n" if $tree < 0;
+open(my $ns, '<', $userns) or die "open $userns: $!\\n";
+my $attr = pack('QQQQ', 0x00100000, 0, 0, fileno($ns));       # struct mount_attr { MOUNT_ATTR_IDMAP, 0, 0, userns_fd }
+syscall(442, $tree, $empty1, 0x1000, $attr, length($attr)) == 0  # mount_setattr(tree, "", AT_EMPTY_PATH, ...)
+  or die "the filesystem of $src cannot be ID-mapped here (mount_setattr: $!)\\n";
+syscall(429, $tree, $empty2, -100, $dst, 4) == 0                # move_mount(tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH)
+  or die "move_mount $dst: $!\\n";
+`;
+
+const TIMEOUT_MS = 10_000;
+
+/** A volume to ID-map at start: the host path, and where the ID-mapped clone goes. */
+export interface IdmappedMount {
+  source: string;
+  target: string;
+}
+
+/**
+ * Checks the mappings the client put on mounts: they must be the pod's (the only user namespace the
+ * container can be in). Returns the indexes of the mounts to ID-map.
+ */
+export function planIdmappedMounts(mounts: readonly Mount[], pod: UserNamespaceMappings | undefined): number[] {
+  const out: number[] = [];
+  mounts.forEach((m, i) => {
+    if (m.uidMappings.length === 0 && m.gidMappings.length === 0) return;
+    const field = `config.mounts[${i}]`;
+    if (!pod) throw invalidArgument(field, 'uidMappings/gidMappings given, but the pod has no user namespace of its own');
+    const asked = m.uidMappings.length === 1 && m.gidMappings.length === 1 ? { uids: m.uidMappings[0], gids: m.gidMappings[0] } : undefined;
+    if (!asked || !sameMappings(asked, pod)) {
+      throw invalidArgument(field, "uidMappings and gidMappings must each be the pod's one user namespace mapping");
+    }
+    if (m.image?.image) throw invalidArgument(field, 'an image volume cannot be ID-mapped');
+    out.push(i);
+  });
+  return out;
+}
+
+export function idmapDir(stateIdmapDir: string, containerId: string): string {
+  return join(stateIdmapDir, containerId);
+}
+
+/** Makes the ID-mapped clones; on failure, whatever was made is detached again. */
+export async function attachIdmappedMounts(mounts: readonly IdmappedMount[], usernsPath: string): Promise<void> {
+  try {
+    for (const m of mounts) {
+      await mkdir(m.target, { recursive: true });
+      const r = await execCommand('perl', ['-e', IDMAP_SCRIPT, m.source, m.target, usernsPath], { timeoutMs: TIMEOUT_MS });
+      if (r.code !== 0) throw new Error(`ID-mapping the volume ${m.source}: ${r.stderr.trim() || `exit ${r.code}`}`);
+    }
+  } catch (err) {
+    await detachIdmappedMounts(mounts.map((m) => m.target));
+    throw err;
+  }
+}
+
+/**
+ * Detaches the clones and removes their mount points. Never a recursive remove: a mount point that
+ * cannot be detached keeps its directory, so nothing under a volume is ever deleted.
+ */
+export async function detachIdmappedMounts(targets: readonly string[]): Promise<void> {
+  for (const target of targets) {
+    if (await isMountPoint(target)) await execCommand('umount', ['-l', target], { timeoutMs: TIMEOUT_MS });
+    if (!(await isMountPoint(target))) await rmdir(target).catch(() => {});
+  }
+}
+
+/** At startup: clones left by a start that a crash cut short (the runtime never needs them again). */
+export async function sweepIdmappedMounts(stateIdmapDir: string): Promise<void> {
+  for (const id of await readdir(stateIdmapDir).catch(() => [] as string[])) {
+    const dir = join(stateIdmapDir, id);
+    const names = await readdir(dir).catch(() => [] as string[]);
+    await detachIdmappedMounts(names.map((n) => join(dir, n)));
+    await rmdir(dir).catch(() => {});
+  }
+}
