@@ -21,7 +21,8 @@ const USERNS_SPECS = [
 ];
 
 test('critest 1.32: every user namespace spec runs and passes', { timeout: 15 * 60_000 }, async (t) => {
-  if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry', 'unshare', 'nsenter', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] })) return;
+  if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry', 'unshare', 'nsenter', 'perl', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] }))
+    return;
   const missing = kitMissing() ?? (existsSync(critest132Bin) ? undefined : `${critest132Bin} is missing from the CRI conformance kit`);
   if (missing) return unavailable(t, missing);
 

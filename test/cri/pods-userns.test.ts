@@ -19,7 +19,7 @@ import { startPodWorld } from '../support/pod-world.ts';
 import { planUserNamespace, shiftId, UserNamespaceRequestError } from '../../node/skiffd/pods/userns.ts';
 import { containerUserNamespace } from '../../node/skiffd/containers/userns.ts';
 
-const PREREQS = { root: true, commands: ['runc', 'conmon', 'unshare', 'nsenter', 'catatonit', '/usr/lib/cni/bridge', '/usr/bin/docker-registry'] };
+const PREREQS = { root: true, commands: ['runc', 'conmon', 'unshare', 'nsenter', 'perl', 'catatonit', '/usr/lib/cni/bridge', '/usr/bin/docker-registry'] };
 
 const UIDS = { containerId: 0, hostId: 300_000, length: 65_536 };
 const GIDS = { containerId: 0, hostId: 400_000, length: 65_536 };
