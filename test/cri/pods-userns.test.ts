@@ -119,6 +119,8 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   const mapped = join(world.dir, 'mapped');
   mkdirSync(mapped);
   writeFileSync(join(mapped, 'secret'), 'only root reads this\n', { mode: 0o600 });
+  const mappedFile = join(world.dir, 'mapped-file');
+  writeFileSync(mappedFile, 'a file volume\n', { mode: 0o600 });
 
   const podCfg = withUserns(podConfig('userns', { pid: NamespaceMode.POD, logDirectory: logDir, hostname: 'userns-host' }), USERNS);
   const { podSandboxId } = await d.runtime.runPodSandbox({ config: podCfg });
@@ -138,6 +140,8 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
     mounts: [
       { containerPath: '/vol', hostPath: volume },
       { containerPath: '/mapped', hostPath: mapped, uidMappings: [UIDS], gidMappings: [GIDS] },
+      // A file, as the kubelet binds /etc/hosts.
+      { containerPath: '/etc/mapped-file', hostPath: mappedFile, uidMappings: [UIDS], gidMappings: [GIDS] },
     ],
     linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.POD, usernsOptions: USERNS } } },
     ...extra,
@@ -161,6 +165,7 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
     'busybox hostname',
     'stat -c "%n %u:%g %A" /mapped /mapped/secret; cat /mapped/secret',
     'echo hi > /mapped/from-container && stat -c "%n %u:%g" /mapped/from-container',
+    'stat -c "%n %u:%g %A" /etc/mapped-file; cat /etc/mapped-file',
   ].join('; ');
   const reporter = await create('reporter', { command: ['sh', '-c', report] });
   await d.runtime.startContainer({ containerId: reporter });
@@ -184,7 +189,14 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   assert.equal(lines[10], '/vol/from-container 0:0');
   assert.equal(lines[12], 'userns-host');
   // Through the ID-mapped volume, the host's root is the container's root, both ways.
-  assert.deepEqual(lines.slice(13), ['/mapped 0:0 drwxr-xr-x', '/mapped/secret 0:0 -rw-------', 'only root reads this', '/mapped/from-container 0:0']);
+  assert.deepEqual(lines.slice(13), [
+    '/mapped 0:0 drwxr-xr-x',
+    '/mapped/secret 0:0 -rw-------',
+    'only root reads this',
+    '/mapped/from-container 0:0',
+    '/etc/mapped-file 0:0 -rw-------',
+    'a file volume',
+  ]);
   assert.equal(owner(join(mapped, 'from-container')), '0:0');
   // The ID-mapped clone is let go once the runtime has created the container.
   assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(join(d.state, 'idmap')), 'no ID-mapped clone is left on the host');

@@ -8,8 +8,8 @@
 //
 // Node cannot make these system calls, so Perl (perl-base: part of every Debian system) makes them.
 // The numbers are the same on every architecture (they come after the syscall tables were unified).
-import { mkdir, readdir, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Mount } from '../../../proto/gen/runtime/v1/api.ts';
 import { sameMappings, type UserNamespaceMappings } from '../pods/userns.ts';
 import { execCommand } from '../util/command.ts';
@@ -65,7 +65,13 @@ export function idmapDir(stateIdmapDir: string, containerId: string): string {
 export async function attachIdmappedMounts(mounts: readonly IdmappedMount[], usernsPath: string): Promise<void> {
   try {
     for (const m of mounts) {
-      await mkdir(m.target, { recursive: true });
+      // A mount goes onto its own kind: a directory, or a file (the kubelet binds /etc/hosts and
+      // /dev/termination-log as files).
+      if ((await stat(m.source)).isDirectory()) await mkdir(m.target, { recursive: true });
+      else {
+        await mkdir(dirname(m.target), { recursive: true });
+        await writeFile(m.target, '', { flag: 'a' });
+      }
       const r = await execCommand('perl', ['-e', IDMAP_SCRIPT, m.source, m.target, usernsPath], { timeoutMs: TIMEOUT_MS });
       if (r.code !== 0) throw new Error(`ID-mapping the volume ${m.source}: ${r.stderr.trim() || `exit ${r.code}`}`);
     }
@@ -82,8 +88,10 @@ export async function attachIdmappedMounts(mounts: readonly IdmappedMount[], use
 export async function detachIdmappedMounts(targets: readonly string[]): Promise<void> {
   for (const target of targets) {
     if (await isMountPoint(target)) await execCommand('umount', ['-l', target], { timeoutMs: TIMEOUT_MS });
-    if (!(await isMountPoint(target))) await rmdir(target).catch(() => {});
+    if (await isMountPoint(target)) continue;
+    await rmdir(target).catch(() => unlink(target).catch(() => {}));
   }
+  for (const dir of new Set(targets.map((t) => dirname(t)))) await rmdir(dir).catch(() => {});
 }
 
 /** At startup: clones left by a start that a crash cut short (the runtime never needs them again). */
