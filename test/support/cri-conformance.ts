@@ -1,6 +1,6 @@
-// The CRI conformance kit beside the repository (../shared/cri-conformance): critest and crictl 1.29,
-// and the images critest pulls, served by Debian's docker-registry. Only tests and benchmarks use it;
-// the product never reads it.
+// The CRI conformance kit beside the repository (../shared/cri-conformance): critest and crictl 1.29
+// and 1.32, and the images critest pulls, served by Debian's docker-registry. Only tests and benchmarks
+// use it; the product never reads it.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,12 +9,25 @@ import { repoRoot } from './skiffd.ts';
 import { runCommand } from './commands.ts';
 
 export const kitDir = process.env.CRI_CONFORMANCE_DIR ?? join(repoRoot, '..', 'shared', 'cri-conformance');
-export const critestBin = join(kitDir, 'bin', 'critest');
-export const crictlBin = join(kitDir, 'bin', 'crictl');
+/** The cri-tools releases the kit carries: 1.29, and 1.32 (the one paired with kubelet 1.32). */
+export type CriToolsVersion = '1.29' | '1.32';
 
-/** Why the kit cannot be used here, or undefined when it can. */
-export function kitMissing(): string | undefined {
-  for (const file of [critestBin, join(kitDir, 'registry.sh'), join(kitDir, 'registry-data.tar.gz')]) {
+/** critest of that release (1.29 is the kit's unsuffixed binary). */
+export function critestPath(version: CriToolsVersion = '1.29'): string {
+  return join(kitDir, 'bin', version === '1.29' ? 'critest' : `critest-${version}`);
+}
+
+/** crictl of that release. */
+export function crictlPath(version: CriToolsVersion = '1.29'): string {
+  return join(kitDir, 'bin', version === '1.29' ? 'crictl' : `crictl-${version}`);
+}
+
+export const critestBin = critestPath('1.29');
+export const crictlBin = crictlPath('1.29');
+
+/** Why the kit cannot be used here (with that critest), or undefined when it can. */
+export function kitMissing(version: CriToolsVersion = '1.29'): string | undefined {
+  for (const file of [critestPath(version), join(kitDir, 'registry.sh'), join(kitDir, 'registry-data.tar.gz')]) {
     if (!existsSync(file)) return `the CRI conformance kit is missing (${file}); put it at ../shared/cri-conformance or set CRI_CONFORMANCE_DIR`;
   }
   return undefined;
@@ -62,6 +75,7 @@ export interface SpecResult {
   name: string;
   leaf: string;
   state: string;
+  /** critest's failure message, or for a skipped spec the reason it gave to Skip(). */
   message: string;
 }
 
@@ -76,7 +90,7 @@ export interface CritestRun {
 /** Runs critest against a CRI socket, bounded, and reads its ginkgo JSON report. */
 export async function runCritest(
   socket: string,
-  options: { focus?: string; skip?: string; timeoutMs?: number; extraArgs?: string[] } = {},
+  options: { focus?: string; skip?: string; timeoutMs?: number; extraArgs?: string[]; version?: CriToolsVersion } = {},
 ): Promise<CritestRun> {
   const dir = mkdtempSync(join(tmpdir(), 'critest-'));
   const report = join(dir, 'report.json');
@@ -90,7 +104,7 @@ export async function runCritest(
     ...(options.extraArgs ?? []),
   ];
   try {
-    const run = await runBounded(critestBin, args, options.timeoutMs ?? 15 * 60_000, dir);
+    const run = await runBounded(critestPath(options.version), args, options.timeoutMs ?? 15 * 60_000, dir);
     const specs: SpecResult[] = [];
     if (existsSync(report)) {
       const suites = JSON.parse(readFileSync(report, 'utf8')) as {
