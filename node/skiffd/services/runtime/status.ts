@@ -18,6 +18,7 @@ export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, reque
     info,
     // The default handler ("") runs on runc; none of the optional per-handler features are offered yet.
     runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } }],
-    features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false },
+    // SupplementalGroupsPolicy Merge and Strict, and ContainerStatus.user, are skiffd's own doing.
+    features: { supplementalGroupsPolicy: true, userNamespacesHostNetwork: false },
   };
 };
