@@ -161,3 +161,63 @@ export function describeFailures(specs: SpecResult[]): string {
     .map((s) => `- ${s.name} [${s.state}]\n    ${s.message.split('\n').slice(0, 6).join('\n    ')}`)
     .join('\n');
 }
+
+/** The host lets AppArmor profiles load (what critest checks before its AppArmor specs). */
+export function hostAppArmorEnabled(): boolean {
+  try {
+    return readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').trim() === 'Y';
+  } catch {
+    return false;
+  }
+}
+
+/** How critest words its skip of the AppArmor specs on a host without AppArmor. */
+export const APPARMOR_OFF_REASON = 'AppArmor is disabled on this host';
+
+const isAppArmorSpec = (s: SpecResult) => s.name.startsWith('[k8s.io] AppArmor ');
+/** critest runs its benchmark specs only with -benchmark; otherwise its filter skips them, with no reason given. */
+const isBenchmarkSpec = (s: SpecResult) => /\bbenchmark\b/.test(s.name);
+
+export interface CritestVerdict {
+  passed: SpecResult[];
+  /** Failed, panicked or timed out: anything but the digest spec failing to pull. */
+  failed: SpecResult[];
+  /** Skipped for any reason the gate does not accept, e.g. a feature the runtime does not advertise. */
+  skipped: SpecResult[];
+  /** The offline-impossible digest spec, when it failed as it must here (the pull finds no such manifest). */
+  digest?: SpecResult;
+  /** AppArmor specs skipped because the host has AppArmor off (accepted only when it really is off). */
+  appArmorOff: SpecResult[];
+  /** Benchmark specs, left out of a run without -benchmark. */
+  benchmarks: SpecResult[];
+  /** Specs matching `pending` that did not pass: known to wait for a feature under way. */
+  pending: SpecResult[];
+}
+
+/**
+ * Sorts a critest run into what passed and what the gate accepts or refuses. Accepted without a pass:
+ * the digest spec failing to pull, AppArmor specs skipped for the reason critest gives on a host with
+ * AppArmor off (when it is off), benchmark specs outside -benchmark, and specs matching `pending`.
+ * Every other skip is refused: critest skips a spec when the runtime does not advertise its feature.
+ */
+export function judgeCritest(specs: SpecResult[], options: { appArmorEnabled: boolean; pending?: RegExp }): CritestVerdict {
+  const v: CritestVerdict = { passed: [], failed: [], skipped: [], appArmorOff: [], benchmarks: [], pending: [] };
+  for (const s of specs) {
+    if (s.state === 'passed') v.passed.push(s);
+    else if (options.pending?.test(s.name)) v.pending.push(s);
+    else if (s.leaf.startsWith(OFFLINE_IMPOSSIBLE) && s.state === 'failed' && /failed to pull image/.test(s.message) && !v.digest) v.digest = s;
+    else if (s.state !== 'skipped') v.failed.push(s);
+    else if (isAppArmorSpec(s) && s.message === APPARMOR_OFF_REASON && !options.appArmorEnabled) v.appArmorOff.push(s);
+    else if (isBenchmarkSpec(s) && s.message === '') v.benchmarks.push(s);
+    else v.skipped.push(s);
+  }
+  return v;
+}
+
+/** The AppArmor specs in a run (to check every one of them, not a count, was skipped for the host's reason). */
+export const appArmorSpecs = (specs: SpecResult[]) => specs.filter(isAppArmorSpec);
+
+/** A readable account of skipped specs with critest's reason. */
+export function describeSkips(specs: SpecResult[]): string {
+  return specs.map((s) => `- ${s.name}\n    skipped: ${s.message || '(no reason given)'}`).join('\n');
+}
