@@ -162,10 +162,11 @@ export function describeFailures(specs: SpecResult[]): string {
     .join('\n');
 }
 
-/** The host lets AppArmor profiles load (what critest checks before its AppArmor specs). */
+/** The host lets AppArmor profiles load: what critest checks (as runc does) before its AppArmor specs. */
 export function hostAppArmorEnabled(): boolean {
+  if (!existsSync('/sys/kernel/security/apparmor')) return false;
   try {
-    return readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').trim() === 'Y';
+    return readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').startsWith('Y');
   } catch {
     return false;
   }
