@@ -4,6 +4,7 @@ import type { StatusRequest, StatusResponse } from '../../../../proto/gen/runtim
 import type { UnaryRpc } from '../rpc.ts';
 import { redactedConfig } from '../../config.ts';
 import { findCniNetwork, networkReady, runtimeReady } from '../../readiness.ts';
+import { recursiveReadOnlySupport } from '../../oci/features.ts';
 
 export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, request) => {
   const conditions = [runtimeReady(ctx.config), networkReady(ctx.config)];
@@ -13,11 +14,14 @@ export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, reque
     const { network } = findCniNetwork(ctx.config.cni.confDir);
     info.network = JSON.stringify({ podCidr: ctx.network.podCidr, cniNetwork: network ?? null });
   }
+  // The one handler (""), the configured OCI runtime: recursive read-only mounts as its own
+  // `features` command and the kernel allow.
+  const rro = recursiveReadOnlySupport(await ctx.containers.runtime.features());
   return {
     status: { conditions },
     info,
-    // The default handler ("") runs on runc; none of the optional per-handler features are offered yet.
-    runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } }],
-    features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false },
+    runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: rro.supported, userNamespaces: false } }],
+    // SupplementalGroupsPolicy Merge and Strict, and ContainerStatus.user, are skiffd's own doing.
+    features: { supplementalGroupsPolicy: true, userNamespacesHostNetwork: false },
   };
 };
