@@ -3,13 +3,13 @@
 // refused. None may skip: the suite skips them all when the handler does not advertise the feature.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { needs, unavailable } from '../support/prereq.ts';
 import { startSkiffd } from '../support/skiffd.ts';
 import { createTestNetwork, freePort, skiffdNetworkConfig } from '../support/netns.ts';
-import { critest132Bin, describeFailures, kitMissing, runCritest, startKitRegistry } from '../support/cri-conformance.ts';
+import { describeFailures, kitMissing, runCritest, startKitRegistry } from '../support/cri-conformance.ts';
 
 const USERNS_SPECS = [
   'runtime should support NamespaceMode_POD',
@@ -23,7 +23,7 @@ const USERNS_SPECS = [
 test('critest 1.32: every user namespace spec runs and passes', { timeout: 15 * 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry', 'unshare', 'nsenter', 'perl', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] }))
     return;
-  const missing = kitMissing() ?? (existsSync(critest132Bin) ? undefined : `${critest132Bin} is missing from the CRI conformance kit`);
+  const missing = kitMissing('1.32');
   if (missing) return unavailable(t, missing);
 
   const dir = mkdtempSync(join(tmpdir(), 'skiff-critest-userns-'));
@@ -35,7 +35,7 @@ test('critest 1.32: every user namespace spec runs and passes', { timeout: 15 * 
   const d = await startSkiffd({ config: `${skiffdNetworkConfig(net)}\n${registry.mirrorsToml}\n` });
   t.after(() => d.cleanup());
 
-  const run = await runCritest(d.socket, { bin: critest132Bin, focus: 'UserNamespaces', timeoutMs: 10 * 60_000 });
+  const run = await runCritest(d.socket, { version: '1.32', focus: 'UserNamespaces', timeoutMs: 10 * 60_000 });
   assert.ok(run.specs.length > 0, `critest wrote no report:\n${run.output.slice(-4000)}`);
   const ran = run.specs.filter((s) => s.state !== 'skipped');
   assert.deepEqual(

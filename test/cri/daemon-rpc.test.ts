@@ -2,6 +2,7 @@
 // UpdateRuntimeConfig, and every RPC that is not built yet answering UNIMPLEMENTED with a reason.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,6 +131,24 @@ test('skiffd answers the runtime RPCs that exist today', async (t) => {
     const relative = await grpcError(d.runtime.checkpointContainer({ containerId: 'f'.repeat(64), location: 'x.tar' }));
     assert.equal(relative.code, Status.INVALID_ARGUMENT);
     assert.match(relative.details, /location/);
+  });
+
+  await t.test('Stop and Remove of an unknown container or pod succeed, as the CRI requires (they are idempotent)', async () => {
+    // The kubelet retries a stop or removal whose answer it missed; a NotFound there would fail its pod sync.
+    const unknown = randomUUID();
+    await d.runtime.stopContainer({ containerId: unknown, timeout: 0n });
+    await d.runtime.stopContainer({ containerId: 'e'.repeat(64), timeout: 10n });
+    await d.runtime.removeContainer({ containerId: unknown });
+    await d.runtime.stopPodSandbox({ podSandboxId: unknown });
+    await d.runtime.removePodSandbox({ podSandboxId: unknown });
+    // An empty id is still bad input, not an unknown container.
+    for (const call of [
+      d.runtime.stopContainer({ containerId: '' }),
+      d.runtime.removeContainer({ containerId: '' }),
+      d.runtime.stopPodSandbox({ podSandboxId: '' }),
+    ]) {
+      assert.equal((await grpcError(call)).code, Status.INVALID_ARGUMENT);
+    }
   });
 
   await t.test('an exception inside a handler becomes a logged gRPC error, not a crash', async () => {

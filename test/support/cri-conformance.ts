@@ -1,6 +1,6 @@
-// The CRI conformance kit beside the repository (../shared/cri-conformance): critest and crictl 1.29,
-// and the images critest pulls, served by Debian's docker-registry. Only tests and benchmarks use it;
-// the product never reads it.
+// The CRI conformance kit beside the repository (../shared/cri-conformance): critest and crictl 1.29
+// and 1.32, and the images critest pulls, served by Debian's docker-registry. Only tests and benchmarks
+// use it; the product never reads it.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,13 +9,25 @@ import { repoRoot } from './skiffd.ts';
 import { runCommand } from './commands.ts';
 
 export const kitDir = process.env.CRI_CONFORMANCE_DIR ?? join(repoRoot, '..', 'shared', 'cri-conformance');
-export const critestBin = join(kitDir, 'bin', 'critest');
-export const crictlBin = join(kitDir, 'bin', 'crictl');
-export const critest132Bin = join(kitDir, 'bin', 'critest-1.32');
+/** The cri-tools releases the kit carries: 1.29, and 1.32 (the one paired with kubelet 1.32). */
+export type CriToolsVersion = '1.29' | '1.32';
 
-/** Why the kit cannot be used here, or undefined when it can. */
-export function kitMissing(): string | undefined {
-  for (const file of [critestBin, join(kitDir, 'registry.sh'), join(kitDir, 'registry-data.tar.gz')]) {
+/** critest of that release (1.29 is the kit's unsuffixed binary). */
+export function critestPath(version: CriToolsVersion = '1.29'): string {
+  return join(kitDir, 'bin', version === '1.29' ? 'critest' : `critest-${version}`);
+}
+
+/** crictl of that release. */
+export function crictlPath(version: CriToolsVersion = '1.29'): string {
+  return join(kitDir, 'bin', version === '1.29' ? 'crictl' : `crictl-${version}`);
+}
+
+export const critestBin = critestPath('1.29');
+export const crictlBin = crictlPath('1.29');
+
+/** Why the kit cannot be used here (with that critest), or undefined when it can. */
+export function kitMissing(version: CriToolsVersion = '1.29'): string | undefined {
+  for (const file of [critestPath(version), join(kitDir, 'registry.sh'), join(kitDir, 'registry-data.tar.gz')]) {
     if (!existsSync(file)) return `the CRI conformance kit is missing (${file}); put it at ../shared/cri-conformance or set CRI_CONFORMANCE_DIR`;
   }
   return undefined;
@@ -63,6 +75,7 @@ export interface SpecResult {
   name: string;
   leaf: string;
   state: string;
+  /** critest's failure message, or for a skipped spec the reason it gave to Skip(). */
   message: string;
 }
 
@@ -77,7 +90,7 @@ export interface CritestRun {
 /** Runs critest against a CRI socket, bounded, and reads its ginkgo JSON report. */
 export async function runCritest(
   socket: string,
-  options: { focus?: string; skip?: string; timeoutMs?: number; extraArgs?: string[]; bin?: string } = {},
+  options: { focus?: string; skip?: string; timeoutMs?: number; extraArgs?: string[]; version?: CriToolsVersion } = {},
 ): Promise<CritestRun> {
   const dir = mkdtempSync(join(tmpdir(), 'critest-'));
   const report = join(dir, 'report.json');
@@ -91,7 +104,7 @@ export async function runCritest(
     ...(options.extraArgs ?? []),
   ];
   try {
-    const run = await runBounded(options.bin ?? critestBin, args, options.timeoutMs ?? 15 * 60_000, dir);
+    const run = await runBounded(critestPath(options.version), args, options.timeoutMs ?? 15 * 60_000, dir);
     const specs: SpecResult[] = [];
     if (existsSync(report)) {
       const suites = JSON.parse(readFileSync(report, 'utf8')) as {
@@ -147,4 +160,62 @@ export function describeFailures(specs: SpecResult[]): string {
     .filter((s) => s.state !== 'passed' && s.state !== 'skipped')
     .map((s) => `- ${s.name} [${s.state}]\n    ${s.message.split('\n').slice(0, 6).join('\n    ')}`)
     .join('\n');
+}
+
+/** The host lets AppArmor profiles load: what critest checks (as runc does) before its AppArmor specs. */
+export function hostAppArmorEnabled(): boolean {
+  if (!existsSync('/sys/kernel/security/apparmor')) return false;
+  try {
+    return readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').startsWith('Y');
+  } catch {
+    return false;
+  }
+}
+
+/** How critest words its skip of the AppArmor specs on a host without AppArmor. */
+export const APPARMOR_OFF_REASON = 'AppArmor is disabled on this host';
+
+const isAppArmorSpec = (s: SpecResult) => s.name.startsWith('[k8s.io] AppArmor ');
+/** critest runs its benchmark specs only with -benchmark; otherwise its filter skips them, with no reason given. */
+const isBenchmarkSpec = (s: SpecResult) => /\bbenchmark\b/.test(s.name);
+
+export interface CritestVerdict {
+  passed: SpecResult[];
+  /** Failed, panicked or timed out: anything but the digest spec failing to pull. */
+  failed: SpecResult[];
+  /** Skipped for any reason the gate does not accept, e.g. a feature the runtime does not advertise. */
+  skipped: SpecResult[];
+  /** The offline-impossible digest spec, when it failed as it must here (the pull finds no such manifest). */
+  digest?: SpecResult;
+  /** AppArmor specs skipped because the host has AppArmor off (accepted only when it really is off). */
+  appArmorOff: SpecResult[];
+  /** Benchmark specs, left out of a run without -benchmark. */
+  benchmarks: SpecResult[];
+}
+
+/**
+ * Sorts a critest run into what passed and what the gate accepts or refuses. Accepted without a pass:
+ * the digest spec failing to pull, AppArmor specs skipped for the reason critest gives on a host with
+ * AppArmor off (when it is off), and benchmark specs outside -benchmark.
+ * Every other skip is refused: critest skips a spec when the runtime does not advertise its feature.
+ */
+export function judgeCritest(specs: SpecResult[], options: { appArmorEnabled: boolean }): CritestVerdict {
+  const v: CritestVerdict = { passed: [], failed: [], skipped: [], appArmorOff: [], benchmarks: [] };
+  for (const s of specs) {
+    if (s.state === 'passed') v.passed.push(s);
+    else if (s.leaf.startsWith(OFFLINE_IMPOSSIBLE) && s.state === 'failed' && /failed to pull image/.test(s.message) && !v.digest) v.digest = s;
+    else if (s.state !== 'skipped') v.failed.push(s);
+    else if (isAppArmorSpec(s) && s.message === APPARMOR_OFF_REASON && !options.appArmorEnabled) v.appArmorOff.push(s);
+    else if (isBenchmarkSpec(s) && s.message === '') v.benchmarks.push(s);
+    else v.skipped.push(s);
+  }
+  return v;
+}
+
+/** The AppArmor specs in a run (to check every one of them, not a count, was skipped for the host's reason). */
+export const appArmorSpecs = (specs: SpecResult[]) => specs.filter(isAppArmorSpec);
+
+/** A readable account of skipped specs with critest's reason. */
+export function describeSkips(specs: SpecResult[]): string {
+  return specs.map((s) => `- ${s.name}\n    skipped: ${s.message || '(no reason given)'}`).join('\n');
 }

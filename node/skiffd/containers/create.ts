@@ -11,6 +11,7 @@ import {
   type Mount,
   type PodSandboxConfig,
 } from '../../../proto/gen/runtime/v1/api.ts';
+import { recursiveReadOnlySupport } from '../oci/features.ts';
 import { OciRuntimeError } from '../oci/runtime.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
 import { writeJsonAtomic } from '../util/atomic-file.ts';
@@ -57,6 +58,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
   containerUserNamespace(config.linux?.securityContext?.namespaceOptions?.usernsOptions, podUserns);
   const idmapped = planIdmappedMounts(config.mounts, podUserns);
   const resolved = await resolveMounts(config.mounts);
+  await checkRecursiveReadOnly(store, config.mounts);
   const devices = resolveDevices(config.devices);
   const privileged = config.linux?.securityContext?.privileged ?? false;
   const targetId = config.linux?.securityContext?.namespaceOptions?.targetId;
@@ -185,6 +187,14 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
       throw internal(`creating container ${config.metadata!.name}: ${(err as Error).message}`);
     }
   });
+}
+
+/** A recursive read-only mount the OCI runtime cannot make is refused, never quietly made plain read-only. */
+async function checkRecursiveReadOnly(store: ContainerStore, mounts: Mount[]): Promise<void> {
+  const i = mounts.findIndex((m) => m.recursiveReadOnly);
+  if (i < 0) return;
+  const rro = recursiveReadOnlySupport(await store.runtime.features());
+  if (!rro.supported) throw invalidArgument(`config.mounts[${i}].recursive_read_only`, `not supported by the OCI runtime ${store.runtime.path}: ${rro.reason}`);
 }
 
 async function resolveMounts(mounts: Mount[]): Promise<Mount[]> {

@@ -211,6 +211,10 @@ function containerUser(input: SpecInput): ResolvedUser {
   if (runAsGroup !== undefined && runAsUser === undefined && !sc?.runAsUsername) {
     throw invalidArgument('linux.security_context.run_as_group', 'needs run_as_user or run_as_username');
   }
+  const policy = sc?.supplementalGroupsPolicy ?? SupplementalGroupsPolicy.Merge;
+  if (policy !== SupplementalGroupsPolicy.Merge && policy !== SupplementalGroupsPolicy.Strict) {
+    throw invalidArgument('linux.security_context.supplemental_groups_policy', `unknown policy ${policy}: Merge (0) or Strict (1)`);
+  }
   try {
     return resolveUser(
       {
@@ -219,7 +223,7 @@ function containerUser(input: SpecInput): ResolvedUser {
         gid: runAsGroup,
         imageUser: input.image.user,
         supplementalGroups: (sc?.supplementalGroups ?? []).map(Number),
-        strictGroups: sc?.supplementalGroupsPolicy === SupplementalGroupsPolicy.Strict,
+        strictGroups: policy === SupplementalGroupsPolicy.Strict,
       },
       input.passwd,
       input.group,

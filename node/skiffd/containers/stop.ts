@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import { nowNs } from '../util/clock.ts';
-import { deadlineExceeded, ServerError } from './errors.ts';
+import { deadlineExceeded, ServerError, Status } from './errors.ts';
 import { catchesSignal, processStartTime, untilProgramRuns } from './process.ts';
 import type { ContainerRecord } from './record.ts';
 import { viewOf } from './status.ts';
@@ -17,21 +17,20 @@ const EXEC_WAIT_MS = 2_000;
 const HANDLER_WAIT_MS = 2_000;
 const REDELIVERY_POLL_MS = 20;
 
-/** Stop signal, then SIGKILL after timeoutSeconds. Stopping a stopped container is fine. */
+/**
+ * Stop signal, then SIGKILL after timeoutSeconds. Stopping a stopped container is fine, and so is an
+ * unknown id: the CRI makes StopContainer idempotent, and the kubelet retries it after a removal.
+ */
 export async function stopContainer(store: ContainerStore, id: string, timeoutSeconds: number): Promise<void> {
-  const found = store.find(id);
+  const found = findIfKnown(store, id);
+  if (!found) return;
   await store.withLock(found.id, () => stopLocked(store, found.id, timeoutSeconds));
 }
 
 /** Kills a live container and deletes everything of it. Unknown ids are fine (idempotent). */
 export async function removeContainer(store: ContainerStore, id: string): Promise<void> {
-  let record: ContainerRecord;
-  try {
-    record = store.find(id);
-  } catch (err) {
-    if (err instanceof ServerError && err.code === 5 /* NOT_FOUND */) return;
-    throw err;
-  }
+  const record = findIfKnown(store, id);
+  if (!record) return;
   await store.withLock(record.id, async () => {
     const current = store.record(record.id);
     if (!current) return;
@@ -39,6 +38,16 @@ export async function removeContainer(store: ContainerStore, id: string): Promis
     await destroy(store, record.id, store.record(record.id) ?? current);
     store.emit(current, ContainerEventType.CONTAINER_DELETED_EVENT);
   });
+}
+
+/** The container an id (or unique prefix) names, or undefined when none does; an empty id stays an error. */
+function findIfKnown(store: ContainerStore, id: string): ContainerRecord | undefined {
+  try {
+    return store.find(id);
+  } catch (err) {
+    if (err instanceof ServerError && err.code === Status.NOT_FOUND) return undefined;
+    throw err;
+  }
 }
 
 async function stopLocked(store: ContainerStore, id: string, timeoutSeconds: number): Promise<void> {

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
 import { runCommand } from '../util/command.ts';
 import { killGroup } from '../util/kill-group.ts';
+import { readOciFeatures, type OciFeatures } from './features.ts';
 import type { CreateOptions, CreateResult, ExecSyncOptions, ExecSyncResult, OciRuntime } from './runtime.ts';
 import { OciRuntimeError } from './runtime.ts';
 import type { OciResources, OciState } from './spec.ts';
@@ -36,6 +37,7 @@ export class CliOciRuntime implements OciRuntime {
   readonly root: string;
   private readonly conmonPath: string;
   private readonly timeoutMs: number;
+  private featuresRead?: Promise<OciFeatures>;
 
   constructor(options: CliRuntimeOptions) {
     this.name = options.name ?? 'runc';
@@ -58,6 +60,15 @@ export class CliOciRuntime implements OciRuntime {
   async start(id: string): Promise<void> {
     const r = await this.run(['start', id]);
     if (!r.ok) throw new OciRuntimeError(`${this.name} start ${id}: ${r.message}`);
+  }
+
+  features(): Promise<OciFeatures> {
+    // A binary that is missing now may be installed later (RuntimeReady follows it): ask again then.
+    this.featuresRead ??= readOciFeatures(this.path).catch((err: Error) => {
+      this.featuresRead = undefined;
+      return { mountOptions: [], unknown: `cannot run ${this.path}: ${err.message}` };
+    });
+    return this.featuresRead;
   }
 
   async kill(id: string, signal: number, all = false): Promise<void> {

@@ -1,5 +1,6 @@
 // The one narrow seam between skiffd and an OCI runtime (runc, crun): everything the container
 // subsystem asks of the runtime goes through this interface.
+import type { OciFeatures } from './features.ts';
 import type { OciResources, OciState } from './spec.ts';
 
 export interface CreateOptions {
@@ -61,6 +62,8 @@ export interface OciRuntime {
   /** Dumps a running container's processes with CRIU into `imagePath`, leaving them running. */
   checkpoint(id: string, imagePath: string, workPath: string): Promise<void>;
   execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult>;
+  /** What the runtime's own `features` command lists (asked once; again only if it could not run). */
+  features(): Promise<OciFeatures>;
 }
 
 export class OciRuntimeError extends Error {

@@ -8,7 +8,7 @@ import {
   type PodSandboxFilter,
   type PodSandboxStatus,
 } from '../../../proto/gen/runtime/v1/api.ts';
-import type { PodSandboxFilterSpec } from './manager.ts';
+import type { PodSandboxFilterSpec } from './types.ts';
 import type { NamespaceModeName, PodSandboxRecord, PodState } from './types.ts';
 
 export function stateToCri(state: PodState): PodSandboxState {

@@ -1,6 +1,9 @@
 // The pod sandbox facts other parts of skiffd (containers, stats, status) read. The pods subsystem is
 // the only writer; everyone else gets records through `ctx.pods` and must treat them as read-only.
 import type { PodSandboxConfig } from '../../../proto/gen/runtime/v1/api.ts';
+import type { Logger } from '../logger.ts';
+import type { Cni } from '../network/cni.ts';
+import type { DefaultNetworkOptions } from '../network/default-network.ts';
 import type { UserNamespaceMappings } from './userns.ts';
 
 export type PodState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
@@ -89,4 +92,33 @@ export interface PodSandboxStore {
    * inside containers.stopAllInPod/removeAllInPod: those already run under it.
    */
   withLock<T>(podId: string, fn: () => Promise<T>): Promise<T>;
+}
+
+/** What the pods subsystem needs from the containers subsystem. */
+export interface PodContainerHooks {
+  stopAllInPod(podId: string, timeoutSeconds: number): Promise<unknown>;
+  removeAllInPod(podId: string): Promise<unknown>;
+}
+
+export interface PodSandboxesOptions {
+  /** Persistent records: `<root>/pods/<id>/`. */
+  root: string;
+  /** Runtime state (pinned namespaces): `<state>/pods/<id>/`. */
+  state: string;
+  cni: Cni;
+  log: Logger;
+  /** Runtime handler names RunPodSandbox accepts besides "" (the default). */
+  runtimeHandlers?: () => readonly string[];
+  containers?: () => PodContainerHooks | undefined;
+  /** When the CNI conf dir holds no network, write this default one (false: never). */
+  defaultNetwork?: DefaultNetworkOptions | false;
+  catatonit?: string;
+  /** Whether pods can have user namespaces of their own here, and why not. */
+  userNamespaces?: () => Promise<{ supported: boolean; reason: string }>;
+}
+
+export interface PodSandboxFilterSpec {
+  id?: string;
+  state?: PodState;
+  labelSelector?: Record<string, string>;
 }

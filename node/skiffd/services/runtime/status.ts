@@ -4,6 +4,7 @@ import type { StatusRequest, StatusResponse } from '../../../../proto/gen/runtim
 import type { UnaryRpc } from '../rpc.ts';
 import { redactedConfig } from '../../config.ts';
 import { findCniNetwork, networkReady, runtimeReady } from '../../readiness.ts';
+import { recursiveReadOnlySupport } from '../../oci/features.ts';
 import { configuredUserNamespaceSupport } from '../../oci/userns-support.ts';
 
 export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, request) => {
@@ -16,11 +17,14 @@ export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, reque
     const { network } = findCniNetwork(ctx.config.cni.confDir);
     info.network = JSON.stringify({ podCidr: ctx.network.podCidr, cniNetwork: network ?? null });
   }
+  // The one handler (""), the configured OCI runtime: recursive read-only mounts as its own
+  // `features` command and the kernel allow; user namespaces as the check at startup found.
+  const rro = recursiveReadOnlySupport(await ctx.containers.runtime.features());
   return {
     status: { conditions },
     info,
-    // The default handler ("") runs on the configured OCI runtime.
-    runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: userns.supported } }],
-    features: { supplementalGroupsPolicy: false, userNamespacesHostNetwork: false },
+    runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: rro.supported, userNamespaces: userns.supported } }],
+    // SupplementalGroupsPolicy Merge and Strict, and ContainerStatus.user, are skiffd's own doing.
+    features: { supplementalGroupsPolicy: true, userNamespacesHostNetwork: false },
   };
 };

@@ -1,4 +1,4 @@
-// StopContainer: the stop signal, SIGKILL after the timeout. Idempotent.
+// StopContainer: the stop signal, SIGKILL after the timeout. Idempotent: an unknown id succeeds.
 import type { StopContainerRequest, StopContainerResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
 

@@ -1,0 +1,57 @@
+// What the OCI runtime says it can do, from its own `features` command (the runtime-spec's
+// features document, runc 1.1+), and the per-handler CRI features decided from it.
+import { release } from 'node:os';
+import { execCommand } from '../util/command.ts';
+
+export interface OciFeatures {
+  /** Mount options the runtime understands, e.g. "rro" (recursive read-only, via mount_setattr). */
+  mountOptions: string[];
+  /** Why nothing is known: the runtime has no `features` command, or could not be run. */
+  unknown?: string;
+}
+
+const FEATURES_TIMEOUT_MS = 10_000;
+
+/**
+ * Runs `<runtime> features` and reads its JSON. Rejects only when the program cannot be started (so
+ * a caller may ask again once it is installed); a runtime without the command has no features.
+ */
+export async function readOciFeatures(runtimePath: string): Promise<OciFeatures> {
+  const r = await execCommand(runtimePath, ['features'], { timeoutMs: FEATURES_TIMEOUT_MS });
+  if (r.code !== 0) {
+    const why = (r.stderr || r.stdout).trim().split('\n')[0] || (r.timedOut ? 'timed out' : `exit ${r.code}`);
+    return { mountOptions: [], unknown: `\`${runtimePath} features\` failed: ${why}` };
+  }
+  try {
+    const doc = JSON.parse(r.stdout) as { mountOptions?: unknown };
+    const options = Array.isArray(doc.mountOptions) ? doc.mountOptions.filter((o): o is string => typeof o === 'string') : [];
+    return { mountOptions: options };
+  } catch {
+    return { mountOptions: [], unknown: `\`${runtimePath} features\` did not print JSON` };
+  }
+}
+
+/** mount_setattr(2) with AT_RECURSIVE, which recursive read-only mounts need, came in Linux 5.12. */
+const RRO_KERNEL: [number, number] = [5, 12];
+
+/** Whether a kernel release string ("6.1.0-18-amd64") is at least major.minor. */
+export function kernelAtLeast(kernelRelease: string, [major, minor]: [number, number]): boolean {
+  const m = /^(\d+)\.(\d+)/.exec(kernelRelease);
+  if (!m) return false;
+  const [a, b] = [Number(m[1]), Number(m[2])];
+  return a > major || (a === major && b >= minor);
+}
+
+/**
+ * Recursive read-only mounts work when the runtime lists the "rro" mount option and the kernel has
+ * mount_setattr; the reason says which is missing otherwise.
+ */
+export function recursiveReadOnlySupport(features: OciFeatures, kernelRelease = release()): { supported: boolean; reason?: string } {
+  if (!features.mountOptions.includes('rro')) {
+    return { supported: false, reason: features.unknown ?? 'the OCI runtime does not list the "rro" mount option in its features' };
+  }
+  if (!kernelAtLeast(kernelRelease, RRO_KERNEL)) {
+    return { supported: false, reason: `kernel ${kernelRelease} is older than ${RRO_KERNEL.join('.')} (no mount_setattr)` };
+  }
+  return { supported: true };
+}
