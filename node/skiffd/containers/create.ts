@@ -20,9 +20,9 @@ import { alreadyExists, failedPrecondition, internal, invalidArgument, notFound,
 import { hostDevices, resolveDevices } from './host.ts';
 import { mountToJson, resourcesToJson, type ContainerRecord } from './record.ts';
 import { mountRootfs, readImageFile, rootfsDirs } from './rootfs.ts';
-import { shiftOwnership } from './id-shift.ts';
 import { containerUserNamespace } from './userns.ts';
 import { idmapDir, planIdmappedMounts } from './idmap-mounts.ts';
+import { mountIdmappedRootfs } from './idmap-rootfs.ts';
 import { criSignalFromNumber } from './signals.ts';
 import { buildSpec, seccompProfilePath, type PodView } from './spec-builder.ts';
 import { viewOf } from './status.ts';
@@ -125,13 +125,10 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
       // host ID: it must be able to pass through (not list) the directory to reach the rootfs.
       await mkdir(dir, { recursive: true, mode: userns ? 0o711 : 0o700 });
       const dirs = rootfsDirs(dir);
-      mounting = userns
-        ? mountRootfs(dirs, image.layers, true, true).then(async () => {
-            const started = performance.now();
-            const files = await shiftOwnership(dirs.merged, userns);
-            store.log.info('rootfs re-owned to the pod user namespace', { id, files, ms: Math.round(performance.now() - started) });
-          })
-        : mountRootfs(dirs, image.layers, true);
+      mounting =
+        userns && pod.namespaces.user
+          ? mountIdmappedRootfs(dirs, image.layers, idmapDir(store.idmapDir, id), pod.namespaces.user, userns, true)
+          : mountRootfs(dirs, image.layers, true);
       mounting.catch(() => {}); // awaited below; a failure before that is not unhandled
       // A single layer is its own merged view: the spec is built from it while the mount is made.
       if (image.layers.length > 1) await mounting;

@@ -8,25 +8,28 @@
 //
 // Node cannot make these system calls, so Perl (perl-base: part of every Debian system) makes them.
 // The numbers are the same on every architecture (they come after the syscall tables were unified).
-import { mkdir, readdir, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Mount } from '../../../proto/gen/runtime/v1/api.ts';
 import { sameMappings, type UserNamespaceMappings } from '../pods/userns.ts';
 import { execCommand } from '../util/command.ts';
-import { isMountPoint } from './rootfs.ts';
 import { invalidArgument } from './errors.ts';
 
+// Arguments: the user namespace file, then source and target pairs.
 export const IDMAP_SCRIPT = `use strict; use warnings;
-my ($src, $dst, $userns) = @ARGV;
-my ($empty1, $empty2) = ("", "");
-my $tree = syscall(428, -100, $src, 1 | 0x80000);           # open_tree(AT_FDCWD, src, OPEN_TREE_CLONE|O_CLOEXEC)
-die "open_tree $src: $!\\n" if $tree < 0;
+my ($userns, @pairs) = @ARGV;
 open(my $ns, '<', $userns) or die "open $userns: $!\\n";
-my $attr = pack('QQQQ', 0x00100000, 0, 0, fileno($ns));       # struct mount_attr { MOUNT_ATTR_IDMAP, 0, 0, userns_fd }
-syscall(442, $tree, $empty1, 0x1000, $attr, length($attr)) == 0  # mount_setattr(tree, "", AT_EMPTY_PATH, ...)
-  or die "the filesystem of $src cannot be ID-mapped here (mount_setattr: $!)\\n";
-syscall(429, $tree, $empty2, -100, $dst, 4) == 0                # move_mount(tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH)
-  or die "move_mount $dst: $!\\n";
+my $attr = pack('QQQQ', 0x00100000, 0, 0, fileno($ns));         # struct mount_attr { MOUNT_ATTR_IDMAP, 0, 0, userns_fd }
+while (my ($src, $dst) = splice(@pairs, 0, 2)) {
+  my ($empty1, $empty2) = ("", "");
+  my $tree = syscall(428, -100, $src, 1 | 0x80000);             # open_tree(AT_FDCWD, src, OPEN_TREE_CLONE|O_CLOEXEC)
+  die "open_tree $src: $!\\n" if $tree < 0;
+  syscall(442, $tree, $empty1, 0x1000, $attr, length($attr)) == 0  # mount_setattr(tree, "", AT_EMPTY_PATH, ...)
+    or die "the filesystem of $src cannot be ID-mapped here (mount_setattr: $!)\\n";
+  syscall(429, $tree, $empty2, -100, $dst, 4) == 0                # move_mount(tree, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH)
+    or die "move_mount $dst: $!\\n";
+  POSIX::close($tree);
+}
 `;
 
 const TIMEOUT_MS = 10_000;
@@ -72,9 +75,10 @@ export async function attachIdmappedMounts(mounts: readonly IdmappedMount[], use
         await mkdir(dirname(m.target), { recursive: true });
         await writeFile(m.target, '', { flag: 'a' });
       }
-      const r = await execCommand('perl', ['-e', IDMAP_SCRIPT, m.source, m.target, usernsPath], { timeoutMs: TIMEOUT_MS });
-      if (r.code !== 0) throw new Error(`ID-mapping the volume ${m.source}: ${r.stderr.trim() || `exit ${r.code}`}`);
     }
+    // One Perl for all of them: its start is most of the cost.
+    const r = await execCommand('perl', ['-MPOSIX', '-e', IDMAP_SCRIPT, usernsPath, ...mounts.flatMap((m) => [m.source, m.target])], { timeoutMs: TIMEOUT_MS });
+    if (r.code !== 0) throw new Error(`ID-mapping ${mounts.map((m) => m.source).join(', ')}: ${r.stderr.trim() || `exit ${r.code}`}`);
   } catch (err) {
     await detachIdmappedMounts(mounts.map((m) => m.target));
     throw err;
@@ -86,12 +90,21 @@ export async function attachIdmappedMounts(mounts: readonly IdmappedMount[], use
  * cannot be detached keeps its directory, so nothing under a volume is ever deleted.
  */
 export async function detachIdmappedMounts(targets: readonly string[]): Promise<void> {
+  const attached = await mountPointsAmong(targets);
+  if (attached.length > 0) await execCommand('umount', ['-l', ...attached], { timeoutMs: TIMEOUT_MS });
+  const still = new Set(await mountPointsAmong(targets));
   for (const target of targets) {
-    if (await isMountPoint(target)) await execCommand('umount', ['-l', target], { timeoutMs: TIMEOUT_MS });
-    if (await isMountPoint(target)) continue;
+    if (still.has(target)) continue;
     await rmdir(target).catch(() => unlink(target).catch(() => {}));
   }
   for (const dir of new Set(targets.map((t) => dirname(t)))) await rmdir(dir).catch(() => {});
+}
+
+async function mountPointsAmong(paths: readonly string[]): Promise<string[]> {
+  const wanted = new Set(paths);
+  const unescape = (f: string) => f.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
+  const found = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => unescape(l.split(' ')[4] ?? ''));
+  return [...new Set(found.filter((p) => wanted.has(p)))];
 }
 
 /** At startup: clones left by a start that a crash cut short (the runtime never needs them again). */

@@ -73,8 +73,8 @@ export interface ContainerRecord {
   criStopSignal: number;
   lowerDirs: string[];
   /**
-   * The pod's user namespace mappings when the container runs in one: its rootfs was re-owned to them
-   * and is mounted with overlayfs metacopy (id-shift.ts).
+   * The pod's user namespace mappings when the container runs in one: its rootfs is mounted over
+   * ID-mapped layers (idmap-rootfs.ts).
    */
   userNamespace?: UserNamespaceMappings;
   /** The pod's pinned user namespace, and the volumes to ID-map with it when the runtime creates the container. */

@@ -17,16 +17,12 @@ export function rootfsDirs(containerDir: string): RootfsDirs {
 // The mount(2) data page is 4096 bytes; stay clear of it.
 const MAX_MOUNT_DATA = 4000;
 
-/**
- * lowerDirs are base layer first, as images list them; overlayfs wants the top layer first.
- * `metacopy`: chown and chmod copy up only metadata (see id-shift.ts); a writable layer made with it
- * must always be mounted with it.
- */
-export async function mountRootfs(dirs: RootfsDirs, lowerDirs: string[], fresh = false, metacopy = false): Promise<void> {
+/** lowerDirs are base layer first, as images list them; overlayfs wants the top layer first. */
+export async function mountRootfs(dirs: RootfsDirs, lowerDirs: string[], fresh = false): Promise<void> {
   if (lowerDirs.length === 0) throw new Error('an image with no layers cannot be a root filesystem');
   await Promise.all([mkdir(dirs.upper, { recursive: true }), mkdir(dirs.work, { recursive: true }), mkdir(dirs.merged, { recursive: true })]);
   if (!fresh && (await isMountPoint(dirs.merged))) return;
-  const data = `lowerdir=${[...lowerDirs].reverse().join(':')},upperdir=${dirs.upper},workdir=${dirs.work}${metacopy ? ',metacopy=on' : ''}`;
+  const data = `lowerdir=${[...lowerDirs].reverse().join(':')},upperdir=${dirs.upper},workdir=${dirs.work}`;
   if (data.length > MAX_MOUNT_DATA) throw new Error(`overlay mount options too long (${data.length} bytes, ${lowerDirs.length} layers)`);
   for (const d of lowerDirs) if (d.includes(',') || d.includes(':')) throw new Error(`layer path ${d} contains ',' or ':'`);
   const r = await runCommand('mount', ['-t', 'overlay', 'overlay', '-o', data, dirs.merged], { timeoutMs: 30_000 });

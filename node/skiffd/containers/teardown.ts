@@ -9,13 +9,17 @@ import type { ExitInfo } from './exits.ts';
 import { killIfConmon } from './process.ts';
 import type { ContainerRecord } from './record.ts';
 import { mountRootfs, rootfsDirs, unmountRootfs } from './rootfs.ts';
+import { idmapDir } from './idmap-mounts.ts';
+import { mountIdmappedRootfs } from './idmap-rootfs.ts';
 import type { ContainerStore } from './store.ts';
 
 /** Keeps the rootfs mounted for a live container (a no-op unless something unmounted it). */
 export async function ensureMounted(store: ContainerStore, record: ContainerRecord): Promise<void> {
   if (store.mounted.has(record.id)) return;
   const dirs = rootfsDirs(store.dir(record.id));
-  await mountRootfs(dirs, record.lowerDirs, false, !!record.userNamespace);
+  if (record.userNamespace && record.userNamespacePath) {
+    await mountIdmappedRootfs(dirs, record.lowerDirs, idmapDir(store.idmapDir, record.id), record.userNamespacePath, record.userNamespace);
+  } else await mountRootfs(dirs, record.lowerDirs);
   store.mounted.add(record.id);
 }
 

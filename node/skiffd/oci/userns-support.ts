@@ -1,8 +1,9 @@
 // Whether pods can have user namespaces of their own on this node, found out once by trying what
-// they need: the kernel creates a user namespace and takes a written ID map, the OCI runtime says it
-// handles user namespaces (`features`), and overlayfs mounts with metacopy (a container rootfs is
-// re-owned through it; see containers/id-shift.ts). Status advertises the result per runtime handler.
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+// they need: the kernel creates a user namespace and takes a written ID map, a directory on the
+// filesystem of the container rootfs can be ID-mapped with it and overlayfs mounted over that (as a
+// container's rootfs is; containers/idmap-rootfs.ts), and the OCI runtime says it handles user
+// namespaces (`features`). Status advertises the result per runtime handler.
+import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { execCommand } from '../util/command.ts';
 import { IDMAP_SCRIPT } from '../containers/idmap-mounts.ts';
@@ -16,22 +17,24 @@ export interface UserNamespaceSupport {
 const TIMEOUT_MS = 10_000;
 
 // A holder unshares a user namespace; the host writes a map for it, as RunPodSandbox does. Then a
-// directory beside the container rootfs is ID-mapped with it, as volumes are (idmap-mounts.ts), and
-// a root-owned file in it must show the namespace's root.
+// directory beside the container rootfs is ID-mapped with it, as layers and volumes are
+// (idmap-mounts.ts), and overlayfs is mounted over it: a root-owned file must show the namespace's root.
 const PROBE_USERNS = `set -eu
 dir=$1 script=$2
 unshare --user -- sleep 10 &
 h=$!
-trap 'kill $h 2>/dev/null || true; umount -l "$dir/mapped" 2>/dev/null || true' EXIT
+trap 'kill $h 2>/dev/null || true; umount -l "$dir/merged" "$dir/mapped" 2>/dev/null || true' EXIT
 own=$(readlink /proc/self/ns/user); n=0
 while [ "$(readlink /proc/$h/ns/user)" = "$own" ]; do n=$((n + 1)); [ $n -lt 200000 ] || exit 1; done
 printf '0 100000 65536\\n' > /proc/$h/uid_map
 printf '0 100000 65536\\n' > /proc/$h/gid_map
 cat /proc/$h/uid_map
-mkdir -p "$dir/volume" "$dir/mapped"
-: > "$dir/volume/file"
-perl -e "$script" "$dir/volume" "$dir/mapped" /proc/$h/ns/user
+mkdir -p "$dir/layer" "$dir/mapped" "$dir/upper" "$dir/work" "$dir/merged"
+: > "$dir/layer/file"
+perl -MPOSIX -e "$script" /proc/$h/ns/user "$dir/layer" "$dir/mapped"
 stat -c 'owner %u' "$dir/mapped/file"
+mount -t overlay overlay -o "lowerdir=$dir/mapped,upperdir=$dir/upper,workdir=$dir/work" "$dir/merged"
+stat -c 'overlay owner %u' "$dir/merged/file"
 `;
 
 async function kernelUserNamespaces(scratchParent: string): Promise<string | undefined> {
@@ -42,7 +45,8 @@ async function kernelUserNamespaces(scratchParent: string): Promise<string | und
   try {
     const r = await execCommand('/bin/sh', ['-c', PROBE_USERNS, 'skiff-userns-probe', dir, IDMAP_SCRIPT], { timeoutMs: TIMEOUT_MS });
     if (!/^\s*0\s+100000\s+65536\s*$/m.test(r.stdout)) return `cannot create a user namespace with an ID map: ${r.stderr.trim() || `exit ${r.code}`}`;
-    if (r.code !== 0 || !/^owner 100000$/m.test(r.stdout)) return `cannot make an ID-mapped mount for volumes: ${r.stderr.trim() || `exit ${r.code}`}`;
+    if (!/^owner 100000$/m.test(r.stdout)) return `cannot make an ID-mapped mount: ${r.stderr.trim() || `exit ${r.code}`}`;
+    if (r.code !== 0 || !/^overlay owner 100000$/m.test(r.stdout)) return `overlayfs cannot use an ID-mapped layer: ${r.stderr.trim() || `exit ${r.code}`}`;
     return undefined;
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => {});
@@ -58,31 +62,6 @@ async function runtimeUserNamespaces(runtimePath: string): Promise<string | unde
     return `${runtimePath} features does not list the user namespace`;
   } catch {
     return `${runtimePath} features printed no JSON`;
-  }
-}
-
-async function overlayMetacopy(scratchParent: string): Promise<string | undefined> {
-  await mkdir(scratchParent, { recursive: true });
-  const dir = await mkdtemp(join(scratchParent, 'userns-probe-'));
-  const [lower, upper, work, merged] = ['lower', 'upper', 'work', 'merged'].map((d) => join(dir, d));
-  try {
-    for (const d of [lower, upper, work, merged]) await mkdir(d);
-    await writeFile(join(lower, 'file'), Buffer.alloc(256 * 1024, 1));
-    const opts = `lowerdir=${lower},upperdir=${upper},workdir=${work},metacopy=on`;
-    const mounted = await execCommand('mount', ['-t', 'overlay', 'overlay', '-o', opts, merged], { timeoutMs: TIMEOUT_MS });
-    if (mounted.code !== 0) return `overlayfs refuses metacopy=on: ${mounted.stderr.trim() || `exit ${mounted.code}`}`;
-    try {
-      const chowned = await execCommand('chown', ['100000:100000', join(merged, 'file')], { timeoutMs: TIMEOUT_MS });
-      if (chowned.code !== 0) return `chown through overlayfs failed: ${chowned.stderr.trim()}`;
-      // Metadata only: the copy in the writable layer holds no data (its blocks are at most xattrs).
-      const copied = await stat(join(upper, 'file'));
-      if (copied.uid !== 100000 || copied.blocks * 512 >= copied.size) return 'overlayfs copied file data on chown (metacopy is not in effect)';
-    } finally {
-      await execCommand('umount', [merged], { timeoutMs: TIMEOUT_MS });
-    }
-    return undefined;
-  } finally {
-    await rm(dir, { recursive: true, force: true }).catch(() => {});
   }
 }
 
@@ -104,10 +83,10 @@ async function searchable(dirs: string[]): Promise<string | undefined> {
 }
 
 async function detect(runtimePath: string, scratchParent: string, dirs: string[]): Promise<UserNamespaceSupport> {
-  const checks = [kernelUserNamespaces(scratchParent), runtimeUserNamespaces(runtimePath), overlayMetacopy(scratchParent), searchable(dirs)];
+  const checks = [kernelUserNamespaces(scratchParent), runtimeUserNamespaces(runtimePath), searchable(dirs)];
   const reasons = (await Promise.all(checks)).filter((r): r is string => !!r);
   if (reasons.length > 0) return { supported: false, reason: reasons.join('; ') };
-  return { supported: true, reason: `user namespaces, ${runtimePath} and overlayfs metacopy work` };
+  return { supported: true, reason: `user namespaces, ID-mapped mounts, overlayfs over them and ${runtimePath} work` };
 }
 
 const cache = new Map<string, Promise<UserNamespaceSupport>>();

@@ -75,12 +75,6 @@ export function procMapLine(range: IdRange): string {
   return `${range.containerId} ${range.hostId} ${range.length}\n`;
 }
 
-/** Maps a host-side file owner into the pod's ID range; IDs the range cannot hold become `overflow`. */
-export function shiftId(id: number, range: IdRange, overflow: number): number {
-  const offset = id - range.containerId;
-  return offset >= 0 && offset < range.length ? range.hostId + offset : overflow;
-}
-
 const TIMEOUT_MS = 10_000;
 
 // Run on the host by /bin/sh. A holder process unshares the user namespace together with the others
