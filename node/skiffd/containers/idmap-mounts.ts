@@ -102,8 +102,8 @@ export async function detachIdmappedMounts(targets: readonly string[]): Promise<
 
 async function mountPointsAmong(paths: readonly string[]): Promise<string[]> {
   const wanted = new Set(paths);
-  const unescape = (f: string) => f.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
-  const found = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => unescape(l.split(' ')[4] ?? ''));
+  const unescapeField = (f: string) => f.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
+  const found = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').map((l) => unescapeField(l.split(' ')[4] ?? ''));
   return [...new Set(found.filter((p) => wanted.has(p)))];
 }
 
