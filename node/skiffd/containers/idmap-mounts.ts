@@ -1,9 +1,10 @@
-// ID-mapped volume mounts for containers in a pod's user namespace (CRI `Mount.uidMappings` and
-// `gidMappings`, which the kubelet sets on every volume of such a pod). runc 1.1 cannot make them, so
-// skiffd does, just before the runtime creates the container: a clone of the volume's mount, ID-mapped
-// with the pod's user namespace (open_tree, mount_setattr MOUNT_ATTR_IDMAP, move_mount), attached
-// under `<state>/idmap/<container>/<n>`. config.json binds that instead of the volume; once the runtime
-// has created the container, its mount namespace holds its own copy and the host-side one is detached.
+// ID-mapped mounts for containers in a pod's user namespace: a clone of a mount, ID-mapped with the
+// pod's user namespace (open_tree, mount_setattr MOUNT_ATTR_IDMAP, move_mount), attached under
+// `<state>/idmap/<container>/`. runc 1.1 makes none, so skiffd does, for two things:
+// - volumes with `Mount.uidMappings`/`gidMappings` (the kubelet sets them on every volume of such a
+//   pod): made just before the runtime creates the container, bound by config.json instead of the
+//   volume, and detached once the container's mount namespace holds its own copy;
+// - image layers, under the container's overlay rootfs (idmap-rootfs.ts).
 // Files keep their owners on disk; root-owned files are root's inside the container.
 //
 // Node cannot make these system calls, so Perl (perl-base: part of every Debian system) makes them.
@@ -34,7 +35,7 @@ while (my ($src, $dst) = splice(@pairs, 0, 2)) {
 
 const TIMEOUT_MS = 10_000;
 
-/** A volume to ID-map at start: the host path, and where the ID-mapped clone goes. */
+/** A mount to ID-map (a volume, or an image layer): the host path, and where the ID-mapped clone goes. */
 export interface IdmappedMount {
   source: string;
   target: string;
