@@ -6,6 +6,7 @@ import { serve } from '@hono/node-server';
 import type { GraphQLFetchHandler } from '../../src/handler/options.ts';
 import { createGraphiQL, type GraphiQLOptions } from './graphiql.ts';
 import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from './websocket.ts';
+import type { GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 import type { RequestLog } from './logging.ts';
 import type { ServerMetrics } from './metrics.ts';
 
@@ -73,6 +74,8 @@ export interface RunningServer {
    * remaining connections are cut. Resolves true when everything finished in time.
    */
   shutdown(timeoutMs: number): Promise<boolean>;
+  /** The GraphQL over WebSocket server, when `subscriptions` were given. */
+  webSocketServer?: GraphQLWebSocketServer;
 }
 
 export function startServer(options: StartOptions): Promise<RunningServer> {
@@ -111,6 +114,7 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
         url: `http://${host.includes(':') ? `[${host}]` : host}:${port}${options.path ?? '/graphql'}`,
         port,
         close,
+        webSocketServer: ws?.server,
         shutdown: async (timeoutMs) => {
           let timer: NodeJS.Timeout | undefined;
           const timedOut = new Promise<boolean>((done) => {

@@ -3,9 +3,11 @@
 // (Deno's, workerd's, or `ws` on Node) and adds what the core leaves to each transport: keep-alive,
 // message size and backpressure limits, syntax errors as `error` messages, and never letting a
 // failure escape as a crash.
-import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type ServerOptions, type SubscribePayload } from 'graphql-ws';
+import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type Context, type ServerOptions, type SubscribePayload } from 'graphql-ws';
 import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { Lru } from '../handler/lru.ts';
+import { createSharedSubscribe, type ConnectionParams, type SubscriptionShareKey } from './shared-subscribe.ts';
+import type { SharedExecutionStats } from './shared-executions.ts';
 
 export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
 
@@ -29,7 +31,7 @@ export interface GraphQLWebSocketExtra {
   request: Request | undefined;
 }
 
-export type ConnectionParams = Record<string, unknown> | undefined;
+export type { ConnectionParams, SubscriptionShareKey };
 
 export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionParams, GraphQLWebSocketExtra>, 'schema' | 'onSubscribe'> {
   schema: GraphQLSchema;
@@ -44,8 +46,21 @@ export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionPa
   keepAlive?: number;
   /** Largest accepted message, in UTF-16 code units (~bytes for JSON). Default 1 MiB; over it: 1009. */
   maxMessageSize?: number;
-  /** Bytes queued unsent to a client that does not read, past which it is closed (1013). Default 8 MiB. */
+  /**
+   * Bytes queued unsent to a client that does not read (the socket's `bufferedAmount`), past which it
+   * is closed (1013) and sent nothing more. Default 8 MiB.
+   */
   maxBufferedBytes?: number;
+  /**
+   * Which subscribers share one execution of a subscription. Subscribers with the same document,
+   * operation name and variables, whose keys from this function are equal, share one execution and
+   * one serialized payload per event (run with the context value of the first); `undefined` gives a
+   * subscriber its own execution. Return every part of the context the resolvers read (user id,
+   * roles…). Default: share when there is no `context` option (resolvers then see nothing per
+   * connection), never otherwise. `false` never shares. Sharing is off with a custom `onSubscribe`,
+   * `onOperation`, `onNext` or `jsonMessageReplacer`.
+   */
+  subscriptionShareKey?: SubscriptionShareKey<GraphQLWebSocketExtra> | false;
 }
 
 export interface GraphQLWebSocketServer {
@@ -58,6 +73,8 @@ export interface GraphQLWebSocketServer {
   serve(socket: WebSocketLike, init?: { request?: Request; protocol?: string }): Promise<void>;
   /** Sockets being served right now. */
   readonly openSockets: number;
+  /** Shared subscription executions running now and their members (zeros when sharing is off). */
+  subscriptionStats(): SharedExecutionStats;
   /** Closes every socket (1001 by default) and waits for their subscriptions to end. */
   close(code?: number, reason?: string): Promise<void>;
 }
@@ -78,7 +95,15 @@ function echoableCode(code: number | undefined): number {
 }
 
 export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): GraphQLWebSocketServer {
-  const { schema, keepAlive = 12_000, maxMessageSize = 1 << 20, maxBufferedBytes = 8 << 20, validationRules = [], ...serverOptions } = options;
+  const {
+    schema,
+    keepAlive = 12_000,
+    maxMessageSize = 1 << 20,
+    maxBufferedBytes = 8 << 20,
+    validationRules = [],
+    subscriptionShareKey,
+    ...serverOptions
+  } = options;
   if (!schema || typeof schema.getQueryType !== 'function') {
     throw new TypeError('createGraphQLWebSocketServer: `schema` must be a GraphQLSchema');
   }
@@ -87,8 +112,20 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     validate: serverOptions.validate,
     rules: [...specifiedRules, ...validationRules],
   });
+  const shared = createSharedSubscribe<GraphQLWebSocketExtra>({
+    options: serverOptions,
+    prepare: (payload) => documents.prepare(payload),
+    shareKey: subscriptionShareKey,
+  });
+  // The core's per-connection context, which the shared path needs; onConnect is where it first shows.
+  const contexts = new WeakMap<GraphQLWebSocketExtra, Context<ConnectionParams, GraphQLWebSocketExtra>>();
+  const { onConnect } = serverOptions;
   const core = makeServer<ConnectionParams, GraphQLWebSocketExtra>({
     ...serverOptions,
+    onConnect: (ctx) => {
+      contexts.set(ctx.extra, ctx);
+      return onConnect?.(ctx);
+    },
     onSubscribe: serverOptions.onSubscribe ?? ((_ctx, _id, payload) => documents.prepare(payload)),
     schema,
   });
@@ -125,6 +162,7 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
           /* closed between the check and the send: the close event cleans up */
         }
       };
+      const extra: GraphQLWebSocketExtra = { socket, request };
       const closed = core.opened(
         {
           protocol,
@@ -134,13 +172,15 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
             onMessage = cb;
           },
         },
-        { socket, request },
+        extra,
       );
       socket.addEventListener('message', (event: { data: unknown }) => {
         heardSincePing = true;
         const { data } = event;
         if (typeof data !== 'string') return closeSafely(CloseCode.BadRequest, 'Invalid message received');
         if (data.length > maxMessageSize) return closeSafely(1009, 'Message too big');
+        const ctx = shared && contexts.get(extra);
+        if (ctx && shared.handle({ ctx, send, close: closeSafely }, data)) return;
         onMessage?.(data).catch((error: unknown) => {
           console.error('graphql-ws: an operation failed outside GraphQL execution:', error);
           closeSafely(CloseCode.InternalServerError, 'Internal server error');
@@ -187,6 +227,9 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     },
     get openSockets() {
       return live.size;
+    },
+    subscriptionStats() {
+      return shared?.executions.stats() ?? { executions: 0, members: 0 };
     },
     async close(code = 1001, reason = 'Server shutting down') {
       for (const socket of live.keys()) {
