@@ -154,6 +154,9 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
         if (socket.readyState !== OPEN) return;
         if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) {
           closeSafely(1013, 'Client is not reading');
+          // Its closing handshake waits behind the unread bytes: release its subscriptions now, so
+          // shared executions stop visiting it and nothing more is queued for it.
+          finish(1013, 'Client is not reading');
           return;
         }
         try {
@@ -161,6 +164,16 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
         } catch {
           /* closed between the check and the send: the close event cleans up */
         }
+      };
+      let done = false;
+      const finish = (code: number | undefined, reason: string | undefined): void => {
+        if (done) return;
+        done = true;
+        if (timer) clearInterval(timer);
+        // closed() completes every subscription (graphql-js calls return() on their sources).
+        closed(code, reason)
+          .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
+          .finally(resolve);
       };
       const extra: GraphQLWebSocketExtra = { socket, request };
       const closed = core.opened(
@@ -186,18 +199,11 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
           closeSafely(CloseCode.InternalServerError, 'Internal server error');
         });
       });
-      let done = false;
       socket.addEventListener('close', (event: { code?: number; reason?: string }) => {
-        if (done) return;
-        done = true;
-        if (timer) clearInterval(timer);
         // workerd (before its auto-reply compatibility flag) waits for our half of the closing
         // handshake, and otherwise reports the request as hung; elsewhere this is a no-op.
-        if (socket.readyState !== CLOSED) closeSafely(echoableCode(event.code), '');
-        // closed() completes every subscription (graphql-js calls return() on their sources).
-        closed(event.code, event.reason)
-          .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
-          .finally(resolve);
+        if (!done && socket.readyState !== CLOSED) closeSafely(echoableCode(event.code), '');
+        finish(event.code, event.reason);
       });
     });
 

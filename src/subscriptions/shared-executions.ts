@@ -21,14 +21,17 @@ type Started = AsyncIterable<ExecutionResult> | ExecutionResult;
 
 /** Counters for tests and metrics. */
 export interface SharedExecutionStats {
-  /** Executions running right now (each with one or more members). */
+  /** Executions running right now (shared ones, and those of one subscriber). */
   executions: number;
   /** Members across them. */
   members: number;
 }
 
 export class SharedExecutions {
+  /** Shared executions by operation key. */
   readonly #running = new Map<string, Execution>();
+  /** Every running execution, shared or of one member. */
+  readonly #all = new Set<Execution>();
 
   /**
    * Adds `member` to the execution under `key`, starting it with `start` when there is none. With
@@ -38,8 +41,10 @@ export class SharedExecutions {
     let execution = key === undefined ? undefined : this.#running.get(key);
     if (!execution) {
       const created = new Execution(() => {
+        this.#all.delete(created);
         if (key !== undefined && this.#running.get(key) === created) this.#running.delete(key);
       });
+      this.#all.add(created);
       execution = created;
       if (key !== undefined) this.#running.set(key, created);
       created.add(member);
@@ -53,8 +58,8 @@ export class SharedExecutions {
 
   stats(): SharedExecutionStats {
     let members = 0;
-    for (const execution of this.#running.values()) members += execution.size;
-    return { executions: this.#running.size, members };
+    for (const execution of this.#all) members += execution.size;
+    return { executions: this.#all.size, members };
   }
 }
 
