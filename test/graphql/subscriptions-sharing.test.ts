@@ -3,7 +3,7 @@
 // keep receiving every event.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { startServer, type RunningServer } from '../../node/graphql/app.ts';
 import type { GraphQLWebSocketOptions } from '../../src/subscriptions/graphql-ws-adapter.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
