@@ -70,7 +70,7 @@ export interface GraphQLWebSocketServer {
    */
   selectProtocol(header: string | null | undefined): string | undefined;
   /** Serves one socket until it closes; never rejects. */
-  serve(socket: WebSocketLike, init?: { request?: Request; protocol?: string }): Promise<void>;
+  serve(socket: WebSocketLike, init?: { request?: Request | (() => Request | undefined); protocol?: string }): Promise<void>;
   /** Sockets being served right now. */
   readonly openSockets: number;
   /** Shared subscription executions running now and their members (zeros when sharing is off). */
@@ -131,7 +131,7 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
   });
   const live = new Map<WebSocketLike, Promise<void>>();
 
-  const serveOpen = (socket: WebSocketLike, request: Request | undefined, protocol: string): Promise<void> =>
+  const serveOpen = (socket: WebSocketLike, request: Request | (() => Request | undefined) | undefined, protocol: string): Promise<void> =>
     new Promise<void>((resolve) => {
       let onMessage: ((data: string) => Promise<void>) | undefined;
       let heardSincePing = true;
@@ -175,7 +175,7 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
           .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
           .finally(resolve);
       };
-      const extra: GraphQLWebSocketExtra = { socket, request };
+      const extra: GraphQLWebSocketExtra = typeof request === 'function' ? lazyExtra(socket, request) : { socket, request };
       const closed = core.opened(
         {
           protocol,
@@ -246,6 +246,29 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
         }
       }
       await Promise.all(live.values());
+    },
+  };
+}
+
+/**
+ * `extra` whose `request` is built on first read: a web Request costs a few KB per socket, and most
+ * servers read it only in onConnect, if at all.
+ */
+function lazyExtra(socket: WebSocketLike, build: () => Request | undefined): GraphQLWebSocketExtra {
+  let make: (() => Request | undefined) | undefined = build;
+  let request: Request | undefined;
+  return {
+    socket,
+    get request() {
+      if (make) {
+        request = make();
+        make = undefined;
+      }
+      return request;
+    },
+    set request(value) {
+      make = undefined;
+      request = value;
     },
   };
 }
