@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { BatchingWebSocket } from './batching-websocket.ts';
 import { createGraphQLWebSocketServer, type GraphQLWebSocketOptions, type GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 
 /** The part of http.Server / http2.Http2Server this needs. */
@@ -32,6 +33,7 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
   const maxMessageSize = adapterOptions.maxMessageSize ?? 1 << 20;
   const wss = new WebSocketServer({
     noServer: true,
+    WebSocket: BatchingWebSocket,
     // Counted in bytes by ws; the adapter's own limit counts characters, so allow UTF-8's worst case.
     maxPayload: maxMessageSize * 3,
     handleProtocols: (protocols) => graphqlWs.selectProtocol([...protocols].join(',')) ?? false,
