@@ -17,7 +17,7 @@ function flush(): void {
 function corkForThisTurn(ws: WebSocket): void {
   // `_socket` is ws's own field for the connection it writes to.
   const socket = (ws as unknown as { _socket?: Duplex & { writableCorked: number } })._socket;
-  if (!socket || socket.writableCorked !== 0 || socket.destroyed) return;
+  if (socket?.writableCorked !== 0 || socket.destroyed) return;
   socket.cork();
   corked.push(socket);
   if (!flushing) {
