@@ -87,13 +87,8 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
     server.once('listening', () => {
       server.off('error', reject);
       const { port } = server.address() as AddressInfo;
-      const ws = options.subscriptions
-        ? attachGraphQLWebSocket(server, {
-            ...options.subscriptions,
-            ...(options.metrics ? withSubscriptionHooks(options.subscriptions, options.metrics) : {}),
-            path: options.path ?? '/graphql',
-          })
-        : undefined;
+      const ws = options.subscriptions ? attachGraphQLWebSocket(server, { ...options.subscriptions, path: options.path ?? '/graphql' }) : undefined;
+      if (ws) options.metrics?.observeSubscriptions(ws.server);
       const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
       let closing: Promise<void> | undefined;
       const close = () =>
@@ -132,26 +127,4 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
       });
     });
   });
-}
-
-/** The WebSocket options' own onOperation/onComplete, followed by the metrics' ones. */
-function withSubscriptionHooks(
-  options: Omit<NodeGraphQLWebSocketOptions, 'path'>,
-  metrics: ServerMetrics,
-): Pick<NodeGraphQLWebSocketOptions, 'onOperation' | 'onComplete'> {
-  const { onOperation, onComplete } = metrics.subscriptionHooks;
-  return {
-    async onOperation(ctx, id, payload, args, result) {
-      const replaced = await options.onOperation?.(ctx, id, payload, args, result);
-      onOperation!(ctx, id, payload, args, replaced ?? result);
-      return replaced;
-    },
-    async onComplete(ctx, id, payload) {
-      try {
-        await options.onComplete?.(ctx, id, payload);
-      } finally {
-        onComplete!(ctx, id, payload);
-      }
-    },
-  };
 }

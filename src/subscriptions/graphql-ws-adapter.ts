@@ -73,8 +73,11 @@ export interface GraphQLWebSocketServer {
   serve(socket: WebSocketLike, init?: { request?: Request | (() => Request | undefined); protocol?: string }): Promise<void>;
   /** Sockets being served right now. */
   readonly openSockets: number;
-  /** Shared subscription executions running now and their members (zeros when sharing is off). */
-  subscriptionStats(): SharedExecutionStats;
+  /**
+   * Subscriptions streaming now (`open`), and of those the executions of the shared path and their
+   * members (zero when sharing is off).
+   */
+  subscriptionStats(): SharedExecutionStats & { open: number };
   /** Closes every socket (1001 by default) and waits for their subscriptions to end. */
   close(code?: number, reason?: string): Promise<void>;
 }
@@ -119,12 +122,31 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
   });
   // The core's per-connection context, which the shared path needs; onConnect is where it first shows.
   const contexts = new WeakMap<GraphQLWebSocketExtra, Context<ConnectionParams, GraphQLWebSocketExtra>>();
-  const { onConnect } = serverOptions;
+  const { onConnect, onOperation, onComplete } = serverOptions;
+  // Subscriptions streaming through the core (those the shared path does not take), by connection.
+  const streaming = new WeakMap<object, Set<string>>();
+  let coreStreaming = 0;
   const core = makeServer<ConnectionParams, GraphQLWebSocketExtra>({
     ...serverOptions,
     onConnect: (ctx) => {
       contexts.set(ctx.extra, ctx);
       return onConnect?.(ctx);
+    },
+    onOperation: async (ctx, id, payload, args, result) => {
+      const replaced = await onOperation?.(ctx, id, payload, args, result);
+      const streams = replaced ?? result;
+      if (streams !== null && typeof streams === 'object' && Symbol.asyncIterator in streams) {
+        let ids = streaming.get(ctx);
+        if (ids === undefined) streaming.set(ctx, (ids = new Set()));
+        if (!ids.has(id)) coreStreaming++;
+        ids.add(id);
+      }
+      return replaced;
+    },
+    // Called however an operation ends: its source ends, the client completes it, the socket closes.
+    onComplete: async (ctx, id, payload) => {
+      if (streaming.get(ctx)?.delete(id)) coreStreaming--;
+      await onComplete?.(ctx, id, payload);
     },
     onSubscribe: serverOptions.onSubscribe ?? ((_ctx, _id, payload) => documents.prepare(payload)),
     schema,
@@ -235,7 +257,8 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
       return live.size;
     },
     subscriptionStats() {
-      return shared?.executions.stats() ?? { executions: 0, members: 0 };
+      const { executions, members } = shared?.executions.stats() ?? { executions: 0, members: 0 };
+      return { executions, members, open: members + coreStreaming };
     },
     async close(code = 1001, reason = 'Server shutting down') {
       for (const socket of live.keys()) {
