@@ -55,7 +55,8 @@ Options:
   --cold LIST         runtimes for the cold-start part (default: ${coldStartRuntimes.join(',')}); "none" skips it
   --cold-samples N    fresh instances per bundle and runtime, median reported (default 15)
   --subscribers LIST  subscriber counts for the subscription part (default 100,1000,5000); "none" skips it
-  --sub-events N      mutations in each subscription burst (default 50)
+  --sub-events N      mutations in each subscription burst (default 50); bursts repeat until
+                      200,000 deliveries are timed (at most 40 bursts)
   --json              print the results as JSON instead of tables
   -h, --help          this text`;
 
@@ -237,7 +238,10 @@ if (coldRuntimes.length > 0) {
 
 let subscriptions: SubscriptionMeasurement[] = [];
 if (subscriberCounts.length > 0) {
-  log(`Subscriptions: chat schema, one WebSocket per subscriber on one room, a burst of ${subEvents} mutations, server CPU time`);
+  log(
+    `Subscriptions: chat schema, one WebSocket per subscriber on one room, bursts of ${subEvents} mutations (repeated up to 40 times ` +
+      'until 200,000 deliveries), server CPU time',
+  );
   subscriptions = await runSubscriptionBench({ servers: subscriptionServers, subscribers: subscriberCounts, events: subEvents, log });
 }
 

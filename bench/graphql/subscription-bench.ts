@@ -14,8 +14,10 @@ export interface SubscriptionMeasurement {
   server: string;
   label: string;
   subscribers: number;
+  /** Mutations per burst, and bursts (repeated until the deliveries are enough to time the CPU). */
   events: number;
-  /** Messages the subscribers received from the burst (events × subscribers when none is lost). */
+  bursts: number;
+  /** Messages the subscribers received from the bursts (events × bursts × subscribers when none is lost). */
   deliveries: number;
   /** Server CPU seconds (user + system) from the first mutation to the last receipt. */
   cpuSeconds: number;
@@ -24,6 +26,8 @@ export interface SubscriptionMeasurement {
   p99Ms: number;
   /** (RSS with every subscriber connected − RSS idle) / subscribers, in KB. */
   kbPerSubscriber: number;
+  /** (RSS with all − RSS with half of them connected) / the other half, in KB: without fixed costs. */
+  marginalKbPerSubscriber: number;
   lost: number;
   duplicated: number;
 }
@@ -74,14 +78,19 @@ async function post(url: string, text: string): Promise<void> {
   if (response.status !== 200 || body.includes('"errors"')) throw new Error(`postMessage answered ${response.status}: ${body.slice(0, 200)}`);
 }
 
+/** Deliveries timed per cell at least: /proc counts CPU in 10 ms ticks. */
+const MIN_DELIVERIES = 200_000;
+
 async function measureOne(name: string, subscribers: number, events: number): Promise<SubscriptionMeasurement> {
   const label = chatServers.find((s) => s.name === name)!.label;
+  const bursts = Math.max(1, Math.min(40, Math.round(MIN_DELIVERIES / (events * subscribers))));
+  const total = events * bursts;
   const server = await startServerProcess(name);
   const http = `http://127.0.0.1:${server.port}/graphql`;
   const ws = http.replace(/^http/, 'ws');
   const clients: Subscriber[] = [];
-  const sentAt = new Float64Array(events);
-  const latencies = new Float64Array(events * subscribers);
+  const sentAt = new Float64Array(total);
+  const latencies = new Float64Array(total * subscribers);
   let received = 0;
   let duplicated = 0;
   try {
@@ -95,7 +104,7 @@ async function measureOne(name: string, subscribers: number, events: number): Pr
         // The subscribers share this process's cores with nothing but each other: keep them cheap (no
         // compression offer, no UTF-8 validation, the sequence number read without a JSON parse).
         const socket = new WebSocket(ws, 'graphql-transport-ws', { perMessageDeflate: false, skipUTF8Validation: true });
-        const client: Subscriber = { socket, seen: new Uint8Array(events), warm: false, acked: false };
+        const client: Subscriber = { socket, seen: new Uint8Array(total), warm: false, acked: false };
         clients.push(client);
         socket.once('error', reject);
         socket.once('open', () => socket.send('{"type":"connection_init"}'));
@@ -119,33 +128,47 @@ async function measureOne(name: string, subscribers: number, events: number): Pr
         });
         socket.once('close', (code) => reject(new Error(`a subscriber was closed (${code})`)));
       });
-    for (let i = 0; i < subscribers; i += 250) {
-      await Promise.all(Array.from({ length: Math.min(250, subscribers - i) }, connect));
-    }
-    // Nothing says when a subscription is registered: publish until every subscriber saw one event.
-    for (let attempt = 0; !clients.every((c) => c.warm); attempt++) {
-      if (attempt > 300) throw new Error(`${clients.filter((c) => !c.warm).length} subscribers never received an event`);
-      await post(http, `warm-up ${attempt}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    /** Connects subscribers up to `count`, then publishes until every one saw an event and waits 1 s. */
+    const connectUpTo = async (count: number): Promise<void> => {
+      while (clients.length < count) await Promise.all(Array.from({ length: Math.min(250, count - clients.length) }, connect));
+      // Nothing says when a subscription is registered: publish until every subscriber saw one event.
+      for (let attempt = 0; !clients.every((c) => c.warm); attempt++) {
+        if (attempt > 300) throw new Error(`${clients.filter((c) => !c.warm).length} subscribers never received an event`);
+        await post(http, `warm-up ${attempt}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    };
+    const half = subscribers >> 1;
+    await connectUpTo(half);
+    const halfKb = rssKb(server.pid);
+    await connectUpTo(subscribers);
     const connectedKb = rssKb(server.pid);
 
-    const expected = events * subscribers;
     const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
-    // The burst: 8 mutations in flight at a time.
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (next < events) {
-          const seq = next++;
-          sentAt[seq] = performance.now();
-          await post(http, `b ${seq}`);
-        }
-      }),
-    );
-    await waitFor(() => received >= expected, 120_000 + expected / 10, `${expected} deliveries (got ${received})`).catch(() => {});
+    let sent = 0;
+    for (let burst = 0; burst < bursts; burst++) {
+      // A burst: `events` mutations, 8 in flight at a time; then every delivery, then a pause.
+      const end = sent + events;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (sent < end) {
+            const seq = sent++;
+            sentAt[seq] = performance.now();
+            await post(http, `b ${seq}`);
+          }
+        }),
+      );
+      const expected = end * subscribers;
+      const arrived = await waitFor(() => received >= expected, 60_000 + expected / 10, 'deliveries').then(
+        () => true,
+        () => false,
+      );
+      if (!arrived) break;
+      if (burst + 1 < bursts) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     const cpu = (cpuSeconds(server.pid) ?? Number.NaN) - cpuBefore;
+    const expected = total * subscribers;
     // Late duplicates would show within a moment.
     await new Promise((resolve) => setTimeout(resolve, 300));
     const sorted = latencies.slice(0, received).sort();
@@ -155,12 +178,14 @@ async function measureOne(name: string, subscribers: number, events: number): Pr
       label,
       subscribers,
       events,
+      bursts,
       deliveries: received,
       cpuSeconds: cpu,
       deliveriesPerCoreSecond: received / cpu,
       p50Ms: at(0.5),
       p99Ms: at(0.99),
       kbPerSubscriber: (connectedKb - idleKb) / subscribers,
+      marginalKbPerSubscriber: (connectedKb - halfKb) / (subscribers - half),
       lost: expected - received,
       duplicated,
     };
@@ -183,7 +208,8 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
       results.push(m);
       options.log(
         `  ${m.label.padEnd(28)} ${String(subscribers).padStart(5)} subscribers: ${Math.round(m.deliveriesPerCoreSecond)} deliveries/CPU-s, ` +
-          `p50 ${m.p50Ms.toFixed(0)} ms, p99 ${m.p99Ms.toFixed(0)} ms, ${m.kbPerSubscriber.toFixed(1)} KB/subscriber, lost ${m.lost}, duplicated ${m.duplicated}`,
+          `p50 ${m.p50Ms.toFixed(0)} ms, p99 ${m.p99Ms.toFixed(0)} ms, ${m.kbPerSubscriber.toFixed(1)} KB/subscriber ` +
+          `(${m.marginalKbPerSubscriber.toFixed(1)} marginal), ${m.bursts} burst${m.bursts > 1 ? 's' : ''}, lost ${m.lost}, duplicated ${m.duplicated}`,
       );
     }
   }
@@ -193,12 +219,12 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
 /** The markdown table, one row per subscriber count and server, with skiff's ratios to Mercurius. */
 export function subscriptionTable(results: SubscriptionMeasurement[]): string {
   const lines = [
-    '| subscribers | server | deliveries / CPU-s | p50 | p99 | KB / subscriber | lost | duplicated |',
-    '| ----------: | ------ | -----------------: | --: | --: | --------------: | ---: | ---------: |',
+    '| subscribers | server | deliveries / CPU-s | p50 | p99 | KB / subscriber (marginal) | lost | duplicated |',
+    '| ----------: | ------ | -----------------: | --: | --: | -------------------------: | ---: | ---------: |',
   ];
   for (const m of results) {
     lines.push(
-      `| ${m.subscribers} | ${m.label} | ${Math.round(m.deliveriesPerCoreSecond)} | ${m.p50Ms.toFixed(0)} ms | ${m.p99Ms.toFixed(0)} ms | ${m.kbPerSubscriber.toFixed(1)} | ${m.lost} | ${m.duplicated} |`,
+      `| ${m.subscribers} | ${m.label} | ${Math.round(m.deliveriesPerCoreSecond)} | ${m.p50Ms.toFixed(0)} ms | ${m.p99Ms.toFixed(0)} ms | ${m.kbPerSubscriber.toFixed(1)} (${m.marginalKbPerSubscriber.toFixed(1)}) | ${m.lost} | ${m.duplicated} |`,
     );
   }
   const targets: string[] = [];

@@ -91,6 +91,14 @@ const CONNECTING = 0;
 const OPEN = 1;
 const CLOSED = 3;
 
+function closeSocket(socket: WebSocketLike, code: number, reason: string): void {
+  try {
+    if (socket.readyState !== CLOSED) socket.close(code, reason);
+  } catch {
+    /* already closing */
+  }
+}
+
 /** A close code we may send back: the peer's own if sendable, else 1000. */
 function echoableCode(code: number | undefined): number {
   if (code === undefined) return 1000;
@@ -153,79 +161,73 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
   });
   const live = new Map<WebSocketLike, Promise<void>>();
 
+  // Per socket, only object methods and inline callbacks: a build with esbuild's keepNames (ours, and
+  // tsx's) gives every `const f = () => …` a `name` property, a few hundred bytes per socket each.
   const serveOpen = (socket: WebSocketLike, request: Request | (() => Request | undefined) | undefined, protocol: string): Promise<void> =>
     new Promise<void>((resolve) => {
       let onMessage: ((data: string) => Promise<void>) | undefined;
       let heardSincePing = true;
-      const closeSafely = (code: number, reason: string): void => {
-        try {
-          if (socket.readyState !== CLOSED) socket.close(code, reason);
-        } catch {
-          /* already closing */
-        }
+      let done = false;
+      const io = {
+        protocol,
+        send(data: string): void {
+          if (socket.readyState !== OPEN) return;
+          if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) {
+            closeSocket(socket, 1013, 'Client is not reading');
+            // Its closing handshake waits behind the unread bytes: release its subscriptions now, so
+            // shared executions stop visiting it and nothing more is queued for it.
+            io.finish(1013, 'Client is not reading');
+            return;
+          }
+          try {
+            socket.send(data);
+          } catch {
+            /* closed between the check and the send: the close event cleans up */
+          }
+        },
+        close(code: number, reason: string): void {
+          closeSocket(socket, code, reason);
+        },
+        onMessage(cb: (data: string) => Promise<void>): void {
+          onMessage = cb;
+        },
+        finish(code: number | undefined, reason: string | undefined): void {
+          if (done) return;
+          done = true;
+          if (timer) clearInterval(timer);
+          // closed() completes every subscription (graphql-js calls return() on their sources).
+          closed(code, reason)
+            .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
+            .finally(resolve);
+        },
       };
       const timer =
         keepAlive > 0 && Number.isFinite(keepAlive)
           ? setInterval(() => {
-              if (!heardSincePing) return closeSafely(1001, 'Keep-alive timeout');
+              if (!heardSincePing) return closeSocket(socket, 1001, 'Keep-alive timeout');
               heardSincePing = false;
-              send('{"type":"ping"}');
+              io.send('{"type":"ping"}');
             }, keepAlive)
           : undefined;
-      const send = (data: string): void => {
-        if (socket.readyState !== OPEN) return;
-        if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) {
-          closeSafely(1013, 'Client is not reading');
-          // Its closing handshake waits behind the unread bytes: release its subscriptions now, so
-          // shared executions stop visiting it and nothing more is queued for it.
-          finish(1013, 'Client is not reading');
-          return;
-        }
-        try {
-          socket.send(data);
-        } catch {
-          /* closed between the check and the send: the close event cleans up */
-        }
-      };
-      let done = false;
-      const finish = (code: number | undefined, reason: string | undefined): void => {
-        if (done) return;
-        done = true;
-        if (timer) clearInterval(timer);
-        // closed() completes every subscription (graphql-js calls return() on their sources).
-        closed(code, reason)
-          .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
-          .finally(resolve);
-      };
       const extra: GraphQLWebSocketExtra = typeof request === 'function' ? lazyExtra(socket, request) : { socket, request };
-      const closed = core.opened(
-        {
-          protocol,
-          send,
-          close: closeSafely,
-          onMessage: (cb) => {
-            onMessage = cb;
-          },
-        },
-        extra,
-      );
+      const closed = core.opened(io, extra);
       socket.addEventListener('message', (event: { data: unknown }) => {
         heardSincePing = true;
         const { data } = event;
-        if (typeof data !== 'string') return closeSafely(CloseCode.BadRequest, 'Invalid message received');
-        if (data.length > maxMessageSize) return closeSafely(1009, 'Message too big');
+        if (typeof data !== 'string') return closeSocket(socket, CloseCode.BadRequest, 'Invalid message received');
+        if (data.length > maxMessageSize) return closeSocket(socket, 1009, 'Message too big');
         const ctx = shared && contexts.get(extra);
-        if (ctx && shared.handle({ ctx, send, close: closeSafely }, data)) return;
+        if (ctx && shared.handle(ctx, io, data)) return;
         onMessage?.(data).catch((error: unknown) => {
           console.error('graphql-ws: an operation failed outside GraphQL execution:', error);
-          closeSafely(CloseCode.InternalServerError, 'Internal server error');
+          closeSocket(socket, CloseCode.InternalServerError, 'Internal server error');
         });
       });
       socket.addEventListener('close', (event: { code?: number; reason?: string }) => {
         // workerd (before its auto-reply compatibility flag) waits for our half of the closing
         // handshake, and otherwise reports the request as hung; elsewhere this is a no-op.
-        if (!done && socket.readyState !== CLOSED) closeSafely(echoableCode(event.code), '');
-        finish(event.code, event.reason);
+        if (!done && socket.readyState !== CLOSED) closeSocket(socket, echoableCode(event.code), '');
+        io.finish(event.code, event.reason);
       });
     });
 

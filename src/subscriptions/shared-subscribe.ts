@@ -25,16 +25,15 @@ export interface SharedSubscribeOptions<E> {
   shareKey: SubscriptionShareKey<E> | false | undefined;
 }
 
-/** What one connection gives the shared path: the core's context and the adapter's socket functions. */
-export interface SharedConnection<E> {
-  ctx: Context<ConnectionParams, E>;
+/** The adapter's socket functions for one connection (they do not depend on `this`). */
+export interface SharedConnection {
   send(frame: string): void;
   close(code: number, reason: string): void;
 }
 
 export interface SharedSubscribe<E> {
   /** Takes `data` when it is a subscription to run here; false hands it to the core. */
-  handle(connection: SharedConnection<E>, data: string): boolean;
+  handle(ctx: Context<ConnectionParams, E>, connection: SharedConnection, data: string): boolean;
   readonly executions: SharedExecutions;
 }
 
@@ -52,30 +51,39 @@ export function createSharedSubscribe<E>(setup: SharedSubscribeOptions<E>): Shar
   const run = options.subscribe ?? subscribe;
   const executions = new SharedExecutions();
 
-  const begin = async (connection: SharedConnection<E>, id: string, payload: SubscribePayload, args: ExecutionArgs): Promise<void> => {
-    const { ctx } = connection;
+  // Per subscription, only object methods (see the adapter on esbuild's keepNames).
+  const begin = async (
+    ctx: Context<ConnectionParams, E>,
+    connection: SharedConnection,
+    id: string,
+    payload: SubscribePayload,
+    args: ExecutionArgs,
+  ): Promise<void> => {
     let leave: (() => void) | undefined;
     let ended = false;
-    const end = async (notify: boolean): Promise<void> => {
-      if (ended) return;
-      ended = true;
-      if (ctx.subscriptions[id] === handle) delete ctx.subscriptions[id];
-      leave?.();
-      try {
-        await onComplete?.(ctx, id, payload);
-      } finally {
-        if (notify) connection.send(`{"id":${JSON.stringify(id)},"type":"complete"}`);
-      }
-    };
-    // The core calls return() on `complete` from the client and when the socket closes.
+    // Registered like the core's own operations: the core calls return() on `complete` from the
+    // client and when the socket closes.
     const handle = {
       [Symbol.asyncIterator]() {
-        return this;
+        return handle;
       },
-      next: async (): Promise<IteratorResult<never>> => ({ value: undefined, done: true }),
-      return: async (): Promise<IteratorResult<never>> => {
-        await end(false);
+      async next(): Promise<IteratorResult<never>> {
         return { value: undefined, done: true };
+      },
+      async return(): Promise<IteratorResult<never>> {
+        await handle.end(false);
+        return { value: undefined, done: true };
+      },
+      async end(notify: boolean): Promise<void> {
+        if (ended) return;
+        ended = true;
+        if (ctx.subscriptions[id] === handle) delete ctx.subscriptions[id];
+        leave?.();
+        try {
+          await onComplete?.(ctx, id, payload);
+        } finally {
+          if (notify) connection.send(`{"id":${JSON.stringify(id)},"type":"complete"}`);
+        }
       },
     };
     ctx.subscriptions[id] = handle;
@@ -87,14 +95,16 @@ export function createSharedSubscribe<E>(setup: SharedSubscribeOptions<E>): Shar
       const member: Member = {
         send: connection.send,
         nextPrefix: `{"id":${JSON.stringify(id)},"type":"next","payload":`,
-        error: (errors) => {
-          void (async () => {
+        error(errors) {
+          (async () => {
             const replaced = await onError?.(ctx, id, payload, errors as readonly GraphQLError[]);
             if (!ended) connection.send(JSON.stringify({ id, type: 'error', payload: replaced ?? errors }));
-            await end(false);
+            await handle.end(false);
           })().catch(report);
         },
-        complete: () => void end(true).catch(report),
+        complete() {
+          handle.end(true).catch(report);
+        },
       };
       const operationKey = key === undefined ? undefined : JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, key]);
       leave = executions.join(operationKey, member, () => run(execArgs) as Promise<AsyncIterable<ExecutionResult> | ExecutionResult>);
@@ -107,8 +117,7 @@ export function createSharedSubscribe<E>(setup: SharedSubscribeOptions<E>): Shar
 
   return {
     executions,
-    handle(connection, data) {
-      const { ctx } = connection;
+    handle(ctx, connection, data) {
       if (!ctx.acknowledged) return false;
       let message: { type?: unknown; id?: unknown; payload?: unknown };
       try {
@@ -131,7 +140,7 @@ export function createSharedSubscribe<E>(setup: SharedSubscribeOptions<E>): Shar
         return true;
       }
       const rootValue = 'rootValue' in args ? args.rootValue : roots?.subscription;
-      void begin(connection, message.id, payload, { ...args, rootValue });
+      void begin(ctx, connection, message.id, payload, { ...args, rootValue });
       return true;
     },
   };
