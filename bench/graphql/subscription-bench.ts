@@ -36,6 +36,8 @@ export interface SubscriptionBenchOptions {
   servers: string[];
   subscribers: number[];
   events: number;
+  /** Deliveries to time per cell at least (bursts repeat up to 40 times). Default 200,000. */
+  minDeliveries?: number;
   log: (line: string) => void;
 }
 
@@ -78,12 +80,12 @@ async function post(url: string, text: string): Promise<void> {
   if (response.status !== 200 || body.includes('"errors"')) throw new Error(`postMessage answered ${response.status}: ${body.slice(0, 200)}`);
 }
 
-/** Deliveries timed per cell at least: /proc counts CPU in 10 ms ticks. */
+/** Deliveries timed per cell at least by default: /proc counts CPU in 10 ms ticks. */
 const MIN_DELIVERIES = 200_000;
 
-async function measureOne(name: string, subscribers: number, events: number): Promise<SubscriptionMeasurement> {
+async function measureOne(name: string, subscribers: number, events: number, minDeliveries: number): Promise<SubscriptionMeasurement> {
   const label = chatServers.find((s) => s.name === name)!.label;
-  const bursts = Math.max(1, Math.min(40, Math.round(MIN_DELIVERIES / (events * subscribers))));
+  const bursts = Math.max(1, Math.min(40, Math.round(minDeliveries / (events * subscribers))));
   const total = events * bursts;
   const server = await startServerProcess(name);
   const http = `http://127.0.0.1:${server.port}/graphql`;
@@ -204,7 +206,7 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
   const results: SubscriptionMeasurement[] = [];
   for (const subscribers of options.subscribers) {
     for (const name of options.servers) {
-      const m = await measureOne(name, subscribers, options.events);
+      const m = await measureOne(name, subscribers, options.events, options.minDeliveries ?? MIN_DELIVERIES);
       results.push(m);
       options.log(
         `  ${m.label.padEnd(28)} ${String(subscribers).padStart(5)} subscribers: ${Math.round(m.deliveriesPerCoreSecond)} deliveries/CPU-s, ` +

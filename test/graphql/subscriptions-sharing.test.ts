@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type WebSocket from 'ws';
+import { GraphQLBoolean, GraphQLError, GraphQLInt, GraphQLObjectType, GraphQLSchema } from 'graphql';
 import { startServer, type RunningServer } from '../../node/graphql/app.ts';
 import type { GraphQLWebSocketOptions } from '../../src/subscriptions/graphql-ws-adapter.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
@@ -82,6 +83,72 @@ describe('shared subscription executions (Node)', () => {
       }
     });
   }
+
+  it('a source that fails ends every member with an error; a failing subscribe resolver with one result each', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let sourcesStarted = 0;
+    const schema = new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLBoolean, resolve: () => true } } }),
+      subscription: new GraphQLObjectType({
+        name: 'Subscription',
+        fields: {
+          ticks: {
+            type: GraphQLInt,
+            subscribe: async function* () {
+              sourcesStarted++;
+              await gate;
+              yield 1;
+              throw new Error('the source broke');
+            },
+            resolve: (n: number) => n,
+          },
+          refused: {
+            type: GraphQLInt,
+            subscribe: () => {
+              throw new GraphQLError('not allowed');
+            },
+          },
+        },
+      }),
+    });
+    const server = await startServer({ handler: createGraphQLHandler({ schema }), port: 0, hostname: '127.0.0.1', subscriptions: { schema, keepAlive: 0 } });
+    servers.push(server);
+    const ws = server.url.replace(/^http/, 'ws');
+    const open = async () => {
+      const socket = await new RawSocket(ws).open();
+      socket.send({ type: 'connection_init' });
+      await socket.waitFor('connection_ack');
+      return socket;
+    };
+    const sockets = [await open(), await open()];
+    try {
+      for (const socket of sockets) socket.send({ type: 'subscribe', id: 't', payload: { query: 'subscription { ticks }' } });
+      await until(() => server.webSocketServer!.subscriptionStats().members === 2, 5000, 'both members');
+      release();
+      for (const socket of sockets) {
+        await socket.waitFor('error');
+        const types = socket.messages.map((m) => (m as { type: string }).type);
+        assert.deepEqual(types, ['connection_ack', 'next', 'error']);
+        assert.deepEqual((socket.messages[1] as { payload: unknown }).payload, { data: { ticks: 1 } });
+        assert.match(JSON.stringify((socket.messages[2] as { payload: unknown }).payload), /the source broke/);
+      }
+      assert.equal(sourcesStarted, 1, 'one source for both');
+      await until(() => server.webSocketServer!.subscriptionStats().executions === 0, 5000, 'the execution to end');
+
+      for (const socket of sockets) socket.send({ type: 'subscribe', id: 'r', payload: { query: 'subscription { refused }' } });
+      for (const socket of sockets) {
+        await socket.waitFor('complete');
+        const result = socket.messages.find((m) => (m as { type: string; id?: string }).type === 'next' && (m as { id?: string }).id === 'r');
+        assert.match(JSON.stringify(result), /not allowed/);
+      }
+      assert.equal(server.webSocketServer!.subscriptionStats().open, 0);
+    } finally {
+      for (const socket of sockets) socket.terminate();
+    }
+  });
 
   it('closes one client that stops reading (1013) while 999 others get every event', async () => {
     const maxBufferedBytes = 256 << 10;
