@@ -30,6 +30,8 @@ export interface AttachedGraphQLWebSocket {
 export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: NodeGraphQLWebSocketOptions): AttachedGraphQLWebSocket {
   const { path = '/graphql', ...adapterOptions } = options;
   const graphqlWs = createGraphQLWebSocketServer(adapterOptions);
+  // ctx.extra.request is only read by hooks: without any, keep no part of the upgrade request.
+  const readsRequest = hooks.some((hook) => typeof adapterOptions[hook] === 'function');
   const maxMessageSize = adapterOptions.maxMessageSize ?? 1 << 20;
   const wss = new WebSocketServer({
     noServer: true,
@@ -47,11 +49,11 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
       return;
     }
     socket.on('error', destroySocket);
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, upgradeRequest(req)));
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, readsRequest ? upgradeRequest(req) : undefined));
   };
   // Outside onUpgrade, so that what each socket keeps (its listeners) holds no reference to the
   // IncomingMessage or the head buffer.
-  const serve = (ws: WebSocket, request: () => Request | undefined): void => {
+  const serve = (ws: WebSocket, request: (() => Request | undefined) | undefined): void => {
     ws.on('error', () => ws.terminate());
     void graphqlWs.serve(ws, { request });
   };
@@ -69,6 +71,22 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
     },
   };
 }
+
+/** The options whose functions receive graphql-ws's ctx, and with it ctx.extra.request. */
+const hooks = [
+  'onConnect',
+  'onDisconnect',
+  'onClose',
+  'onSubscribe',
+  'onOperation',
+  'onNext',
+  'onError',
+  'onComplete',
+  'onPing',
+  'onPong',
+  'context',
+  'subscriptionShareKey',
+] as const satisfies readonly (keyof GraphQLWebSocketOptions)[];
 
 function destroySocket(this: Duplex): void {
   this.destroy();
