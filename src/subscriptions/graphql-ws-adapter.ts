@@ -239,19 +239,26 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     },
     serve(socket, init = {}) {
       const protocol = init.protocol ?? socket.protocol ?? '';
-      const served = (async () => {
-        if (socket.readyState === CONNECTING) {
-          // Deno hands the socket over before the handshake finishes; sending then would throw.
-          const opened = await new Promise<boolean>((resolve) => {
-            socket.addEventListener('open', () => resolve(true));
-            socket.addEventListener('close', () => resolve(false));
-          });
-          if (!opened) return;
-        }
-        if (socket.readyState !== OPEN) return;
-        await serveOpen(socket, init.request, protocol);
-      })().catch((error: unknown) => console.error('graphql-ws: serving a socket failed:', error));
-      const tracked = served.finally(() => live.delete(socket));
+      // Deno hands the socket over before the handshake finishes; sending then would throw. Elsewhere
+      // it is open already, and nothing is awaited in between (no async frame kept per socket).
+      const served =
+        socket.readyState === CONNECTING
+          ? new Promise<boolean>((resolve) => {
+              socket.addEventListener('open', () => resolve(true));
+              socket.addEventListener('close', () => resolve(false));
+            }).then((opened) => (opened && socket.readyState === OPEN ? serveOpen(socket, init.request, protocol) : undefined))
+          : socket.readyState === OPEN
+            ? serveOpen(socket, init.request, protocol)
+            : Promise.resolve();
+      const tracked = served.then(
+        () => {
+          live.delete(socket);
+        },
+        (error: unknown) => {
+          live.delete(socket);
+          console.error('graphql-ws: serving a socket failed:', error);
+        },
+      );
       live.set(socket, tracked);
       return tracked;
     },
