@@ -35,9 +35,10 @@ export class SharedExecutions {
 
   /**
    * Adds `member` to the execution under `key`, starting it with `start` when there is none. With
-   * `key` undefined the member gets an execution of its own. Returns the function that removes it.
+   * `key` undefined the member gets an execution of its own. Returns the execution, whose remove()
+   * takes the member out.
    */
-  join(key: string | undefined, member: Member, start: () => Promise<Started> | Started): () => void {
+  join(key: string | undefined, member: Member, start: () => Promise<Started> | Started): { remove(member: Member): void } {
     let execution = key === undefined ? undefined : this.#running.get(key);
     if (!execution) {
       const created = new Execution(() => {
@@ -49,11 +50,10 @@ export class SharedExecutions {
       if (key !== undefined) this.#running.set(key, created);
       created.add(member);
       created.run(start);
-      return () => created.remove(member);
+      return created;
     }
-    const joined = execution;
-    joined.add(member);
-    return () => joined.remove(member);
+    execution.add(member);
+    return execution;
   }
 
   stats(): SharedExecutionStats {

@@ -51,67 +51,20 @@ export function createSharedSubscribe<E>(setup: SharedSubscribeOptions<E>): Shar
   const run = options.subscribe ?? subscribe;
   const executions = new SharedExecutions();
 
-  // Per subscription, only object methods (see the adapter on esbuild's keepNames).
-  const begin = async (
-    ctx: Context<ConnectionParams, E>,
-    connection: SharedConnection,
-    id: string,
-    payload: SubscribePayload,
-    args: ExecutionArgs,
-  ): Promise<void> => {
-    let leave: (() => void) | undefined;
-    let ended = false;
-    // Registered like the core's own operations: the core calls return() on `complete` from the
-    // client and when the socket closes.
-    const handle = {
-      [Symbol.asyncIterator]() {
-        return handle;
-      },
-      async next(): Promise<IteratorResult<never>> {
-        return { value: undefined, done: true };
-      },
-      async return(): Promise<IteratorResult<never>> {
-        await handle.end(false);
-        return { value: undefined, done: true };
-      },
-      async end(notify: boolean): Promise<void> {
-        if (ended) return;
-        ended = true;
-        if (ctx.subscriptions[id] === handle) delete ctx.subscriptions[id];
-        leave?.();
-        try {
-          await onComplete?.(ctx, id, payload);
-        } finally {
-          if (notify) connection.send(`{"id":${JSON.stringify(id)},"type":"complete"}`);
-        }
-      },
-    };
-    ctx.subscriptions[id] = handle;
+  const hooks: SubscriberHooks<E> = { onComplete, onError };
+  const begin = async (subscriber: Subscriber<E>, payload: SubscribePayload, args: ExecutionArgs): Promise<void> => {
+    const { ctx, id, connection } = subscriber;
     try {
       const contextValue = typeof context === 'function' ? await context(ctx, id, payload, args) : context;
       const execArgs: ExecutionArgs = { ...args, contextValue };
       const key = await shareKey(ctx, execArgs);
-      if (ended) return;
-      const member: Member = {
-        send: connection.send,
-        nextPrefix: `{"id":${JSON.stringify(id)},"type":"next","payload":`,
-        error(errors) {
-          (async () => {
-            const replaced = await onError?.(ctx, id, payload, errors as readonly GraphQLError[]);
-            if (!ended) connection.send(JSON.stringify({ id, type: 'error', payload: replaced ?? errors }));
-            await handle.end(false);
-          })().catch(report);
-        },
-        complete() {
-          handle.end(true).catch(report);
-        },
-      };
+      if (subscriber.ended) return;
       const operationKey = key === undefined ? undefined : JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, key]);
-      leave = executions.join(operationKey, member, () => run(execArgs) as Promise<AsyncIterable<ExecutionResult> | ExecutionResult>);
+      subscriber.execution = executions.join(operationKey, subscriber, () => run(execArgs) as Promise<AsyncIterable<ExecutionResult> | ExecutionResult>);
     } catch (error) {
       // A throwing context or share-key function, as the core treats failures outside execution.
       report(error);
-      if (!ended) connection.close(CloseCode.InternalServerError, 'Internal server error');
+      if (!subscriber.ended) connection.close(CloseCode.InternalServerError, 'Internal server error');
     }
   };
 
@@ -140,10 +93,83 @@ export function createSharedSubscribe<E>(setup: SharedSubscribeOptions<E>): Shar
         return true;
       }
       const rootValue = 'rootValue' in args ? args.rootValue : roots?.subscription;
-      void begin(ctx, connection, message.id, payload, { ...args, rootValue });
+      // Registered like the core's own operations: the core calls its return() on `complete` from
+      // the client and when the socket closes.
+      const subscriber = new Subscriber(ctx, connection, message.id, payload, hooks);
+      ctx.subscriptions[message.id] = subscriber;
+      void begin(subscriber, payload, { ...args, rootValue });
       return true;
     },
   };
+}
+
+interface SubscriberHooks<E> {
+  onComplete: ServerOptions<ConnectionParams, E>['onComplete'];
+  onError: ServerOptions<ConnectionParams, E>['onError'];
+}
+
+/**
+ * One subscription on the shared path: a member of an execution, and the async-iterator-shaped
+ * handle the core keeps in ctx.subscriptions. One object with prototype methods, so a subscriber
+ * costs a few fields rather than a set of closures.
+ */
+class Subscriber<E> implements Member {
+  readonly nextPrefix: string;
+  ended = false;
+  execution: { remove(member: Member): void } | undefined;
+
+  constructor(
+    readonly ctx: Context<ConnectionParams, E>,
+    readonly connection: SharedConnection,
+    readonly id: string,
+    readonly payload: SubscribePayload,
+    readonly hooks: SubscriberHooks<E>,
+  ) {
+    this.nextPrefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  }
+
+  send(frame: string): void {
+    this.connection.send(frame);
+  }
+
+  error(errors: readonly { message: string }[]): void {
+    this.#fail(errors).catch(report);
+  }
+
+  async #fail(errors: readonly { message: string }[]): Promise<void> {
+    const replaced = await this.hooks.onError?.(this.ctx, this.id, this.payload, errors as readonly GraphQLError[]);
+    if (!this.ended) this.connection.send(JSON.stringify({ id: this.id, type: 'error', payload: replaced ?? errors }));
+    await this.end(false);
+  }
+
+  complete(): void {
+    this.end(true).catch(report);
+  }
+
+  async end(notify: boolean): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.ctx.subscriptions[this.id] === this) delete this.ctx.subscriptions[this.id];
+    this.execution?.remove(this);
+    try {
+      await this.hooks.onComplete?.(this.ctx, this.id, this.payload);
+    } finally {
+      if (notify) this.connection.send(`{"id":${JSON.stringify(this.id)},"type":"complete"}`);
+    }
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<never>> {
+    return { value: undefined, done: true };
+  }
+
+  async return(): Promise<IteratorResult<never>> {
+    await this.end(false);
+    return { value: undefined, done: true };
+  }
 }
 
 function report(error: unknown): void {
