@@ -3,11 +3,12 @@
 // (Deno's, workerd's, or `ws` on Node) and adds what the core leaves to each transport: keep-alive,
 // message size and backpressure limits, syntax errors as `error` messages, and never letting a
 // failure escape as a crash.
-import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type Context, type ServerOptions, type SubscribePayload } from 'graphql-ws';
+import { GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type Context, type ServerOptions, type SubscribePayload } from 'graphql-ws';
 import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { Lru } from '../handler/lru.ts';
 import { createSharedSubscribe, type ConnectionParams, type SubscriptionShareKey } from './shared-subscribe.ts';
 import type { SharedExecutionStats } from './shared-executions.ts';
+import { Connection } from './socket-connection.ts';
 
 export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
 
@@ -89,21 +90,6 @@ export function isWebSocketUpgrade(request: Request): boolean {
 
 const CONNECTING = 0;
 const OPEN = 1;
-const CLOSED = 3;
-
-function closeSocket(socket: WebSocketLike, code: number, reason: string): void {
-  try {
-    if (socket.readyState !== CLOSED) socket.close(code, reason);
-  } catch {
-    /* already closing */
-  }
-}
-
-/** A close code we may send back: the peer's own if sendable, else 1000. */
-function echoableCode(code: number | undefined): number {
-  if (code === undefined) return 1000;
-  return code === 1000 || (code >= 1001 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999) ? code : 1000;
-}
 
 export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): GraphQLWebSocketServer {
   const {
@@ -161,74 +147,20 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
   });
   const live = new Map<WebSocketLike, Promise<void>>();
 
-  // Per socket, only object methods and inline callbacks: a build with esbuild's keepNames (ours, and
-  // tsx's) gives every `const f = () => …` a `name` property, a few hundred bytes per socket each.
+  const limits = { keepAlive, maxMessageSize, maxBufferedBytes };
   const serveOpen = (socket: WebSocketLike, request: Request | (() => Request | undefined) | undefined, protocol: string): Promise<void> =>
     new Promise<void>((resolve) => {
-      let onMessage: ((data: string) => Promise<void>) | undefined;
-      let heardSincePing = true;
-      let done = false;
-      const io = {
-        protocol,
-        send(data: string): void {
-          if (socket.readyState !== OPEN) return;
-          if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) {
-            closeSocket(socket, 1013, 'Client is not reading');
-            // Its closing handshake waits behind the unread bytes: release its subscriptions now, so
-            // shared executions stop visiting it and nothing more is queued for it.
-            io.finish(1013, 'Client is not reading');
-            return;
-          }
-          try {
-            socket.send(data);
-          } catch {
-            /* closed between the check and the send: the close event cleans up */
-          }
-        },
-        close(code: number, reason: string): void {
-          closeSocket(socket, code, reason);
-        },
-        onMessage(cb: (data: string) => Promise<void>): void {
-          onMessage = cb;
-        },
-        finish(code: number | undefined, reason: string | undefined): void {
-          if (done) return;
-          done = true;
-          if (timer) clearInterval(timer);
-          // closed() completes every subscription (graphql-js calls return() on their sources).
-          closed(code, reason)
-            .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
-            .finally(resolve);
-        },
-      };
-      const timer =
-        keepAlive > 0 && Number.isFinite(keepAlive)
-          ? setInterval(() => {
-              if (!heardSincePing) return closeSocket(socket, 1001, 'Keep-alive timeout');
-              heardSincePing = false;
-              io.send('{"type":"ping"}');
-            }, keepAlive)
-          : undefined;
       const extra: GraphQLWebSocketExtra = typeof request === 'function' ? lazyExtra(socket, request) : { socket, request };
-      const closed = core.opened(io, extra);
+      const connection = new Connection(socket, protocol, limits, resolve);
+      connection.start(core.opened(connection, extra));
       socket.addEventListener('message', (event: { data: unknown }) => {
-        heardSincePing = true;
-        const { data } = event;
-        if (typeof data !== 'string') return closeSocket(socket, CloseCode.BadRequest, 'Invalid message received');
-        if (data.length > maxMessageSize) return closeSocket(socket, 1009, 'Message too big');
+        const data = connection.accept(event.data);
+        if (data === undefined) return;
         const ctx = shared && contexts.get(extra);
-        if (ctx && shared.handle(ctx, io, data)) return;
-        onMessage?.(data).catch((error: unknown) => {
-          console.error('graphql-ws: an operation failed outside GraphQL execution:', error);
-          closeSocket(socket, CloseCode.InternalServerError, 'Internal server error');
-        });
+        if (ctx && shared.handle(ctx, connection, data)) return;
+        connection.deliver(data);
       });
-      socket.addEventListener('close', (event: { code?: number; reason?: string }) => {
-        // workerd (before its auto-reply compatibility flag) waits for our half of the closing
-        // handshake, and otherwise reports the request as hung; elsewhere this is a no-op.
-        if (!done && socket.readyState !== CLOSED) closeSocket(socket, echoableCode(event.code), '');
-        io.finish(event.code, event.reason);
-      });
+      socket.addEventListener('close', (event: { code?: number; reason?: string }) => connection.closed(event.code, event.reason));
     });
 
   return {
