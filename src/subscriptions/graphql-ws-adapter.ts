@@ -59,7 +59,7 @@ export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionPa
    * subscriber its own execution. Return every part of the context the resolvers read (user id,
    * roles…). Default: share when there is no `context` option (resolvers then see nothing per
    * connection), never otherwise. `false` never shares. Sharing is off with a custom `onSubscribe`,
-   * `onOperation`, `onNext` or `jsonMessageReplacer`.
+   * `onOperation`, `onNext`, `jsonMessageReplacer` or `jsonMessageReviver`.
    */
   subscriptionShareKey?: SubscriptionShareKey<GraphQLWebSocketExtra> | false;
 }

@@ -25,7 +25,7 @@ export interface SharedSubscribeOptions<E> {
   shareKey: SubscriptionShareKey<E> | false | undefined;
 }
 
-/** The adapter's socket functions for one connection (they do not depend on `this`). */
+/** The adapter's side of one connection. */
 export interface SharedConnection {
   send(frame: string): void;
   close(code: number, reason: string): void;
@@ -39,11 +39,14 @@ export interface SharedSubscribe<E> {
 
 /**
  * Undefined when the options change what a subscriber receives per connection in ways we cannot
- * share (a custom onSubscribe, onOperation, onNext or JSON replacer): then the core runs everything.
+ * share (a custom onSubscribe, onOperation, onNext, JSON replacer or reviver): then the core runs
+ * everything.
  */
 export function createSharedSubscribe<E>(setup: SharedSubscribeOptions<E>): SharedSubscribe<E> | undefined {
   const { options, prepare } = setup;
-  if (setup.shareKey === false || options.onSubscribe || options.onOperation || options.onNext || options.jsonMessageReplacer) return undefined;
+  if (setup.shareKey === false || options.onSubscribe || options.onOperation || options.onNext || options.jsonMessageReplacer || options.jsonMessageReviver) {
+    return undefined;
+  }
   const { context, roots, onError, onComplete } = options;
   // Without a `context` option resolvers see no per-connection data: the operation alone decides the
   // result, so sharing is safe by default. With one, only a declared key shares.
