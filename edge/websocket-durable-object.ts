@@ -8,7 +8,7 @@
 // Sockets are held with the standard accept() API, not hibernation: graphql-ws keeps per-connection
 // state in memory, so the object stays resident while clients are connected.
 import type { GraphQLSchema } from 'graphql';
-import type { GraphQLWebSocketOptions } from '../src/subscriptions/graphql-ws-adapter.ts';
+import type { GraphQLWebSocketOptions, GraphQLWebSocketServer } from '../src/subscriptions/graphql-ws-adapter.ts';
 import { createInProcessPubSub, type PubSub, type TopicMap } from '../src/subscriptions/pubsub.ts';
 import { withGraphQLWebSocket, type FetchHandler } from './websocket-workerd.ts';
 
@@ -82,12 +82,16 @@ export function createSubscriptionsObject<Env>(setup: (env: Env) => Subscription
   return class GraphQLSubscriptionsObject {
     readonly #pubsub: PubSub<TopicMap>;
     readonly #fetch: FetchHandler;
+    /** The object's GraphQL over WebSocket server (open sockets, shared subscription executions). */
+    readonly webSocketServer: GraphQLWebSocketServer;
 
     constructor(_state: unknown, env: Env) {
       const { schema, pubsub, webSocket } = setup(env);
       this.#pubsub = pubsub;
       const refuse = (): Response => new Response('This Durable Object only accepts WebSocket upgrades and events', { status: 404 });
-      this.#fetch = withGraphQLWebSocket(refuse, { ...webSocket, schema, path: null });
+      const fetch = withGraphQLWebSocket(refuse, { ...webSocket, schema, path: null }, { inDurableObject: true });
+      this.#fetch = fetch;
+      this.webSocketServer = fetch.webSocketServer;
     }
 
     async fetch(request: Request): Promise<Response> {

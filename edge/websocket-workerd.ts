@@ -17,8 +17,13 @@ export type WorkerdGraphQLWebSocketOptions = FetchWebSocketOptions;
 export function withGraphQLWebSocket(
   handler: FetchHandler,
   options: WorkerdGraphQLWebSocketOptions,
+  placement: { inDurableObject?: boolean } = {},
 ): FetchHandler & { readonly webSocketServer: GraphQLWebSocketServer } {
-  return withFetchWebSocket(handler, options, (request, protocol, server) => {
+  // In a stateless Worker each socket belongs to the request that upgraded it, and workerd refuses
+  // writes to it from any other request's work: one execution cannot serve several sockets, so
+  // subscriptions are not shared there. A Durable Object's sockets share the object's context.
+  const adapterOptions = placement.inDurableObject ? options : { ...options, subscriptionShareKey: false as const };
+  return withFetchWebSocket(handler, adapterOptions, (request, protocol, server) => {
     const pair = new WebSocketPair();
     const [client, socket] = [pair[0], pair[1]];
     socket.accept();

@@ -7,6 +7,8 @@
 //  3. Edge, in-process: our handler against graphql-http's plain fetch handler inside workerd and Deno.
 //  4. Edge cold start: fresh instances of the workerd and Deno bundles to their first Q1 body, beside
 //     an empty worker (the floor), graphql-yoga and graphql-http; with each bundle's size.
+//  5. Subscriptions: skiff and Mercurius on the chat schema, N graphql-ws subscribers on one room and
+//     a burst of mutations: deliveries per CPU-second, publish→receipt latency, memory per subscriber.
 import { parseArgs } from 'node:util';
 import { coldStartRuntimes, runColdStartBench, type ColdStartMeasurement } from './cold-start-bench.ts';
 import { runEdgeBench, edgeRuntimes, type EdgeMeasurement } from './edge-bench.ts';
@@ -16,6 +18,7 @@ import { benchQueries } from './queries.ts';
 import { benchServers, expectedBodies } from './servers.ts';
 import { coldStartTable, edgeTable, httpTable, interleavedTable, saturatedTable, targetLines } from './report.ts';
 import { median } from './stats.ts';
+import { runSubscriptionBench, subscriptionServers, subscriptionTable, type SubscriptionMeasurement } from './subscription-bench.ts';
 
 const usage = `Usage: npm run bench -- [options]
 
@@ -51,6 +54,9 @@ Options:
   --edge-batches N    timed batches per edge cell, median reported (default 5)
   --cold LIST         runtimes for the cold-start part (default: ${coldStartRuntimes.join(',')}); "none" skips it
   --cold-samples N    fresh instances per bundle and runtime, median reported (default 15)
+  --subscribers LIST  subscriber counts for the subscription part (default 100,1000,5000); "none" skips it
+  --sub-events N      mutations in each subscription burst (default 50); bursts repeat until
+                      200,000 deliveries are timed (at most 40 bursts)
   --json              print the results as JSON instead of tables
   -h, --help          this text`;
 
@@ -78,6 +84,8 @@ try {
       'edge-batches': { type: 'string', default: '5' },
       cold: { type: 'string', default: coldStartRuntimes.join(',') },
       'cold-samples': { type: 'string', default: '15' },
+      subscribers: { type: 'string', default: '100,1000,5000' },
+      'sub-events': { type: 'string', default: '50' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -146,6 +154,8 @@ const satSlices = sliceCount('sat-slices', args['sat-slices']!);
 const cpuSlices = sliceCount('cpu-slices', args['cpu-slices']!);
 const cpuSlice = positive('cpu-slice', args['cpu-slice']!, false);
 const cpuRate = positive('cpu-rate', args['cpu-rate']!, true);
+const subscriberCounts = args.subscribers === 'none' ? [] : args.subscribers!.split(',').map((n) => positive('subscribers', n.trim(), true));
+const subEvents = positive('sub-events', args['sub-events']!, true);
 const log = (line: string) => {
   if (!args.json) console.log(line);
   else console.error(line);
@@ -226,8 +236,19 @@ if (coldRuntimes.length > 0) {
   coldStart = await runColdStartBench({ runtimes: coldRuntimes, samples: coldSamples, log });
 }
 
+let subscriptions: SubscriptionMeasurement[] = [];
+if (subscriberCounts.length > 0) {
+  log(
+    `Subscriptions: chat schema, one WebSocket per subscriber on one room, bursts of ${subEvents} mutations (repeated up to 40 times ` +
+      'until 200,000 deliveries), server CPU time',
+  );
+  subscriptions = await runSubscriptionBench({ servers: subscriptionServers, subscribers: subscriberCounts, events: subEvents, log });
+}
+
 if (args.json) {
-  console.log(JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, saturated, interleaved, edge, coldStart }, null, 2));
+  console.log(
+    JSON.stringify({ started: started.toISOString(), load, rounds, http: measurements, saturated, interleaved, edge, coldStart, subscriptions }, null, 2),
+  );
 } else {
   const labels = servers.map((n) => ({ name: n, label: benchServers.find((s) => s.name === n)!.label }));
   if (measurements.length > 0) {
@@ -249,6 +270,10 @@ if (args.json) {
   if (coldStart.length > 0) {
     console.log('');
     console.log(coldStartTable(coldStart));
+  }
+  if (subscriptions.length > 0) {
+    console.log('');
+    console.log(subscriptionTable(subscriptions));
   }
   const targets = targetLines(measurements, edge, interleaved, saturated, coldStart);
   if (targets.length > 0) {

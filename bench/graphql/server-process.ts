@@ -1,6 +1,7 @@
 // One bench server in its own process: `tsx bench/graphql/server-process.ts NAME` prints
 // `READY <port>` once listening and exits when told (SIGTERM/SIGINT) or when its parent goes away.
 import { benchServer } from './servers.ts';
+import { chatServers } from './chat-servers.ts';
 
 const name = process.argv[2];
 if (!name) {
@@ -9,7 +10,7 @@ if (!name) {
 }
 
 try {
-  const running = await benchServer(name).start();
+  const running = await (chatServers.find((s) => s.name === name) ?? benchServer(name)).start();
   const stop = () => {
     running.close().then(
       () => process.exit(0),

@@ -1,11 +1,11 @@
 // A small chat schema with all three operation types, separate from the countries API: the query
 // reads recent messages, the mutation posts one and publishes it, the subscription streams them.
 //
-//   type Message { id: ID!  room: String!  author: String!  text: String!  createdAt: String! }
+//   type Message { id: ID!  room: String!  author: String!  text: String!  createdAt: String!  mine: Boolean! }
 //   type Query { messages(room: String! = "general", last: Int! = 50): [Message!]! }
 //   type Mutation { postMessage(room: String! = "general", author: String!, text: String!): Message! }
 //   type Subscription { messageAdded(room: String! = "general"): Message! }
-import { GraphQLError, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import { GraphQLBoolean, GraphQLError, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { createInProcessPubSub, type PubSub } from '../../src/subscriptions/pubsub.ts';
 
 export interface ChatMessage {
@@ -14,6 +14,11 @@ export interface ChatMessage {
   author: string;
   text: string;
   createdAt: string;
+}
+
+/** What resolvers read from the GraphQL context: the connection's user, when the server knows it. */
+export interface ChatContext {
+  user?: string;
 }
 
 /** The pub/sub topics this schema uses: one per room. */
@@ -63,6 +68,12 @@ export function createChatSchema(options: ChatSchemaOptions = {}): GraphQLSchema
       author: { type: new GraphQLNonNull(GraphQLString) },
       text: { type: new GraphQLNonNull(GraphQLString) },
       createdAt: { type: new GraphQLNonNull(GraphQLString), description: 'ISO 8601 time the server accepted it' },
+      // Per-user data: subscribers with different users must not share its execution.
+      mine: {
+        type: new GraphQLNonNull(GraphQLBoolean),
+        description: "Whether the viewer (the context's user) wrote it; false without one.",
+        resolve: (message, _args, context: ChatContext | undefined) => context?.user !== undefined && context.user === message.author,
+      },
     },
   });
   const room = { type: new GraphQLNonNull(GraphQLString), defaultValue: 'general' };

@@ -5,6 +5,7 @@ import { startServer } from '../../node/graphql/app.ts';
 import type { NodeGraphQLWebSocketOptions } from '../../node/graphql/websocket.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import type { PubSub } from '../../src/subscriptions/pubsub.ts';
+import type { GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 import { createChatSchema, type ChatTopics } from './schema.ts';
 
 export interface ChatServerOptions {
@@ -25,6 +26,8 @@ export interface ChatServer {
   /** ws://host:port/graphql */
   wsUrl: string;
   port: number;
+  /** The WebSocket side (open sockets, shared subscription executions). */
+  webSocketServer: GraphQLWebSocketServer;
   /** Closes sockets (1001), the HTTP server and the pub/sub. */
   close(): Promise<void>;
 }
@@ -42,6 +45,7 @@ export async function startChatServer(options: ChatServerOptions = {}): Promise<
     url: server.url,
     wsUrl: server.url.replace(/^http/, 'ws'),
     port: server.port,
+    webSocketServer: server.webSocketServer!,
     async close() {
       await server.close();
       await options.pubsub?.close();

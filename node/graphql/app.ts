@@ -6,6 +6,7 @@ import { serve } from '@hono/node-server';
 import type { GraphQLFetchHandler } from '../../src/handler/options.ts';
 import { createGraphiQL, type GraphiQLOptions } from './graphiql.ts';
 import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from './websocket.ts';
+import type { GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 import type { RequestLog } from './logging.ts';
 import type { ServerMetrics } from './metrics.ts';
 
@@ -73,6 +74,8 @@ export interface RunningServer {
    * remaining connections are cut. Resolves true when everything finished in time.
    */
   shutdown(timeoutMs: number): Promise<boolean>;
+  /** The GraphQL over WebSocket server, when `subscriptions` were given. */
+  webSocketServer?: GraphQLWebSocketServer;
 }
 
 export function startServer(options: StartOptions): Promise<RunningServer> {
@@ -84,13 +87,8 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
     server.once('listening', () => {
       server.off('error', reject);
       const { port } = server.address() as AddressInfo;
-      const ws = options.subscriptions
-        ? attachGraphQLWebSocket(server, {
-            ...options.subscriptions,
-            ...(options.metrics ? withSubscriptionHooks(options.subscriptions, options.metrics) : {}),
-            path: options.path ?? '/graphql',
-          })
-        : undefined;
+      const ws = options.subscriptions ? attachGraphQLWebSocket(server, { ...options.subscriptions, path: options.path ?? '/graphql' }) : undefined;
+      if (ws) options.metrics?.observeSubscriptions(ws.server);
       const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
       let closing: Promise<void> | undefined;
       const close = () =>
@@ -111,6 +109,7 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
         url: `http://${host.includes(':') ? `[${host}]` : host}:${port}${options.path ?? '/graphql'}`,
         port,
         close,
+        webSocketServer: ws?.server,
         shutdown: async (timeoutMs) => {
           let timer: NodeJS.Timeout | undefined;
           const timedOut = new Promise<boolean>((done) => {
@@ -128,26 +127,4 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
       });
     });
   });
-}
-
-/** The WebSocket options' own onOperation/onComplete, followed by the metrics' ones. */
-function withSubscriptionHooks(
-  options: Omit<NodeGraphQLWebSocketOptions, 'path'>,
-  metrics: ServerMetrics,
-): Pick<NodeGraphQLWebSocketOptions, 'onOperation' | 'onComplete'> {
-  const { onOperation, onComplete } = metrics.subscriptionHooks;
-  return {
-    async onOperation(ctx, id, payload, args, result) {
-      const replaced = await options.onOperation?.(ctx, id, payload, args, result);
-      onOperation!(ctx, id, payload, args, replaced ?? result);
-      return replaced;
-    },
-    async onComplete(ctx, id, payload) {
-      try {
-        await options.onComplete?.(ctx, id, payload);
-      } finally {
-        onComplete!(ctx, id, payload);
-      }
-    },
-  };
 }

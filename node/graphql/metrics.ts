@@ -2,7 +2,7 @@
 // duration, document-cache hits and misses, open subscriptions, and prom-client's process metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ResponseEvent } from '../../src/handler/options.ts';
-import type { GraphQLWebSocketOptions } from '../../src/subscriptions/graphql-ws-adapter.ts';
+import type { GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 
 /** `none`: the request carried no operation (a 404, GraphiQL's page, a malformed body...). */
 type OperationLabel = 'query' | 'mutation' | 'subscription' | 'none';
@@ -20,8 +20,8 @@ export interface ServerMetrics {
   scrape(): Promise<Response>;
   /** Give this to the GraphQL handler's `onResponse` (with any other observer). */
   onResponse: (event: ResponseEvent) => void;
-  /** Spread into the WebSocket options: counts open subscriptions. */
-  subscriptionHooks: Pick<GraphQLWebSocketOptions, 'onOperation' | 'onComplete'>;
+  /** Counts the open subscriptions of `server` (read at each scrape; no hook, so sharing stays on). */
+  observeSubscriptions(server: Pick<GraphQLWebSocketServer, 'subscriptionStats'>): void;
 }
 
 export interface MetricsOptions {
@@ -57,15 +57,18 @@ export function createMetrics(options: MetricsOptions = {}): ServerMetrics {
     labelNames: ['result'] as const,
     registers: [registry],
   });
-  const subscriptions = new Gauge({
+  const observed: Pick<GraphQLWebSocketServer, 'subscriptionStats'>[] = [];
+  new Gauge({
     name: 'graphql_subscriptions_open',
     help: 'Subscriptions currently streaming over WebSocket',
     registers: [registry],
+    collect() {
+      this.set(observed.reduce((sum, server) => sum + server.subscriptionStats().open, 0));
+    },
   });
 
   const operations = new WeakMap<Request, OperationLabel>();
   // Per graphql-ws connection context: ids of its operations counted as open subscriptions.
-  const streaming = new WeakMap<object, Set<string>>();
 
   // Bound children per label set: prom-client would otherwise hash the labels on every call.
   const counted = new Map<string, Counter.Internal>();
@@ -119,19 +122,8 @@ export function createMetrics(options: MetricsOptions = {}): ServerMetrics {
       if (event.operationType !== null) operations.set(event.request, event.operationType);
       if (event.documentCacheHit !== null) (event.documentCacheHit ? hits : misses).inc();
     },
-    subscriptionHooks: {
-      onOperation(ctx, id, _payload, _args, result) {
-        if (result === null || typeof result !== 'object' || !(Symbol.asyncIterator in result)) return;
-        let ids = streaming.get(ctx);
-        if (ids === undefined) streaming.set(ctx, (ids = new Set()));
-        ids.add(id);
-        subscriptions.inc();
-      },
-      // graphql-ws calls it however a subscription ends: its source ends, the client completes it,
-      // or the socket closes.
-      onComplete(ctx, id) {
-        if (streaming.get(ctx)?.delete(id)) subscriptions.dec();
-      },
+    observeSubscriptions(server) {
+      observed.push(server);
     },
   };
 }

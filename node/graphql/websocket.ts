@@ -3,7 +3,8 @@
 // graphql-transport-ws subprotocol and hands each socket to the runtime-agnostic adapter.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { BatchingWebSocket } from './batching-websocket.ts';
 import { createGraphQLWebSocketServer, type GraphQLWebSocketOptions, type GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 
 /** The part of http.Server / http2.Http2Server this needs. */
@@ -29,9 +30,12 @@ export interface AttachedGraphQLWebSocket {
 export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: NodeGraphQLWebSocketOptions): AttachedGraphQLWebSocket {
   const { path = '/graphql', ...adapterOptions } = options;
   const graphqlWs = createGraphQLWebSocketServer(adapterOptions);
+  // ctx.extra.request is only read by hooks: without any, keep no part of the upgrade request.
+  const readsRequest = hooks.some((hook) => typeof adapterOptions[hook] === 'function');
   const maxMessageSize = adapterOptions.maxMessageSize ?? 1 << 20;
   const wss = new WebSocketServer({
     noServer: true,
+    WebSocket: BatchingWebSocket,
     // Counted in bytes by ws; the adapter's own limit counts characters, so allow UTF-8's worst case.
     maxPayload: maxMessageSize * 3,
     handleProtocols: (protocols) => graphqlWs.selectProtocol([...protocols].join(',')) ?? false,
@@ -44,11 +48,14 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
       if (httpServer.listenerCount('upgrade') === 1) refuse(socket, 404, 'Not Found');
       return;
     }
-    socket.on('error', () => socket.destroy());
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      ws.on('error', () => ws.terminate());
-      void graphqlWs.serve(ws, { request: toRequest(req) });
-    });
+    socket.on('error', destroySocket);
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, readsRequest ? upgradeRequest(req) : undefined));
+  };
+  // Outside onUpgrade, so that what each socket keeps (its listeners) holds no reference to the
+  // IncomingMessage or the head buffer.
+  const serve = (ws: WebSocket, request: (() => Request | undefined) | undefined): void => {
+    ws.on('error', () => ws.terminate());
+    void graphqlWs.serve(ws, { request });
   };
   httpServer.on('upgrade', onUpgrade);
 
@@ -65,20 +72,43 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
   };
 }
 
+/** The options whose functions receive graphql-ws's ctx, and with it ctx.extra.request. */
+const hooks = [
+  'onConnect',
+  'onDisconnect',
+  'onClose',
+  'onSubscribe',
+  'onOperation',
+  'onNext',
+  'onError',
+  'onComplete',
+  'onPing',
+  'onPong',
+  'context',
+  'subscriptionShareKey',
+] as const satisfies readonly (keyof GraphQLWebSocketOptions)[];
+
+function destroySocket(this: Duplex): void {
+  this.destroy();
+}
+
 function refuse(socket: Duplex, status: number, text: string): void {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }
 
-/** A web Request with the upgrade's URL and headers, so onConnect/context read them as on the edge. */
-function toRequest(req: IncomingMessage): Request | undefined {
-  try {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined) continue;
-      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+/**
+ * The upgrade's URL and headers as a web Request, so onConnect/context read them as on the edge;
+ * built when first read, keeping only the URL and the raw header list until then.
+ */
+function upgradeRequest(req: IncomingMessage): () => Request | undefined {
+  const { url = '/', rawHeaders } = req;
+  return () => {
+    try {
+      const headers = new Headers();
+      for (let i = 0; i + 1 < rawHeaders.length; i += 2) headers.append(rawHeaders[i], rawHeaders[i + 1]);
+      return new Request(new URL(url, `http://${headers.get('host') ?? 'localhost'}`), { headers });
+    } catch {
+      return undefined;
     }
-    return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), { headers });
-  } catch {
-    return undefined;
-  }
+  };
 }

@@ -3,9 +3,12 @@
 // (Deno's, workerd's, or `ws` on Node) and adds what the core leaves to each transport: keep-alive,
 // message size and backpressure limits, syntax errors as `error` messages, and never letting a
 // failure escape as a crash.
-import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type ServerOptions, type SubscribePayload } from 'graphql-ws';
+import { GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type Context, type ServerOptions, type SubscribePayload } from 'graphql-ws';
 import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { Lru } from '../handler/lru.ts';
+import { createSharedSubscribe, type ConnectionParams, type SubscriptionShareKey } from './shared-subscribe.ts';
+import type { SharedExecutionStats } from './shared-executions.ts';
+import { Connection } from './socket-connection.ts';
 
 export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
 
@@ -29,7 +32,7 @@ export interface GraphQLWebSocketExtra {
   request: Request | undefined;
 }
 
-export type ConnectionParams = Record<string, unknown> | undefined;
+export type { ConnectionParams, SubscriptionShareKey };
 
 export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionParams, GraphQLWebSocketExtra>, 'schema' | 'onSubscribe'> {
   schema: GraphQLSchema;
@@ -44,8 +47,21 @@ export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionPa
   keepAlive?: number;
   /** Largest accepted message, in UTF-16 code units (~bytes for JSON). Default 1 MiB; over it: 1009. */
   maxMessageSize?: number;
-  /** Bytes queued unsent to a client that does not read, past which it is closed (1013). Default 8 MiB. */
+  /**
+   * Bytes queued unsent to a client that does not read (the socket's `bufferedAmount`), past which it
+   * is closed (1013) and sent nothing more. Default 8 MiB.
+   */
   maxBufferedBytes?: number;
+  /**
+   * Which subscribers share one execution of a subscription. Subscribers with the same document,
+   * operation name and variables, whose keys from this function are equal, share one execution and
+   * one serialized payload per event (run with the context value of the first); `undefined` gives a
+   * subscriber its own execution. Return every part of the context the resolvers read (user id,
+   * roles…). Default: share when there is no `context` option (resolvers then see nothing per
+   * connection), never otherwise. `false` never shares. Sharing is off with a custom `onSubscribe`,
+   * `onOperation`, `onNext`, `jsonMessageReplacer` or `jsonMessageReviver`.
+   */
+  subscriptionShareKey?: SubscriptionShareKey<GraphQLWebSocketExtra> | false;
 }
 
 export interface GraphQLWebSocketServer {
@@ -55,9 +71,14 @@ export interface GraphQLWebSocketServer {
    */
   selectProtocol(header: string | null | undefined): string | undefined;
   /** Serves one socket until it closes; never rejects. */
-  serve(socket: WebSocketLike, init?: { request?: Request; protocol?: string }): Promise<void>;
+  serve(socket: WebSocketLike, init?: { request?: Request | (() => Request | undefined); protocol?: string }): Promise<void>;
   /** Sockets being served right now. */
   readonly openSockets: number;
+  /**
+   * Subscriptions streaming now (`open`), and of those the executions of the shared path and their
+   * members (zero when sharing is off).
+   */
+  subscriptionStats(): SharedExecutionStats & { open: number };
   /** Closes every socket (1001 by default) and waits for their subscriptions to end. */
   close(code?: number, reason?: string): Promise<void>;
 }
@@ -69,16 +90,17 @@ export function isWebSocketUpgrade(request: Request): boolean {
 
 const CONNECTING = 0;
 const OPEN = 1;
-const CLOSED = 3;
-
-/** A close code we may send back: the peer's own if sendable, else 1000. */
-function echoableCode(code: number | undefined): number {
-  if (code === undefined) return 1000;
-  return code === 1000 || (code >= 1001 && code <= 1003) || (code >= 1007 && code <= 1014) || (code >= 3000 && code <= 4999) ? code : 1000;
-}
 
 export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): GraphQLWebSocketServer {
-  const { schema, keepAlive = 12_000, maxMessageSize = 1 << 20, maxBufferedBytes = 8 << 20, validationRules = [], ...serverOptions } = options;
+  const {
+    schema,
+    keepAlive = 12_000,
+    maxMessageSize = 1 << 20,
+    maxBufferedBytes = 8 << 20,
+    validationRules = [],
+    subscriptionShareKey,
+    ...serverOptions
+  } = options;
   if (!schema || typeof schema.getQueryType !== 'function') {
     throw new TypeError('createGraphQLWebSocketServer: `schema` must be a GraphQLSchema');
   }
@@ -87,78 +109,58 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     validate: serverOptions.validate,
     rules: [...specifiedRules, ...validationRules],
   });
+  const shared = createSharedSubscribe<GraphQLWebSocketExtra>({
+    options: serverOptions,
+    prepare: (payload) => documents.prepare(payload),
+    shareKey: subscriptionShareKey,
+  });
+  // The core's per-connection context, which the shared path needs; onConnect is where it first shows.
+  const contexts = new WeakMap<GraphQLWebSocketExtra, Context<ConnectionParams, GraphQLWebSocketExtra>>();
+  const { onConnect, onOperation, onComplete } = serverOptions;
+  // Subscriptions streaming through the core (those the shared path does not take), by connection.
+  const streaming = new WeakMap<object, Set<string>>();
+  let coreStreaming = 0;
   const core = makeServer<ConnectionParams, GraphQLWebSocketExtra>({
     ...serverOptions,
+    onConnect: (ctx) => {
+      contexts.set(ctx.extra, ctx);
+      return onConnect?.(ctx);
+    },
+    onOperation: async (ctx, id, payload, args, result) => {
+      const replaced = await onOperation?.(ctx, id, payload, args, result);
+      const streams = replaced ?? result;
+      if (streams !== null && typeof streams === 'object' && Symbol.asyncIterator in streams) {
+        let ids = streaming.get(ctx);
+        if (ids === undefined) streaming.set(ctx, (ids = new Set()));
+        if (!ids.has(id)) coreStreaming++;
+        ids.add(id);
+      }
+      return replaced;
+    },
+    // Called however an operation ends: its source ends, the client completes it, the socket closes.
+    onComplete: async (ctx, id, payload) => {
+      if (streaming.get(ctx)?.delete(id)) coreStreaming--;
+      await onComplete?.(ctx, id, payload);
+    },
     onSubscribe: serverOptions.onSubscribe ?? ((_ctx, _id, payload) => documents.prepare(payload)),
     schema,
   });
   const live = new Map<WebSocketLike, Promise<void>>();
 
-  const serveOpen = (socket: WebSocketLike, request: Request | undefined, protocol: string): Promise<void> =>
+  const limits = { keepAlive, maxMessageSize, maxBufferedBytes };
+  const serveOpen = (socket: WebSocketLike, request: Request | (() => Request | undefined) | undefined, protocol: string): Promise<void> =>
     new Promise<void>((resolve) => {
-      let onMessage: ((data: string) => Promise<void>) | undefined;
-      let heardSincePing = true;
-      const closeSafely = (code: number, reason: string): void => {
-        try {
-          if (socket.readyState !== CLOSED) socket.close(code, reason);
-        } catch {
-          /* already closing */
-        }
-      };
-      const timer =
-        keepAlive > 0 && Number.isFinite(keepAlive)
-          ? setInterval(() => {
-              if (!heardSincePing) return closeSafely(1001, 'Keep-alive timeout');
-              heardSincePing = false;
-              send('{"type":"ping"}');
-            }, keepAlive)
-          : undefined;
-      const send = (data: string): void => {
-        if (socket.readyState !== OPEN) return;
-        if ((socket.bufferedAmount ?? 0) > maxBufferedBytes) {
-          closeSafely(1013, 'Client is not reading');
-          return;
-        }
-        try {
-          socket.send(data);
-        } catch {
-          /* closed between the check and the send: the close event cleans up */
-        }
-      };
-      const closed = core.opened(
-        {
-          protocol,
-          send,
-          close: closeSafely,
-          onMessage: (cb) => {
-            onMessage = cb;
-          },
-        },
-        { socket, request },
-      );
+      const extra: GraphQLWebSocketExtra = typeof request === 'function' ? lazyExtra(socket, request) : { socket, request };
+      const connection = new Connection(socket, protocol, limits, resolve);
+      connection.start(core.opened(connection, extra));
       socket.addEventListener('message', (event: { data: unknown }) => {
-        heardSincePing = true;
-        const { data } = event;
-        if (typeof data !== 'string') return closeSafely(CloseCode.BadRequest, 'Invalid message received');
-        if (data.length > maxMessageSize) return closeSafely(1009, 'Message too big');
-        onMessage?.(data).catch((error: unknown) => {
-          console.error('graphql-ws: an operation failed outside GraphQL execution:', error);
-          closeSafely(CloseCode.InternalServerError, 'Internal server error');
-        });
+        const data = connection.accept(event.data);
+        if (data === undefined) return;
+        const ctx = shared && contexts.get(extra);
+        if (ctx && shared.handle(ctx, connection, data)) return;
+        connection.deliver(data);
       });
-      let done = false;
-      socket.addEventListener('close', (event: { code?: number; reason?: string }) => {
-        if (done) return;
-        done = true;
-        if (timer) clearInterval(timer);
-        // workerd (before its auto-reply compatibility flag) waits for our half of the closing
-        // handshake, and otherwise reports the request as hung; elsewhere this is a no-op.
-        if (socket.readyState !== CLOSED) closeSafely(echoableCode(event.code), '');
-        // closed() completes every subscription (graphql-js calls return() on their sources).
-        closed(event.code, event.reason)
-          .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
-          .finally(resolve);
-      });
+      socket.addEventListener('close', (event: { code?: number; reason?: string }) => connection.closed(event.code, event.reason));
     });
 
   return {
@@ -169,24 +171,35 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     },
     serve(socket, init = {}) {
       const protocol = init.protocol ?? socket.protocol ?? '';
-      const served = (async () => {
-        if (socket.readyState === CONNECTING) {
-          // Deno hands the socket over before the handshake finishes; sending then would throw.
-          const opened = await new Promise<boolean>((resolve) => {
-            socket.addEventListener('open', () => resolve(true));
-            socket.addEventListener('close', () => resolve(false));
-          });
-          if (!opened) return;
-        }
-        if (socket.readyState !== OPEN) return;
-        await serveOpen(socket, init.request, protocol);
-      })().catch((error: unknown) => console.error('graphql-ws: serving a socket failed:', error));
-      const tracked = served.finally(() => live.delete(socket));
+      // Deno hands the socket over before the handshake finishes; sending then would throw. Elsewhere
+      // it is open already, and nothing is awaited in between (no async frame kept per socket).
+      const served =
+        socket.readyState === CONNECTING
+          ? new Promise<boolean>((resolve) => {
+              socket.addEventListener('open', () => resolve(true));
+              socket.addEventListener('close', () => resolve(false));
+            }).then((opened) => (opened && socket.readyState === OPEN ? serveOpen(socket, init.request, protocol) : undefined))
+          : socket.readyState === OPEN
+            ? serveOpen(socket, init.request, protocol)
+            : Promise.resolve();
+      const tracked = served.then(
+        () => {
+          live.delete(socket);
+        },
+        (error: unknown) => {
+          live.delete(socket);
+          console.error('graphql-ws: serving a socket failed:', error);
+        },
+      );
       live.set(socket, tracked);
       return tracked;
     },
     get openSockets() {
       return live.size;
+    },
+    subscriptionStats() {
+      const { executions, members } = shared?.executions.stats() ?? { executions: 0, members: 0 };
+      return { executions, members, open: members + coreStreaming };
     },
     async close(code = 1001, reason = 'Server shutting down') {
       for (const socket of live.keys()) {
@@ -197,6 +210,29 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
         }
       }
       await Promise.all(live.values());
+    },
+  };
+}
+
+/**
+ * `extra` whose `request` is built on first read: a web Request costs a few KB per socket, and most
+ * servers read it only in onConnect, if at all.
+ */
+function lazyExtra(socket: WebSocketLike, build: () => Request | undefined): GraphQLWebSocketExtra {
+  let make: (() => Request | undefined) | undefined = build;
+  let request: Request | undefined;
+  return {
+    socket,
+    get request() {
+      if (make) {
+        request = make();
+        make = undefined;
+      }
+      return request;
+    },
+    set request(value) {
+      make = undefined;
+      request = value;
     },
   };
 }

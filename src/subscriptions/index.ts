@@ -9,6 +9,8 @@ export {
   type WebSocketLike,
 } from './graphql-ws-adapter.ts';
 export { withFetchWebSocket, type FetchHandler, type FetchWebSocketOptions, type UpgradeWebSocket } from './fetch-upgrade.ts';
+export type { SharedExecutionStats } from './shared-executions.ts';
+export type { SubscriptionShareKey } from './shared-subscribe.ts';
 export { createInProcessPubSub, type PubSub, type TopicMap, type SubscribeOptions } from './pubsub.ts';
 export { createSharedPubSub, type PubSubEngine, type SharedPubSubOptions } from './pubsub-shared.ts';
 export { broadcastChannelEngine, createBroadcastChannelPubSub } from './pubsub-broadcast-channel.ts';

@@ -77,6 +77,8 @@ test('/metrics counts requests by operation type and status, times them, counts 
   await prime(first, server.url, 'a');
   await prime(second, server.url, 'b');
   assert.equal((await scrape(metricsUrl)).get('graphql_subscriptions_open'), 2);
+  // Counting them does not turn shared execution off: both run on the shared path.
+  assert.deepEqual(server.webSocketServer?.subscriptionStats(), { executions: 2, members: 2, open: 2 });
 
   second.unsubscribe();
   await until(async () => (await scrape(metricsUrl)).get('graphql_subscriptions_open') === 1, 5000, 'one subscription to be counted closed');

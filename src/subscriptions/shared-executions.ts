@@ -1,0 +1,147 @@
+// Shared subscription executions: subscribers whose operation (document, operation name, variables)
+// and declared context key are equal join one execution. Each event is executed once and its result
+// serialized once; every member's `next` frame is that same payload text behind its own operation id.
+// Fan-out is one synchronous loop over the members, so a thousand subscribers cost a thousand string
+// concatenations and socket writes per event, not a thousand executions and promise chains.
+import type { ExecutionResult } from 'graphql';
+
+/** One subscriber in a shared execution, as the adapter wires it to its socket. */
+export interface Member {
+  /** Writes one text frame to this member's socket (the adapter applies backpressure limits). */
+  send(frame: string): void;
+  /** `{"id":"…","type":"next","payload":` for this member: the frame is this + payload + "}". */
+  readonly nextPrefix: string;
+  /** The execution produced errors outside the result (a throwing source): tell this member. */
+  error(errors: readonly { message: string }[]): void;
+  /** The execution ended (source done, or a one-off result was sent): complete this member. */
+  complete(): void;
+}
+
+type Started = AsyncIterable<ExecutionResult> | ExecutionResult;
+
+/** Counters for tests and metrics. */
+export interface SharedExecutionStats {
+  /** Executions running right now (shared ones, and those of one subscriber). */
+  executions: number;
+  /** Members across them. */
+  members: number;
+}
+
+export class SharedExecutions {
+  /** Shared executions by operation key. */
+  readonly #running = new Map<string, Execution>();
+  /** Every running execution, shared or of one member. */
+  readonly #all = new Set<Execution>();
+
+  /**
+   * Adds `member` to the execution under `key`, starting it with `start` when there is none. With
+   * `key` undefined the member gets an execution of its own. Returns the execution, whose remove()
+   * takes the member out.
+   */
+  join(key: string | undefined, member: Member, start: () => Promise<Started> | Started): { remove(member: Member): void } {
+    let execution = key === undefined ? undefined : this.#running.get(key);
+    if (!execution) {
+      const created = new Execution(() => {
+        this.#all.delete(created);
+        if (key !== undefined && this.#running.get(key) === created) this.#running.delete(key);
+      });
+      this.#all.add(created);
+      execution = created;
+      if (key !== undefined) this.#running.set(key, created);
+      created.add(member);
+      created.run(start);
+      return created;
+    }
+    execution.add(member);
+    return execution;
+  }
+
+  stats(): SharedExecutionStats {
+    let members = 0;
+    for (const execution of this.#all) members += execution.size;
+    return { executions: this.#all.size, members };
+  }
+}
+
+class Execution {
+  readonly #members = new Set<Member>();
+  readonly #onEnd: () => void;
+  #iterator: AsyncIterator<ExecutionResult> | undefined;
+  #ended = false;
+
+  constructor(onEnd: () => void) {
+    this.#onEnd = onEnd;
+  }
+
+  get size(): number {
+    return this.#members.size;
+  }
+
+  add(member: Member): void {
+    this.#members.add(member);
+  }
+
+  remove(member: Member): void {
+    if (!this.#members.delete(member) || this.#members.size > 0) return;
+    // The last member left: stop listening at once (graphql-js returns the source iterator).
+    this.#end();
+    void this.#iterator?.return?.()?.catch(() => {});
+  }
+
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#onEnd();
+  }
+
+  run(start: () => Promise<Started> | Started): void {
+    void this.#loop(start);
+  }
+
+  async #loop(start: () => Promise<Started> | Started): Promise<void> {
+    try {
+      const started = await start();
+      if (!isAsyncIterable(started)) {
+        // A one-off result: the subscribe resolver failed, or the operation could not start.
+        this.#end();
+        const frame = JSON.stringify(started);
+        for (const member of this.#take()) {
+          member.send(`${member.nextPrefix}${frame}}`);
+          member.complete();
+        }
+        return;
+      }
+      const iterator = started[Symbol.asyncIterator]();
+      this.#iterator = iterator;
+      if (this.#ended) {
+        // Everyone left while it started.
+        await iterator.return?.();
+        return;
+      }
+      for (;;) {
+        const step = await iterator.next();
+        if (step.done || this.#ended) break;
+        const payload = JSON.stringify(step.value);
+        // A Set iterates safely while members leave (a send may close a socket that is not reading).
+        for (const member of this.#members) member.send(`${member.nextPrefix}${payload}}`);
+      }
+      this.#end();
+      for (const member of this.#take()) member.complete();
+    } catch (error) {
+      this.#end();
+      const message = error instanceof Error ? error.message : String(error);
+      for (const member of this.#take()) member.error([{ message }]);
+    }
+  }
+
+  /** Removes every member (so their own removal is a no-op) and returns them. */
+  #take(): Member[] {
+    const members = [...this.#members];
+    this.#members.clear();
+    return members;
+  }
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult> {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
+}

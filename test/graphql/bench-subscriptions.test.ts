@@ -1,0 +1,24 @@
+// The subscription part of `npm run bench` at a tiny size: both servers start, every subscriber gets
+// every event once, and the numbers it reports are there. No timing targets here; the bench measures.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runSubscriptionBench, subscriptionServers, subscriptionTable } from '../../bench/graphql/subscription-bench.ts';
+
+test('the subscription bench runs skiff and Mercurius on the chat schema without losing a message', { timeout: 180_000 }, async () => {
+  const lines: string[] = [];
+  const results = await runSubscriptionBench({ servers: subscriptionServers, subscribers: [20], events: 5, minDeliveries: 200, log: (l) => lines.push(l) });
+  assert.deepEqual(
+    results.map((m) => m.server),
+    ['chat-skiff', 'chat-mercurius'],
+  );
+  for (const m of results) {
+    assert.equal(m.bursts, 2, m.server);
+    assert.equal(m.deliveries, 20 * 5 * 2, `${m.server}: every subscriber got every event`);
+    assert.equal(m.lost, 0, m.server);
+    assert.equal(m.duplicated, 0, m.server);
+    assert.ok(m.p99Ms >= m.p50Ms && m.p50Ms > 0, `${m.server}: latencies ${m.p50Ms} / ${m.p99Ms}`);
+    assert.ok(Number.isFinite(m.kbPerSubscriber), `${m.server}: memory measured`);
+  }
+  assert.match(subscriptionTable(results), /\| 20 \| skiff \(shared executions\) \|/);
+  assert.equal(lines.length, 2);
+});
