@@ -227,8 +227,9 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
       .slice(-25)
       .map((l) => l.slice(0, 600))
       .join('\n');
+  let restarting = false;
   const checkKubelet = () => {
-    if (kubelet && (kubelet.child.exitCode !== null || kubelet.child.signalCode !== null)) {
+    if (!restarting && kubelet && (kubelet.child.exitCode !== null || kubelet.child.signalCode !== null)) {
       throw new Error(`the kubelet exited (code ${kubelet.child.exitCode}, signal ${kubelet.child.signalCode})\n${diagnose()}`);
     }
   };
@@ -278,14 +279,21 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
     async waitForPod(full, what, check, timeoutMs = 90_000) {
       const deadline = Date.now() + timeoutMs;
       let last: KubePod | undefined;
+      let lastError = '';
       for (;;) {
         checkKubelet();
-        last = (await pods()).find((p) => p.metadata.name === full);
-        const v = last ? check(last) : undefined;
+        // A kubelet being restarted does not answer for a moment: that is no answer yet, not a failure.
+        const list = await pods().catch((err: Error) => {
+          lastError = err.message;
+          return undefined;
+        });
+        if (list) last = list.find((p) => p.metadata.name === full);
+        const v = list && last ? check(last) : undefined;
         if (v) return v;
         if (Date.now() > deadline) {
+          const status = JSON.stringify(last?.status ?? 'not reported', null, 1);
           throw new Error(
-            `timed out after ${timeoutMs} ms waiting for ${full}: ${what}\nstatus: ${JSON.stringify(last?.status ?? 'not reported', null, 1)}\n${diagnose()}`,
+            `timed out after ${timeoutMs} ms waiting for ${full}: ${what}\nstatus: ${status}\n${lastError ? `last /pods error: ${lastError}\n` : ''}${diagnose()}`,
           );
         }
         await sleep(300);
@@ -295,7 +303,8 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         checkKubelet();
-        if (!(await pods()).some((p) => p.metadata.name === full)) return;
+        const list = await pods().catch(() => undefined);
+        if (list && !list.some((p) => p.metadata.name === full)) return;
         if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${full} to go\n${diagnose()}`);
         await sleep(300);
       }
@@ -308,8 +317,13 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
     },
     kubeletLogs: () => kubelet?.logs() ?? '',
     async restartKubelet() {
-      await kubelet?.stop();
-      await launchKubelet();
+      restarting = true;
+      try {
+        await kubelet?.stop();
+        await launchKubelet();
+      } finally {
+        restarting = false;
+      }
     },
     async restartSkiffd(signal = 'SIGKILL') {
       await skiffd.stop(signal).catch(() => {});
