@@ -24,7 +24,7 @@ const runningFor = (p: KubePod, c: string) => {
   return at ? (Date.now() - Date.parse(at)) / 1000 : -1;
 };
 
-test('kubelet 1.32 runs its pods on skiffd', { timeout: 15 * 60_000 }, async (t) => {
+test('kubelet 1.32 runs its pods on skiffd', { timeout: 30 * 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-kubelet-pods-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const built = await build({ outdir: join(dir, 'dist'), sea: false, quiet: true });
