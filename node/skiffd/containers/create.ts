@@ -92,6 +92,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     },
     imageRef: image.ref,
     imageId: image.id,
+    imageTag: image.tag,
     labels: { ...config.labels },
     annotations: { ...config.annotations },
     logPath,

@@ -11,6 +11,7 @@ import { sweepIdmappedMounts } from './idmap-mounts.ts';
 /** Loads every record, reconciles it with the runtime and conmon's exit files, starts watching exits. */
 export async function recoverContainers(store: ContainerStore): Promise<void> {
   store.host = { ...readHostFacts(store.options.defaultCgroupParent ?? '/skiffd'), ...store.options.host };
+  if (!store.host.hugetlb) store.log.debug?.('no hugetlb cgroup controller on this host: hugepage limits are left out of container specs');
   await mkdir(store.containersDir, { recursive: true, mode: 0o711 });
   await mkdir(store.socketDir, { recursive: true });
   await sweepIdmappedMounts(store.idmapDir);

@@ -14,6 +14,8 @@ export interface ResolvedImage {
   id: string;
   /** Digested reference (image_ref). */
   ref: string;
+  /** The image's first tag (`registry.k8s.io/pause:3.9`), if it has one. */
+  tag?: string;
   /** Unpacked layer directories, base layer first. */
   layers: string[];
   config: ImageConfigView;
@@ -30,7 +32,7 @@ export interface PodLookup {
   withLock?<T>(podId: string, fn: () => Promise<T>): Promise<T>;
 }
 
-export type ContainerLogger = Pick<Logger, 'info' | 'warn'>;
+export type ContainerLogger = Pick<Logger, 'info' | 'warn'> & Partial<Pick<Logger, 'debug'>>;
 
 export interface ContainerManagerOptions {
   /** Persistent root (records, upper dirs): `<root>/containers/<id>`. */
