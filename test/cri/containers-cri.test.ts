@@ -109,6 +109,13 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   assert.equal(sok.imageId, pulled.imageRef, 'image_id matches PullImageResponse.image_ref');
   assert.match(sok.imageRef, /@sha256:[a-f0-9]{64}$/, 'image_ref is a digested reference');
   assert.equal(sok.image?.image, ref);
+  // A kubelet creates containers by image id: the status names the image by its tag, as containerd does
+  // (the pod status shows it), while ListContainers keeps the name the container was created with.
+  const byId = (await d.runtime.createContainer({ podSandboxId, config: ctr('by-id', { image: { image: pulled.imageRef } }), sandboxConfig: podCfg }))
+    .containerId;
+  assert.equal((await status(byId)).image?.image, ref);
+  assert.equal((await d.runtime.listContainers({ filter: { id: byId } })).containers[0]?.image?.image, pulled.imageRef);
+  await d.runtime.removeContainer({ containerId: byId });
   assert.deepEqual(sok.labels, { app: 'ok', suite: 'cri' });
   assert.deepEqual(sok.annotations, { 'skiff.test/name': 'ok' });
   assert.deepEqual(

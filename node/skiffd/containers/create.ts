@@ -81,6 +81,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     },
     imageRef: image.ref,
     imageId: image.id,
+    imageTag: image.tag,
     labels: { ...config.labels },
     annotations: { ...config.annotations },
     logPath,

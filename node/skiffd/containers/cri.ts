@@ -14,9 +14,9 @@ import { mountFromJson, resourcesFromJson, type ContainerRecord } from './record
 
 const ns = (s: string | undefined): bigint => (s ? BigInt(s) : 0n);
 
-function imageSpec(r: ContainerRecord) {
+function imageSpec(r: ContainerRecord, image = r.image.image) {
   return {
-    image: r.image.image,
+    image,
     annotations: r.image.annotations,
     userSpecifiedImage: r.image.userSpecifiedImage,
     runtimeHandler: r.image.runtimeHandler,
@@ -51,7 +51,8 @@ export function toContainerStatus(v: ContainerView): DeepPartial<ContainerStatus
     startedAt: ns(r.startedAt),
     finishedAt: exited ? ns(r.finishedAt) : 0n,
     exitCode: exited ? (r.exitCode ?? 0) : 0,
-    image: imageSpec(r),
+    // By tag when the image has one (ListContainers keeps the name the container was created with).
+    image: imageSpec(r, r.imageTag || r.image.image),
     imageRef: r.imageRef,
     imageId: r.imageId,
     reason: exited ? (r.reason ?? '') : '',

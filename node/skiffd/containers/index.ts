@@ -23,6 +23,7 @@ export function imageResolver(images: ImageManager): ImageResolver {
       return {
         id: record.id,
         ref: record.repoDigests[0] ?? record.id,
+        tag: record.repoTags[0],
         layers: images.layerDirs(record.id),
         config: {
           entrypoint: c.Entrypoint ?? undefined,

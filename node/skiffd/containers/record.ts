@@ -44,6 +44,11 @@ export interface ContainerRecord {
   image: { image: string; annotations: Record<string, string>; userSpecifiedImage: string; runtimeHandler: string };
   imageRef: string;
   imageId: string;
+  /**
+   * The image's tag when the container was made. A kubelet creates containers by image id; their status
+   * names the image by tag, as containerd does, so the pod's status shows `busybox:1.36`, not `sha256:...`.
+   */
+  imageTag?: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
   /** Host path of the CRI log ('' when the kubelet gave no log directory / path). */

@@ -14,6 +14,8 @@ export interface ResolvedImage {
   id: string;
   /** Digested reference (image_ref). */
   ref: string;
+  /** The image's first tag (`registry.k8s.io/pause:3.9`), if it has one. */
+  tag?: string;
   /** Unpacked layer directories, base layer first. */
   layers: string[];
   config: ImageConfigView;
