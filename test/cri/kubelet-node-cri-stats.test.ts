@@ -4,14 +4,18 @@
 // just after, so they are skiffd's numbers, not the kubelet's cAdvisor's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from '../../scripts/build-skiffd.mjs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startKubeletNode } from '../support/kubelet.ts';
+import { KIT_IMAGES, startKubeletNode } from '../support/kubelet.ts';
 import { isReady, type StatsPod } from '../support/kube-types.ts';
 import { until } from '../support/wait.ts';
 import type { PodSandboxStats } from '../../proto/gen/runtime/v1/api.ts';
 
-const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
+const BUSYBOX = KIT_IMAGES.busybox;
 const small = { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } };
 
 /** The host end of the pod network: the bridge's address, the first of the subnet. */
@@ -27,7 +31,14 @@ test('/stats/summary from skiffd stats RPCs (PodAndContainerStatsFromCRI)', { ti
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const port = (server.address() as AddressInfo).port;
 
-  const node = await startKubeletNode(t, { featureGates: { PodAndContainerStatsFromCRI: true } });
+  // skiffd as a node installs it: the bundle dist/skiffd.cjs, built here.
+  const dist = mkdtempSync(join(tmpdir(), 'skiff-kubelet-node-'));
+  t.after(() => rmSync(dist, { recursive: true, force: true }));
+  const built = await build({ outdir: join(dist, 'dist'), sea: false, quiet: true });
+  const node = await startKubeletNode(t, {
+    skiffdCommand: [process.execPath, built.cjs],
+    featureGates: { PodAndContainerStatsFromCRI: true },
+  });
   if (!node) return;
   t.after(() => node.cleanup());
 

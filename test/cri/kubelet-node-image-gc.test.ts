@@ -5,16 +5,25 @@
 // 10 s the kubelet then deletes every unused image, and must spare the ones in use.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKubeletNode } from '../support/kubelet.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from '../../scripts/build-skiffd.mjs';
+import { KIT_IMAGES, startKubeletNode } from '../support/kubelet.ts';
 import { containerStatus, isReady } from '../support/kube-types.ts';
 import { until } from '../support/wait.ts';
 
-const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
-const NGINX = 'registry.k8s.io/e2e-test-images/nginx:1.14-2';
+const BUSYBOX = KIT_IMAGES.busybox;
+const NGINX = KIT_IMAGES.nginx;
 const small = { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } };
 
 test('the kubelet garbage-collects unused images on skiffd and spares those in use', { timeout: 300_000 }, async (t) => {
+  // skiffd as a node installs it: the bundle dist/skiffd.cjs, built here.
+  const dist = mkdtempSync(join(tmpdir(), 'skiff-kubelet-node-'));
+  t.after(() => rmSync(dist, { recursive: true, force: true }));
+  const built = await build({ outdir: join(dist, 'dist'), sea: false, quiet: true });
   const node = await startKubeletNode(t, {
+    skiffdCommand: [process.execPath, built.cjs],
     kubeletConfig: {
       // Image filesystem "short" whenever less than 99% of it is free: reclaim runs on every pass.
       evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '99%', 'nodefs.inodesFree': '1%' },

@@ -4,15 +4,17 @@
 // /stats/summary, with the kubelet's default stats provider, is complete for pods and containers.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { startKubeletNode, type KubePod } from '../support/kubelet.ts';
+import { build } from '../../scripts/build-skiffd.mjs';
+import { KIT_IMAGES, startKubeletNode, type KubePod } from '../support/kubelet.ts';
 import { containerStatus, isReady } from '../support/kube-types.ts';
 import { buildImage, buildTar, busyboxBaseEntries, Pusher } from '../support/image-builder.ts';
 import { readRotatedLog, rotatedFiles } from '../support/rotated-logs.ts';
 import { until } from '../support/wait.ts';
 
-const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
+const BUSYBOX = KIT_IMAGES.busybox;
 const small = { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } };
 
 /** Lines a hostPath file has (the probes below append one per run). */
@@ -48,7 +50,12 @@ function assertUntouched(pod: KubePod, before: Record<string, Seen>, after: stri
 }
 
 test('the kubelet on skiffd: node restarts, image pulls, log rotation, stats', { timeout: 480_000 }, async (t) => {
+  // skiffd as a node installs it: the bundle dist/skiffd.cjs, built here.
+  const dist = mkdtempSync(join(tmpdir(), 'skiff-kubelet-node-'));
+  t.after(() => rmSync(dist, { recursive: true, force: true }));
+  const built = await build({ outdir: join(dist, 'dist'), sea: false, quiet: true });
   const node = await startKubeletNode(t, {
+    skiffdCommand: [process.execPath, built.cjs],
     kubeletConfig: { containerLogMaxSize: '1Ki', containerLogMaxFiles: 10, containerLogMonitorInterval: '3s' },
   });
   if (!node) return;
