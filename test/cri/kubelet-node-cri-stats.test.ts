@@ -58,6 +58,16 @@ test('/stats/summary from skiffd stats RPCs (PodAndContainerStatsFromCRI)', { ti
       ],
     },
   });
+  // On the node's network, with a PID namespace of its own: no network of its own to report.
+  const hostNet = node.writePod({
+    metadata: { name: 'stats-host' },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      hostNetwork: true,
+      shareProcessNamespace: true,
+      containers: [{ name: 'idle', image: BUSYBOX, command: ['sleep', '3600'], resources: small }],
+    },
+  });
   const pod = await node.waitForPod(full, 'Ready', isReady);
   const uid = pod.metadata.uid;
 
@@ -136,6 +146,15 @@ test('/stats/summary from skiffd stats RPCs (PodAndContainerStatsFromCRI)', { ti
   const client = s.containers!.find((c) => c.name === 'client')!;
   assert.ok(client.rootfs!.usedBytes! >= 262144, `the 256 KiB the client wrote shows in its rootfs (${client.rootfs!.usedBytes})`);
   assert.ok(client.logs!.usedBytes! > 0, `the client's log lines show in its logs (${client.logs!.usedBytes})`);
+  const hostPod = await node.waitForPod(hostNet, 'Ready', isReady);
+  const hostStats = await until('the summary to list the host-network pod', async () =>
+    (await node.summary()).pods?.find((p) => p.podRef.uid === hostPod.metadata.uid),
+  );
+  assert.equal(
+    hostStats.network,
+    undefined,
+    `a pod on the node's network shows no pod network (the node's is not its own): ${JSON.stringify(hostStats.network)}`,
+  );
   const eph = s['ephemeral-storage'];
   assert.ok((eph?.usedBytes ?? 0) >= 262144, `pod ephemeral-storage counts its containers' rootfs and logs: ${JSON.stringify(eph)}`);
 });
