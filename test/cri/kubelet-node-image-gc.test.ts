@@ -15,9 +15,11 @@ import { until } from '../support/wait.ts';
 
 const BUSYBOX = KIT_IMAGES.busybox;
 const NGINX = KIT_IMAGES.nginx;
+// The test's time counts the wait for the kubelet lock (up to 1500 s while another kubelet runs here).
+const LOCK_WAIT_MS = 1500_000;
 const small = { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } };
 
-test('the kubelet garbage-collects unused images on skiffd and spares those in use', { timeout: 300_000 }, async (t) => {
+test('the kubelet garbage-collects unused images on skiffd and spares those in use', { timeout: LOCK_WAIT_MS + 6 * 60_000 }, async (t) => {
   // skiffd as a node installs it: the bundle dist/skiffd.cjs, built here.
   const dist = mkdtempSync(join(tmpdir(), 'skiff-kubelet-node-'));
   t.after(() => rmSync(dist, { recursive: true, force: true }));

@@ -15,6 +15,8 @@ import { readRotatedLog, rotatedFiles } from '../support/rotated-logs.ts';
 import { until } from '../support/wait.ts';
 
 const BUSYBOX = KIT_IMAGES.busybox;
+// The test's time counts the wait for the kubelet lock (up to 1500 s while another kubelet runs here).
+const LOCK_WAIT_MS = 1500_000;
 const small = { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } };
 
 /** Lines a hostPath file has (the probes below append one per run). */
@@ -49,7 +51,7 @@ function assertUntouched(pod: KubePod, before: Record<string, Seen>, after: stri
   }
 }
 
-test('the kubelet on skiffd: node restarts, image pulls, log rotation, stats', { timeout: 480_000 }, async (t) => {
+test('the kubelet on skiffd: node restarts, image pulls, log rotation, stats', { timeout: LOCK_WAIT_MS + 6 * 60_000 }, async (t) => {
   // skiffd as a node installs it: the bundle dist/skiffd.cjs, built here.
   const dist = mkdtempSync(join(tmpdir(), 'skiff-kubelet-node-'));
   t.after(() => rmSync(dist, { recursive: true, force: true }));
