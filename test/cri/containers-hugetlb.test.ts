@@ -39,7 +39,9 @@ test("containers: a kubelet's hugepage limits do not stop a container; with a hu
   const rootfs = makeBusyboxRootfs({ parent: dir });
   const cgroupParent = `/skiff-test-${randomBytes(4).toString('hex')}`;
   const pod = testPodRecord({ logDirectory: join(dir, 'logs'), cgroupParent });
+  const debug: string[] = [];
   const m = new ContainerManager({
+    log: { info: () => {}, warn: () => {}, debug: (msg) => debug.push(msg) },
     root: join(dir, 'root'),
     state: join(dir, 'state'),
     runtime: makeOciRuntime({ root: join(dir, 'state', 'runc') }),
@@ -108,6 +110,11 @@ test("containers: a kubelet's hugepage limits do not stop a container; with a hu
     }
   } else {
     console.log(`# no hugetlb cgroup controller on this host: limits for ${pageSizes.join(', ')} were left out and the container runs`);
+    // Said once, at start, for whoever debugs a pod that asked for hugepages.
+    assert.deepEqual(
+      debug.filter((l) => l.includes('hugetlb')),
+      ['no hugetlb cgroup controller on this host: hugepage limits are left out of container specs'],
+    );
   }
   await m.stop(id, 0);
 });

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { build } from '../../scripts/build-skiffd.mjs';
 import { startKubeletNode, KIT_IMAGES, type KubeletNode } from '../support/kubelet.ts';
@@ -24,7 +24,7 @@ const runningFor = (p: KubePod, c: string) => {
   return at ? (Date.now() - Date.parse(at)) / 1000 : -1;
 };
 
-test('kubelet 1.32 runs its pods on skiffd', { timeout: 15 * 60_000 }, async (t) => {
+test('kubelet 1.32 runs its pods on skiffd', { timeout: 30 * 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-kubelet-pods-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const built = await build({ outdir: join(dir, 'dist'), sea: false, quiet: true });
@@ -32,7 +32,8 @@ test('kubelet 1.32 runs its pods on skiffd', { timeout: 15 * 60_000 }, async (t)
   if (!node) return;
   t.after(() => node.cleanup());
   const hostPort = await freePort();
-  const names = writePods(node, hostPort);
+  const mappedPort = await freePort();
+  const names = writePods(node, hostPort, mappedPort);
 
   await t.test('readiness: an HTTP probe makes a pod Ready; a probe on a closed port never does', async () => {
     await node.waitForPod(names.probeHttp, 'the probed container ready', (p) => containerStatus(p, 'web')?.ready);
@@ -105,7 +106,7 @@ test('kubelet 1.32 runs its pods on skiffd', { timeout: 15 * 60_000 }, async (t)
     });
     const starts = lines.slice(0, 4).map(Number);
     const gaps = starts.slice(1).map((s, i) => s - starts[i]);
-    assert.ok(gaps[0] <= 5, `the first restart is immediate (gaps ${gaps})`);
+    assert.ok(gaps[0] < gaps[1] && gaps[0] <= 8, `the first restart is immediate (gaps ${gaps})`);
     assert.ok(gaps[1] >= 8, `then 10 s of back-off (gaps ${gaps})`);
     assert.ok(gaps[2] >= gaps[1] + 6, `then twice as long (gaps ${gaps})`);
   });
@@ -132,6 +133,11 @@ test('kubelet 1.32 runs its pods on skiffd', { timeout: 15 * 60_000 }, async (t)
     const fails = containerStatus(p, 'fails')!;
     assert.deepEqual([done.state.terminated?.exitCode, done.state.terminated?.reason, done.restartCount], [0, 'Completed', 0]);
     assert.deepEqual([fails.state.terminated?.exitCode, fails.state.terminated?.reason, fails.restartCount], [2, 'Error', 0]);
+    // The termination message: the file the kubelet mounts at /dev/termination-log, or the log's tail.
+    assert.equal(fails.state.terminated?.message?.trim(), 'bad thing');
+    const fallback = containerStatus(p, 'fallback')!;
+    assert.equal(fallback.state.terminated?.exitCode, 4);
+    assert.equal(fallback.state.terminated?.message?.trim(), 'from-the-log');
     const oom = await node.waitForPod(names.oom, 'the memory hog to end', (p) => containerStatus(p, 'hog')?.state.terminated && p);
     const hog = containerStatus(oom, 'hog')!;
     assert.deepEqual([hog.state.terminated?.exitCode, hog.state.terminated?.reason], [137, 'OOMKilled']);
@@ -164,9 +170,8 @@ test('kubelet 1.32 runs its pods on skiffd', { timeout: 15 * 60_000 }, async (t)
     assert.ok(lines.includes('from-server'), `the client read the server's file: ${lines}`);
   });
 
-  await t.test('hostNetwork: the pod serves on the host; its IP is the host IP; same network namespace', async () => {
+  await t.test("hostNetwork: the pod serves on the host from the host's network namespace", async () => {
     const p = await node.waitForPod(names.hostNet, 'Ready', isReady);
-    assert.equal(p.status.podIP, p.status.hostIP);
     const body = await (await fetch(`http://127.0.0.1:${hostPort}/`, { signal: AbortSignal.timeout(10_000) })).text();
     assert.equal(body.trim(), 'hello-host');
     const { pid } = await containerInfo(node, runtimeId(p, 'web'));
@@ -216,8 +221,30 @@ test('kubelet 1.32 runs its pods on skiffd', { timeout: 15 * 60_000 }, async (t)
     assert.equal(cgroupValue('cpu', beCpu, 'cpu.shares'), '2');
   });
 
+  await t.test('what the kubelet adds: downward API pod IP, hostname and /etc/hosts, a host port, postStart, a shared PID namespace', async () => {
+    const p = await node.waitForPod(names.extras, 'Ready', isReady);
+    const ip = p.status.podIP!;
+    assert.ok(ip?.startsWith(node.network.subnet.split('.').slice(0, 3).join('.')), `the pod has an IP of its network: ${ip}`);
+    await until('main to print its IP and hostname', () => node.logLines(names.extras, 'main').length >= 2, 60_000);
+    assert.deepEqual(node.logLines(names.extras, 'main'), [`ip=${ip}`, names.extras]);
+    const hosts = await execIn(node, p, 'main', ['cat', '/etc/hosts']);
+    assert.ok(
+      hosts.split('\n').some((l) => l.split(/\s+/).join(' ') === `${ip} ${names.extras}`),
+      `/etc/hosts names the pod:\n${hosts}`,
+    );
+    assert.equal((await execIn(node, p, 'main', ['cat', '/tmp/post-start'])).trim(), 'started');
+    // A standalone kubelet knows no node IP: reach the host port on the host's own address.
+    const hostAddress = defaultRouteAddress();
+    assert.ok(hostAddress, 'this host has an IPv4 address');
+    const body = await (await fetch(`http://${hostAddress}:${mappedPort}/`, { signal: AbortSignal.timeout(10_000) })).text();
+    assert.equal(body.trim(), 'hello-hostport');
+    const [main, peer] = await Promise.all(['main', 'peer'].map((c) => containerInfo(node, runtimeId(p, c))));
+    assert.equal(namespaceOf(main.pid, 'pid'), namespaceOf(peer.pid, 'pid'), 'shareProcessNamespace: one PID namespace');
+    assert.match(await execIn(node, p, 'main', ['ps']), /sleep 3600/, "main sees peer's process");
+  });
+
   let snapshot: DeletionSnapshot | undefined;
-  await t.test('deletion: removing a manifest stops and removes the pod and leaves nothing on the host', async () => {
+  await t.test('deletion: removing a manifest stops the pod (preStop, then SIGTERM) and removes it, leaving nothing on the host', async () => {
     const p = await node.waitForPod(names.doomed, 'Ready', isReady);
     snapshot = await deletionSnapshot(node, p, ['one', 'two']);
     node.deletePod(names.doomed);
@@ -234,11 +261,17 @@ test('kubelet 1.32 runs its pods on skiffd', { timeout: 15 * 60_000 }, async (t)
       throw new Error(`${err.message}; still there: ${(await leftoversOf(node, snapshot!)).join('; ')}`);
     });
     assert.deepEqual(left, []);
+    assert.deepEqual(
+      readFileSync(join(node.dir, 'doomed-host', 'events'), 'utf8')
+        .split('\n')
+        .filter(Boolean),
+      ['pre-stop', 'term'],
+    );
   });
 });
 
 /** Writes every pod of this file at once; returns their full names. */
-function writePods(node: KubeletNode, hostPort: number) {
+function writePods(node: KubeletNode, hostPort: number, mappedPort: number) {
   const data = emptyDir('data', '/data');
   const shared = emptyDir('shared', '/shared');
   return {
@@ -279,7 +312,14 @@ function writePods(node: KubeletNode, hostPort: number) {
       }),
     ),
     never: node.writePod(
-      pod('never', { restartPolicy: 'Never', containers: [container('done', { script: 'exit 0' }), container('fails', { script: 'exit 2' })] }),
+      pod('never', {
+        restartPolicy: 'Never',
+        containers: [
+          container('done', { script: 'exit 0' }),
+          container('fails', { script: 'echo "bad thing" > /dev/termination-log; exit 2' }),
+          container('fallback', { script: 'echo from-the-log; exit 4', extra: { terminationMessagePolicy: 'FallbackToLogsOnError' } }),
+        ],
+      }),
     ),
     // dd's 64 MiB buffer does not fit in 16 MiB.
     oom: node.writePod(
@@ -339,14 +379,47 @@ function writePods(node: KubeletNode, hostPort: number) {
         ],
       }),
     ),
+    extras: node.writePod(
+      pod('extras', {
+        shareProcessNamespace: true,
+        containers: [
+          container('main', {
+            script: 'echo "ip=$MY_IP"; hostname; mkdir -p /www; echo hello-hostport > /www/index.html; exec httpd -f -p 8080 -h /www',
+            extra: {
+              env: [{ name: 'MY_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+              ports: [{ containerPort: 8080, hostPort: mappedPort }],
+              lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo started > /tmp/post-start'] } } },
+              readinessProbe: httpProbe(8080),
+            },
+          }),
+          container('peer', { script: 'exec sleep 3600' }),
+        ],
+      }),
+    ),
     doomed: node.writePod(
       pod('doomed', {
-        volumes: [data.volume],
+        volumes: [data.volume, { name: 'host', hostPath: { path: join(node.dir, 'doomed-host'), type: 'DirectoryOrCreate' } }],
         containers: [
-          container('one', { script: 'exec sleep 3600', extra: { volumeMounts: [data.mount] } }),
+          // Graceful termination: the preStop hook, then SIGTERM, each leave a line on the host.
+          container('one', {
+            script: "trap 'echo term >> /host/events; exit 0' TERM; while true; do sleep 0.2; done",
+            extra: {
+              volumeMounts: [data.mount, { name: 'host', mountPath: '/host' }],
+              lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo pre-stop >> /host/events'] } } },
+            },
+          }),
           container('two', { script: 'exec sleep 3600', extra: { volumeMounts: [data.mount] } }),
         ],
       }),
     ),
   };
+}
+
+/** The IPv4 address of the interface the default route leaves by (/proc/net/route). */
+function defaultRouteAddress(): string | undefined {
+  const dflt = readFileSync('/proc/net/route', 'utf8')
+    .split('\n')
+    .map((l) => l.split('\t'))
+    .find((f) => f[1] === '00000000');
+  return networkInterfaces()[dflt?.[0] ?? '']?.find((a) => a.family === 'IPv4')?.address;
 }

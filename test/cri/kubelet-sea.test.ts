@@ -12,7 +12,7 @@ import { container, execProbe, httpProbe, pod } from '../support/kube-manifests.
 import { execIn, sandboxOf } from '../support/kube-host-reads.ts';
 import { until } from '../support/wait.ts';
 
-test('kubelet 1.32 on the single executable dist/skiffd: probes, a liveness restart, deletion', { timeout: 15 * 60_000 }, async (t) => {
+test('kubelet 1.32 on the single executable dist/skiffd: probes, a liveness restart, deletion', { timeout: 30 * 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-kubelet-sea-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const built = await build({ outdir: join(dir, 'dist'), quiet: true });

@@ -175,6 +175,8 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
     imageGCHighThresholdPercent: 100,
     imageGCLowThresholdPercent: 99,
     serializeImagePulls: false,
+    // Every pod of a test file pulls at once: the default 5 pulls per second would back some off for 10 s.
+    registryPullQPS: 0,
     ...(options.featureGates ? { featureGates: options.featureGates } : {}),
     ...options.kubeletConfig,
   };
