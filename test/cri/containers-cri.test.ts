@@ -212,6 +212,21 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
     (await streamed(d.runtime.streamPodSandboxStats({}))).flatMap((m) => m.podSandboxStats.map((s) => s.attributes?.id)),
     [podSandboxId],
   );
+  // Pod stats carry their containers' stats: the kubelet's CRI stats provider lists a pod's containers
+  // in /stats/summary from linux.containers alone.
+  const podStats = (await d.runtime.podSandboxStats({ podSandboxId })).stats!;
+  assert.deepEqual(podStats.linux?.containers.map((s) => s.attributes?.id).sort(), listedStats);
+  const svcInPod = podStats.linux?.containers.find((s) => s.attributes?.id === svc);
+  assert.ok((svcInPod?.cpu?.usageCoreNanoSeconds?.value ?? 0n) > 0n, 'the running container has CPU usage in its pod stats');
+  assert.ok((svcInPod?.memory?.workingSetBytes?.value ?? 0n) > 0n, 'and a working set');
+  const listedPods = (await d.runtime.listPodSandboxStats({})).stats;
+  assert.deepEqual(
+    listedPods
+      .find((p) => p.attributes?.id === podSandboxId)
+      ?.linux?.containers.map((s) => s.attributes?.id)
+      .sort(),
+    listedStats,
+  );
   // PodSandboxStatus carries its containers' statuses (kubelet's evented PLEG reads them).
   const inPod = (await d.runtime.podSandboxStatus({ podSandboxId })).containersStatuses;
   assert.deepEqual(inPod.map((c) => c.id).sort(), await ids({ podSandboxId }));

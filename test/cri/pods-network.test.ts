@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { hostname as nodeHostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Status } from 'nice-grpc';
-import { LinuxContainerResources, PodSandboxState } from '../../proto/gen/runtime/v1/api.ts';
+import { LinuxContainerResources, NamespaceMode, PodSandboxState } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
 import { controllerDir } from '../../node/skiffd/cgroups/layout.ts';
 import { startSkiffd, type SkiffdHandle } from '../support/skiffd.ts';
@@ -192,6 +192,17 @@ test('pod sandboxes on a CNI network', { timeout: 120_000 }, async (t) => {
       [id],
     );
     assert.equal((await grpcCode(d.runtime.podSandboxStats({ podSandboxId: 'f'.repeat(64) }))).code, Status.NOT_FOUND);
+    // A pod on the node's network (here with a PID namespace of its own, so a pod init runs) has no
+    // network of its own: the host's counters are not the pod's
+    // (the kubelet would show the node's traffic as the pod's in /stats/summary).
+    const host = await run(podConfig('stats-host', { network: NamespaceMode.NODE, pid: NamespaceMode.POD }));
+    const hostStats = (await d.runtime.podSandboxStats({ podSandboxId: host })).stats!;
+    assert.equal(hostStats.attributes!.id, host);
+    assert.equal(
+      hostStats.linux!.network,
+      undefined,
+      `no network stats: ${JSON.stringify(hostStats.linux!.network, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+    );
   });
 
   await t.test("a pod without a hostname on its own network takes the node's hostname", async () => {

@@ -40,14 +40,15 @@ export function parseNetDev(text: string): InterfaceCounters[] {
  * /proc/net/dev as seen from the pod's network namespace. Any process in that namespace shows its
  * view under /proc/PID/net, so a pod's own init or one of its containers' processes is read directly;
  * only a pod with no process running left falls back to entering the namespace, one spawn per pod.
+ * A pod on the node's network has none of its own: undefined, never the host's counters.
  */
 export async function podNetDev(pod: PodEntry): Promise<string | undefined> {
+  if (!pod.namespaces.net) return undefined;
   const init = pod.internals.pidInit;
   if (init && pod.namespaces.pid) {
     const text = await readFile(`/proc/${init.pid}/net/dev`, 'utf8').catch(() => undefined);
     if (text) return text;
   }
-  if (!pod.namespaces.net) return undefined;
   const member = await anyMemberPid(pod.cgroupParent).catch(() => undefined);
   if (member !== undefined) {
     const text = await readNetDevIfIn(member, pod.namespaces.net);

@@ -1,6 +1,8 @@
-// ListPodSandboxStats: PodSandboxStats for every pod matching the filter (id prefix, labels).
+// ListPodSandboxStats: PodSandboxStats for every pod matching the filter (id prefix, labels), each with
+// its containers' stats.
 import type { ListPodSandboxStatsRequest, ListPodSandboxStatsResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
+import { withContainerStats } from './pod-container-stats.ts';
 
 export const listPodSandboxStats: UnaryRpc<ListPodSandboxStatsRequest, ListPodSandboxStatsResponse> = async (ctx, request) => {
   const filter = request.filter;
@@ -8,5 +10,5 @@ export const listPodSandboxStats: UnaryRpc<ListPodSandboxStatsRequest, ListPodSa
     ...(filter?.id ? { id: filter.id } : {}),
     ...(filter && Object.keys(filter.labelSelector).length > 0 ? { labelSelector: filter.labelSelector } : {}),
   });
-  return { stats };
+  return { stats: await withContainerStats(ctx, stats) };
 };
