@@ -16,6 +16,8 @@ export interface TarEntry {
   linkname?: string;
   devmajor?: number;
   devminor?: number;
+  /** PAX records, e.g. { 'SCHILY.xattr.user.x': 'v' } for an xattr. */
+  pax?: Record<string, string>;
 }
 
 export const sha256 = (data: Buffer | string) => `sha256:${createHash('sha256').update(data).digest('hex')}`;
@@ -44,6 +46,7 @@ export async function buildTar(entries: TarEntry[]): Promise<Buffer> {
       linkname: e.linkname,
       devmajor: e.devmajor,
       devminor: e.devminor,
+      ...(e.pax ? { pax: e.pax } : {}),
       size: type === 'file' ? (content?.length ?? 0) : 0,
     };
     await new Promise<void>((resolve, reject) =>

@@ -12,7 +12,7 @@
 //
 // Waits are bounded and say what they waited for, with the pod's status and the logs' tails.
 import type { TestContext } from 'node:test';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { needs, unavailable } from './prereq.ts';
@@ -121,6 +121,8 @@ export async function startKubeletNode(t: TestContext, options: KubeletNodeOptio
 async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: (() => Promise<void> | void)[]): Promise<KubeletNode> {
   // Short paths: conmon's attach sockets live under skiffd's state dir and must fit in sockaddr_un.
   const dir = mkdtempSync(join(tmpdir(), 'skn-'));
+  // Searchable by others: a container in a user namespace of its own reaches its files as an unprivileged ID.
+  chmodSync(dir, 0o711);
   cleanups.push(() => removeTree(dir));
   const nodeName = hostname().toLowerCase();
   const manifestDir = join(dir, 'manifests');

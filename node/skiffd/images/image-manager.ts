@@ -255,7 +255,7 @@ export class ImageManager {
       const t0 = Date.now();
       const downloaded = await this.fetchBlob(client, log, layer, { index: i + 1, of: manifest.layers.length });
       const t1 = Date.now();
-      const info = await this.layers.ensure(diffId, layer.digest, this.blobs.path(layer.digest), `${name} ${what}`);
+      const info = await this.layers.ensure(diffId, layer.digest, this.blobs.path(layer.digest), `${name} ${what}`, log);
       if (downloaded) fetchedBytes += layer.size;
       log.info('layer ready', {
         layer: layer.digest,

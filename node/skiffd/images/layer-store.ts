@@ -8,6 +8,7 @@ import { syncFilesystem, unpackLayer } from './layer-unpack.ts';
 import { hex, type StoreLayout } from './store-layout.ts';
 import { fsyncDir, readJson } from '../util/atomic-file.ts';
 import type { Trash } from './trash.ts';
+import type { Logger } from '../logger.ts';
 
 export interface LayerInfo {
   diffId: string;
@@ -52,21 +53,21 @@ export class LayerStore {
   }
 
   /** Unpacks the blob unless the layer is there; concurrent callers share one unpack. */
-  ensure(diffId: string, digest: string, blobPath: string, what: string): Promise<LayerInfo> {
+  ensure(diffId: string, digest: string, blobPath: string, what: string, log?: Pick<Logger, 'debug'>): Promise<LayerInfo> {
     const known = this.layers.get(diffId);
     if (known) return Promise.resolve(known);
     const running = this.inflight.get(diffId);
     if (running) return running;
-    const job = this.unpack(diffId, digest, blobPath, what).finally(() => this.inflight.delete(diffId));
+    const job = this.unpack(diffId, digest, blobPath, what, log).finally(() => this.inflight.delete(diffId));
     this.inflight.set(diffId, job);
     return job;
   }
 
-  private async unpack(diffId: string, digest: string, blobPath: string, what: string): Promise<LayerInfo> {
+  private async unpack(diffId: string, digest: string, blobPath: string, what: string, log?: Pick<Logger, 'debug'>): Promise<LayerInfo> {
     await mkdir(this.layout.tmpDir, { recursive: true });
     const temp = join(this.layout.tmpDir, `layer-${hex(diffId).slice(0, 12)}-${randomBytes(6).toString('hex')}`);
     try {
-      const result = await unpackLayer(blobPath, join(temp, 'fs'), what);
+      const result = await unpackLayer(blobPath, join(temp, 'fs'), what, log);
       if (result.diffId !== diffId) {
         throw new ImageError('data-loss', `${what}: its uncompressed content has digest ${result.diffId}, the image config says ${diffId}: refusing it`);
       }

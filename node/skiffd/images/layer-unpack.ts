@@ -1,7 +1,8 @@
 // Unpacks one layer tarball into a directory ready to be an overlayfs lowerdir. OCI whiteouts become
 // overlay whiteouts: `.wh.NAME` a 0/0 character device, `.wh..wh..opq` the `trusted.overlay.opaque`
 // xattr on its directory. Ownership, modes, times, hard links, symlinks, device nodes and xattrs are
-// kept. The caller unpacks into a temp dir and renames it into place, so a half-unpacked layer is
+// kept, except overlayfs's own `trusted.overlay.*` (opaque, redirect, metacopy, origin...): those
+// steer how the overlay resolves the layers below, so only the whiteout above may set one. The caller unpacks into a temp dir and renames it into place, so a half-unpacked layer is
 // never used.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -13,6 +14,7 @@ import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import type { Header } from 'tar-stream';
 import { ImageError } from './errors.ts';
+import type { Logger } from '../logger.ts';
 
 export interface UnpackResult {
   diffId: string;
@@ -26,7 +28,10 @@ export interface UnpackResult {
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
-export async function unpackLayer(blobPath: string, target: string, what: string): Promise<UnpackResult> {
+/** The xattr namespace overlayfs keeps its own state in (a mount without `userxattr`, as skiffd's). */
+const OVERLAY_XATTR_PREFIX = 'trusted.overlay.';
+
+export async function unpackLayer(blobPath: string, target: string, what: string, log?: Pick<Logger, 'debug'>): Promise<UnpackResult> {
   const compression = await sniffCompression(blobPath);
   await mkdir(target, { recursive: true, mode: 0o755 });
   const raw = createReadStream(blobPath, { highWaterMark: 256 * 1024 });
@@ -67,7 +72,7 @@ export async function unpackLayer(blobPath: string, target: string, what: string
   tap.on('error', (err) => extract.destroy(err));
   tap.pipe(extract);
 
-  const state: UnpackState = { root: target, dirs: new Map(), knownDirs: new Set(['']), contentBytes: 0, entries: 0, what };
+  const state: UnpackState = { root: target, dirs: new Map(), knownDirs: new Set(['']), contentBytes: 0, entries: 0, what, skippedXattrs: new Map() };
   try {
     for await (const entry of entries) {
       await applyEntry(state, entry.header, entry);
@@ -90,6 +95,13 @@ export async function unpackLayer(blobPath: string, target: string, what: string
     if (err instanceof ImageError) throw err;
     throw new ImageError('data-loss', `${what}: invalid layer: ${(err as Error).message}`, { cause: err });
   }
+  if (state.skippedXattrs.size > 0) {
+    log?.debug('ignored overlayfs xattrs in the layer: only whiteouts may set them', {
+      layer: what,
+      xattrs: [...state.skippedXattrs.keys()].sort().join(','),
+      entries: [...state.skippedXattrs.values()].reduce((a, b) => a + b, 0),
+    });
+  }
   // Directory times last: creating their children changed them.
   for (const [abs, meta] of [...state.dirs].reverse()) {
     await lutimes(abs, meta.mtime, meta.mtime).catch(() => {});
@@ -104,6 +116,8 @@ interface UnpackState {
   contentBytes: number;
   entries: number;
   what: string;
+  /** `trusted.overlay.*` names found on entries and not applied -> how many times. */
+  skippedXattrs: Map<string, number>;
 }
 
 async function sniffCompression(path: string): Promise<'gzip' | 'zstd' | 'none'> {
@@ -285,7 +299,13 @@ async function applyEntry(state: UnpackState, header: Header, body: EntryBody): 
   const pax = header.pax as Record<string, string> | null | undefined;
   if (pax) {
     for (const [key, value] of Object.entries(pax)) {
-      if (key.startsWith('SCHILY.xattr.')) await setXattr(abs, key.slice('SCHILY.xattr.'.length), value, state.what, true);
+      if (!key.startsWith('SCHILY.xattr.')) continue;
+      const name = key.slice('SCHILY.xattr.'.length);
+      if (name.startsWith(OVERLAY_XATTR_PREFIX)) {
+        state.skippedXattrs.set(name, (state.skippedXattrs.get(name) ?? 0) + 1);
+        continue;
+      }
+      await setXattr(abs, name, value, state.what, true);
       // tar-stream hands PAX values over as UTF-8 text, so a binary xattr (file capabilities) may
       // arrive mangled; see the README's limits.
     }

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
 import { runCommand } from '../util/command.ts';
 import { killGroup } from '../util/kill-group.ts';
-import { readOciFeatures, type OciFeatures } from './features.ts';
+import { ociFeatures, type OciFeatures } from './features.ts';
 import type { CreateOptions, CreateResult, ExecSyncOptions, ExecSyncResult, OciRuntime } from './runtime.ts';
 import { OciRuntimeError } from './runtime.ts';
 import type { OciResources, OciState } from './spec.ts';
@@ -37,7 +37,6 @@ export class CliOciRuntime implements OciRuntime {
   readonly root: string;
   private readonly conmonPath: string;
   private readonly timeoutMs: number;
-  private featuresRead?: Promise<OciFeatures>;
 
   constructor(options: CliRuntimeOptions) {
     this.name = options.name ?? 'runc';
@@ -63,12 +62,7 @@ export class CliOciRuntime implements OciRuntime {
   }
 
   features(): Promise<OciFeatures> {
-    // A binary that is missing now may be installed later (RuntimeReady follows it): ask again then.
-    this.featuresRead ??= readOciFeatures(this.path).catch((err: Error) => {
-      this.featuresRead = undefined;
-      return { mountOptions: [], unknown: `cannot run ${this.path}: ${err.message}` };
-    });
-    return this.featuresRead;
+    return ociFeatures(this.path);
   }
 
   async kill(id: string, signal: number, all = false): Promise<void> {

@@ -2,11 +2,13 @@
 // they need: the kernel creates a user namespace and takes a written ID map, a directory on the
 // filesystem of the container rootfs can be ID-mapped with it and overlayfs mounted over that (as a
 // container's rootfs is; containers/idmap-rootfs.ts), and the OCI runtime says it handles user
-// namespaces (`features`). Status advertises the result per runtime handler.
+// namespaces (its `features`, read once for the daemon in features.ts). Status advertises the result
+// per runtime handler.
 import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { execCommand } from '../util/command.ts';
 import { IDMAP_SCRIPT } from '../containers/idmap-mounts.ts';
+import { ociFeatures } from './features.ts';
 
 export interface UserNamespaceSupport {
   supported: boolean;
@@ -54,15 +56,10 @@ async function kernelUserNamespaces(scratchParent: string): Promise<string | und
 }
 
 async function runtimeUserNamespaces(runtimePath: string): Promise<string | undefined> {
-  const r = await execCommand(runtimePath, ['features'], { timeoutMs: TIMEOUT_MS }).catch((err: Error) => ({ code: -1, stdout: '', stderr: err.message }));
-  if (r.code !== 0) return `${runtimePath} features failed, so its user namespace support is unknown: ${r.stderr.trim() || `exit ${r.code}`}`;
-  try {
-    const features = JSON.parse(r.stdout) as { linux?: { namespaces?: string[] } };
-    if (features.linux?.namespaces?.includes('user')) return undefined;
-    return `${runtimePath} features does not list the user namespace`;
-  } catch {
-    return `${runtimePath} features printed no JSON`;
-  }
+  const features = await ociFeatures(runtimePath);
+  if (features.unknown) return `${features.unknown}, so its user namespace support is unknown`;
+  if (features.namespaces.includes('user')) return undefined;
+  return `${runtimePath} features does not list the user namespace`;
 }
 
 /**
