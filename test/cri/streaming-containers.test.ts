@@ -400,6 +400,28 @@ async function withDeadline<T>(what: string, p: Promise<T>, ms = 15_000): Promis
   }
 }
 
+/**
+ * Asks the shell on a terminal for its size until the answer is `want`, within a bound. A resize and
+ * the typed `stty size` travel on independent streams, so one answer may predate the resize: ask
+ * again rather than bet on an order. Each ask waits for its answer (or a few seconds) before the next.
+ */
+async function untilTerminalSize(term: { output: () => string; type: (text: string) => void }, want: string, what: string, timeoutMs = 30_000): Promise<void> {
+  const answers = () => [...term.output().matchAll(/^(\d+ \d+)\r*$/gm)].map((m) => m[1]);
+  const deadline = Date.now() + timeoutMs;
+  let last = 'none';
+  while (Date.now() < deadline) {
+    const asked = answers().length;
+    term.type('stty size\n');
+    // A line typed before the session is wired up gets no answer: after a while, type it again.
+    const answer = await until('an answer to stty size', () => answers()[asked], Math.min(5_000, Math.max(0, deadline - Date.now()))).catch(() => undefined);
+    if (answer === undefined) continue;
+    last = answer;
+    if (answer === want) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`${what}: the terminal should say "${want}"; its last answer within ${timeoutMs} ms was "${last}"; output: ${JSON.stringify(term.output())}`);
+}
+
 async function execUrl(w: World, cmd: string[], o: { tty?: boolean; stdin?: boolean } = {}): Promise<string> {
   return (await exec(w.ctx, ExecRequest.fromPartial({ containerId: w.ids.shell, cmd, tty: !!o.tty, stdin: !!o.stdin, stdout: true, stderr: !o.tty }), call))
     .url!;
@@ -442,20 +464,12 @@ test('streaming: WebSocket exec with a TTY follows every resize; v5 closes stdin
   if (!w) return;
   const c = channelClient(await execUrl(w, ['sh'], { tty: true, stdin: true }), 'v5.channel.k8s.io');
   await withDeadline('open', c.opened);
+  const term = { output: () => c.text(1), type: (text: string) => c.send(0, text) };
   c.send(4, JSON.stringify({ Width: 80, Height: 20 }));
-  await new Promise((r) => setTimeout(r, 300));
-  c.send(0, 'stty size\n');
-  await withDeadline(
-    'first size',
-    c.waitFor('20 80', () => c.text(1).includes('20 80')),
-  );
+  await untilTerminalSize(term, '20 80', 'first size');
   c.send(4, JSON.stringify({ Width: 132, Height: 43 }));
-  await new Promise((r) => setTimeout(r, 300));
-  c.send(0, 'stty size; exit 4\n');
-  await withDeadline(
-    'second size',
-    c.waitFor('43 132', () => c.text(1).includes('43 132')),
-  );
+  await untilTerminalSize(term, '43 132', 'second size');
+  c.send(0, 'exit 4\n');
   await withDeadline('close', c.closed);
   assert.equal((JSON.parse(c.text(3)) as { details: { causes: { message: string }[] } }).details.causes[0].message, '4');
 
@@ -475,12 +489,7 @@ test('streaming: attach to a TTY container over WebSocket; resize through conmon
   const c = channelClient(url, 'v4.channel.k8s.io');
   await withDeadline('open', c.opened);
   c.send(4, JSON.stringify({ Width: 90, Height: 30 }));
-  await new Promise((r) => setTimeout(r, 300));
-  c.send(0, 'stty size\n');
-  await withDeadline(
-    'size through the ctl FIFO',
-    c.waitFor('30 90', () => c.text(1).includes('30 90')),
-  );
+  await untilTerminalSize({ output: () => c.text(1), type: (text) => c.send(0, text) }, '30 90', 'size through the ctl FIFO');
   c.ws.close();
   await withDeadline('client close', c.closed);
   assert.equal((await w.manager.status(w.ids.term)).state, ContainerState.CONTAINER_RUNNING, 'detaching leaves the container running');
@@ -502,12 +511,7 @@ test('streaming: two resizes sent at once, as kubectl attach sends them, leave t
   } finally {
     process.kill(conmonPid, 'SIGCONT');
   }
-  await new Promise((r) => setTimeout(r, 600));
-  c.send(0, 'stty size\n');
-  await withDeadline(
-    'the second size',
-    c.waitFor('44 122', () => c.text(1).includes('44 122')),
-  );
+  await untilTerminalSize({ output: () => c.text(1), type: (text) => c.send(0, text) }, '44 122', 'the second size');
   c.ws.close();
   await withDeadline('client close', c.closed);
 });
@@ -633,22 +637,18 @@ test('streaming: interactive kubectl exec -ti follows terminal resizes mid-sessi
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const say = async (line: string, expect: RegExp, what: string) => {
-      child.stdin.write(line);
-      await until(`${what} (${JSON.stringify(env)})`, () => expect.test(out), 15_000).catch((err: Error) =>
-        assert.fail(`${err.message}; output: ${JSON.stringify(out)}`),
-      );
-    };
+    const term = { output: () => out, type: (text: string) => child.stdin.write(text) };
     await until('the shell prompt', () => out.includes('# '), 15_000).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
-    await say('stty size\n', /33 101/, 'the initial size');
+    await untilTerminalSize(term, '33 101', `the initial size (${JSON.stringify(env)})`);
     const kubectlPid = await until('kubectl to run', async () => {
       const r = await runCommand('pgrep', ['-P', String(child.pid), '-f', 'kubectl']);
       return Number(r.stdout.trim().split('\n')[0]) || undefined;
     });
     const { readlinkSync } = await import('node:fs');
     const pty = readlinkSync(`/proc/${kubectlPid}/fd/0`);
+    // Two size changes (rows, then cols): kubectl may send one resize or two; the last must stick.
     await runCommand('stty', ['-F', pty, 'rows', '41', 'cols', '127']);
-    await say('stty size\n', /41 127/, 'the size after a resize');
+    await untilTerminalSize(term, '41 127', `the size after a resize (${JSON.stringify(env)})`);
     child.stdin.write('exit 6\n');
     assert.equal(await withDeadline('kubectl to exit', exited), 6);
   }
@@ -667,21 +667,12 @@ test('streaming: kubectl attach -ti to a TTY container: initial size and resizes
     'kubectl to run',
     async () => Number((await runCommand('pgrep', ['-P', String(child.pid), '-f', 'kubectl'])).stdout.trim().split('\n')[0]) || undefined,
   );
-  // Typing until the answer shows: the attach may not be wired up when the first line is sent.
-  const ask = async (expect: RegExp, what: string) =>
-    until(
-      what,
-      async () => {
-        child.stdin.write('stty size\n');
-        await new Promise((r) => setTimeout(r, 200));
-        return expect.test(out);
-      },
-      15_000,
-    ).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
-  await ask(/29 97/, 'the initial size');
+  // The attach may not be wired up when the first line is typed: untilTerminalSize asks again.
+  const term = { output: () => out, type: (text: string) => child.stdin.write(text) };
+  await untilTerminalSize(term, '29 97', 'the initial size');
   const { readlinkSync } = await import('node:fs');
   await runCommand('stty', ['-F', readlinkSync(`/proc/${kubectlPid}/fd/0`), 'rows', '37', 'cols', '111']);
-  await ask(/37 111/, 'the size after a resize');
+  await untilTerminalSize(term, '37 111', 'the size after a resize');
   child.kill('SIGKILL');
   assert.equal((await w.manager.status(w.ids.term)).state, ContainerState.CONTAINER_RUNNING);
 });
