@@ -495,25 +495,33 @@ test('streaming: attach to a TTY container over WebSocket; resize through conmon
   assert.equal((await w.manager.status(w.ids.term)).state, ContainerState.CONTAINER_RUNNING, 'detaching leaves the container running');
 });
 
-test('streaming: two resizes sent at once, as kubectl attach sends them, leave the terminal at the second', { timeout: 60_000 }, async (t) => {
+test('streaming: two resizes sent at once, as kubectl attach sends them, leave the terminal at the second, even after conmon stalled for seconds', {
+  timeout: 90_000,
+}, async (t) => {
   const w = ready(t);
   if (!w) return;
-  const url = (await attach(w.ctx, AttachRequest.fromPartial({ containerId: w.ids.term, tty: true, stdin: true, stdout: true }), call)).url!;
-  const c = channelClient(url, 'v4.channel.k8s.io');
-  await withDeadline('open', c.opened);
-  // conmon paused while both arrive, so they wait in its ctl FIFO together and one read takes both.
-  const conmonPid = (await w.manager.status(w.ids.term)).record.conmonPid!;
-  process.kill(conmonPid, 'SIGSTOP');
-  try {
-    c.send(4, JSON.stringify({ Width: 123, Height: 45 }));
-    c.send(4, JSON.stringify({ Width: 122, Height: 44 }));
-    await new Promise((r) => setTimeout(r, 150));
-  } finally {
-    process.kill(conmonPid, 'SIGCONT');
+  // conmon paused while both arrive, so they wait in its ctl FIFO together and one read takes both;
+  // then paused for longer than a second, as a loaded node can leave it unscheduled.
+  for (const [stallMs, width] of [
+    [150, 122],
+    [2500, 118],
+  ]) {
+    const url = (await attach(w.ctx, AttachRequest.fromPartial({ containerId: w.ids.term, tty: true, stdin: true, stdout: true }), call)).url!;
+    const c = channelClient(url, 'v4.channel.k8s.io');
+    await withDeadline('open', c.opened);
+    const conmonPid = (await w.manager.status(w.ids.term)).record.conmonPid!;
+    process.kill(conmonPid, 'SIGSTOP');
+    try {
+      c.send(4, JSON.stringify({ Width: width + 1, Height: 45 }));
+      c.send(4, JSON.stringify({ Width: width, Height: 44 }));
+      await new Promise((r) => setTimeout(r, stallMs));
+    } finally {
+      process.kill(conmonPid, 'SIGCONT');
+    }
+    await untilTerminalSize({ output: () => c.text(1), type: (text) => c.send(0, text) }, `44 ${width}`, `the second size after a ${stallMs} ms stall`);
+    c.ws.close();
+    await withDeadline('client close', c.closed);
   }
-  await untilTerminalSize({ output: () => c.text(1), type: (text) => c.send(0, text) }, '44 122', 'the second size');
-  c.ws.close();
-  await withDeadline('client close', c.closed);
 });
 
 test('streaming: WebSocket port-forward: port headers, data both ways, connection errors on the error channel', { timeout: 60_000 }, async (t) => {
