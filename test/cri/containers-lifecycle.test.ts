@@ -708,6 +708,16 @@ test('containers: a stop signal sent before the program could handle it is deliv
   const v = await m.status(id);
   assert.equal(v.record.exitCode, 0, 'the trap ran: the signal was not lost and no SIGKILL was needed');
   assert.match(readFileSync(v.record.logPath, 'utf8'), /stdout F bye/);
+  // A program that takes seconds to get there (a loaded node, a slow runtime) still gets it within the timeout.
+  const slow = await m.create({
+    podSandboxId: f.pod.id,
+    config: config('slow-trap', 'sleep 3; trap "echo bye; exit 0" TERM; while true; do sleep 0.1; done'),
+    sandboxConfig: undefined,
+  });
+  await m.start(slow);
+  await m.stop(slow, 15);
+  assert.equal((await m.status(slow)).record.exitCode, 0, 'a trap set 3 s into a 15 s stop timeout still got the signal');
+  await m.remove(slow);
   // Stops right after starts, as critest's benchmark does them: each ends by the program's own handler.
   for (let i = 0; i < 10; i++) {
     const quick = await m.create({
