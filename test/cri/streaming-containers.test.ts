@@ -259,15 +259,16 @@ test('streaming: kubectl exec over WebSocket (v5.channel.k8s.io): exit code and 
   }
 });
 
-test('streaming: kubectl exec -ti gets a real terminal sized like the client', { timeout: 60_000 }, async (t) => {
+test('streaming: kubectl exec -ti gets a real terminal sized like the client', { timeout: 120_000 }, async (t) => {
   const w = ready(t, ['kubectl']);
   if (!w) return;
   // script(1) gives kubectl a terminal of a known size; kubectl sends it on the resize stream.
   for (const env of [SPDY, ...(kubectlMinor() >= 30 ? [WEBSOCKET] : [])]) {
-    // runc applies the size to the container's pty just after the process starts: wait for it.
-    const probe = 'tty; i=0; while [ -z "$(stty size 2>/dev/null)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; stty size; exit 5';
+    // runc applies the size to the container's pty just after the process starts, and a size that
+    // reaches skiffd after the command started comes as a resize: wait for it (up to 30 s).
+    const probe = 'tty; i=0; while [ "$(stty size 2>/dev/null)" != "33 101" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; stty size; exit 5';
     const inner = `stty rows 33 cols 101; kubectl --server ${w.facade.url} exec -ti web -c shell -- sh -c '${probe}'`;
-    const r = await runCommand('script', ['-qfec', inner, '/dev/null'], { env, holdStdin: true });
+    const r = await runCommand('script', ['-qfec', inner, '/dev/null'], { env, holdStdin: true, timeoutMs: 45_000 });
     assert.equal(r.code, 5, `exit code 5 expected (${JSON.stringify(env)}): ${r.stdout} ${r.stderr}`);
     assert.match(r.stdout, /\/dev\/pts\/\d+/, 'the command sees a terminal');
     assert.match(r.stdout, /33 101/, `the terminal has the client's size: ${JSON.stringify(r.stdout)}`);
@@ -698,11 +699,12 @@ test('streaming: SPDY remotecommand v3, v2 and the pre-negotiation v1: text on t
     assert.equal(r.streams.stderr, 'err\n');
     assert.match(r.streams.error, /^command terminated with non-zero exit code: exit status 3$/, 'before v4 the error stream is plain text');
   }
-  const probe = 'i=0; while [ -z "$(stty size 2>/dev/null)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; stty size';
+  const probe = 'i=0; while [ "$(stty size 2>/dev/null)" != "22 77" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; stty size';
   const tty = await spdyRemoteCommand(await execUrl(w, ['sh', '-c', probe], { tty: true }), {
     protocols: ['v3.channel.k8s.io'],
     streamTypes: ['error', 'stdout', 'resize'],
     resize: { Width: 77, Height: 22 },
+    timeoutMs: 45_000,
   });
   assert.match(tty.streams.stdout, /22 77/);
   assert.equal(tty.streams.error ?? '', '', 'success is silence before v4');
