@@ -6,7 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
@@ -24,6 +25,9 @@ import type { DaemonContext } from '../../node/skiffd/context.ts';
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
 import { testPodRecord } from '../support/pods.ts';
 import { Streaming } from '../../node/skiffd/streaming/index.ts';
+import { execInContainer } from '../../node/skiffd/streaming/backends/exec.ts';
+import { runningContainer } from '../../node/skiffd/streaming/backends/targets.ts';
+import { ResizeFeed } from '../../node/skiffd/streaming/remotecommand.ts';
 import { exec } from '../../node/skiffd/services/runtime/exec.ts';
 import { attach } from '../../node/skiffd/services/runtime/attach.ts';
 import { portForward } from '../../node/skiffd/services/runtime/port-forward.ts';
@@ -631,6 +635,49 @@ test('streaming: large output arrives whole over SPDY and WebSocket; a vanished 
   await until('the exec to start', running);
   c.ws.terminate();
   await until('the exec to be killed after the client left', async () => !(await running()));
+});
+
+test('streaming: a client that leaves before runc wrote the pid file still ends its command', { timeout: 90_000 }, async (t) => {
+  const w = ready(t);
+  if (!w) return;
+  // A runc that writes --pid-file 5 s after the command started, as a runc left unscheduled on a
+  // loaded node does: the client leaves in between.
+  const realRunc = which('runc')!;
+  const wrapper = join(w.dir, 'slow-pid-file.mjs');
+  writeFileSync(
+    wrapper,
+    `import { spawn } from 'node:child_process';
+import { existsSync, renameSync } from 'node:fs';
+const args = process.argv.slice(2);
+const at = args.indexOf('--pid-file');
+const pidFile = args[at + 1];
+args[at + 1] = pidFile + '.late';
+const runc = spawn(${JSON.stringify(realRunc)}, args, { stdio: 'inherit' });
+const poll = setInterval(() => {
+  if (!existsSync(pidFile + '.late')) return;
+  clearInterval(poll);
+  setTimeout(() => renameSync(pidFile + '.late', pidFile), 5000);
+}, 10);
+runc.on('exit', (code) => process.exit(code ?? 1));
+`,
+  );
+  const runtimePath = join(w.dir, 'slow-runc');
+  writeFileSync(runtimePath, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(wrapper)} "$@"\n`, { mode: 0o755 });
+  const target = { ...(await runningContainer(w.manager, w.ids.shell)), runtimePath };
+  const marker = `sleep ${5000 + (randomBytes(2).readUInt16LE(0) % 1000)}`;
+  const abort = new AbortController();
+  const stdout = new PassThrough().resume();
+  const running = () =>
+    runCommand('runc', ['--root', join(w.dir, 'state', 'runc'), 'exec', w.ids.shell, 'ps', '-o', 'args']).then((r) => r.stdout.includes(marker));
+  const session = execInContainer(
+    target,
+    { kind: 'exec', containerId: w.ids.shell, cmd: marker.split(' '), tty: false, stdin: false, stdout: true, stderr: false },
+    { stdout, resize: new ResizeFeed(false), signal: abort.signal },
+  ).catch(() => -1);
+  await until('the command to start', running);
+  abort.abort();
+  await session;
+  await until('the command to be killed after the client left', async () => !(await running()));
 });
 
 test('streaming: interactive kubectl exec -ti follows terminal resizes mid-session (SPDY and WebSocket)', { timeout: 90_000 }, async (t) => {
