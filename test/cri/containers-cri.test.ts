@@ -238,6 +238,10 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   // The image goes while its containers run: their layers must outlive RemoveImage and the restart.
   await d.images.removeImage({ image: { image: ref } });
   assert.equal((await d.images.imageStatus({ image: { image: ref } })).image, undefined);
+  // The event stream is its own channel: wait for what it should carry before the crash ends it.
+  await until('the stopped event of bad on the event stream', () =>
+    events.some((e) => e.containerId === bad && e.containerEventType === ContainerEventType.CONTAINER_STOPPED_EVENT),
+  );
   const exit = await d.stop('SIGKILL');
   assert.equal(exit.signal, 'SIGKILL');
   const rootfs = join(first.root, 'containers', ends, 'rootfs');

@@ -44,7 +44,7 @@ test('SIGKILL mid-pull: no partial blob, no half image, a clean pull after resta
   await within(20_000, 'the held blob download', proxy.held);
   // The daemon writes what it received so far to a temp file; wait (bounded) until it shows up.
   const partialBlob = async () => {
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 20))) {
       // Temp names start with blob-<first 12 hex of the digest>; other layers may be downloading too.
       const names = readdirSync(join(store, 'tmp')).filter((n) => n.startsWith(`blob-${big.digest.slice(7, 19)}-`));
       if (names.length && statSync(join(store, 'tmp', names[0])).size > 0) return names;
@@ -54,7 +54,7 @@ test('SIGKILL mid-pull: no partial blob, no half image, a clean pull after resta
   assert.equal((await partialBlob()).length, 1, 'the download is in progress in tmp/');
   assert.ok(!existsSync(join(store, 'blobs', 'sha256', big.digest.slice(7))), 'nothing is committed before it is complete');
   await d.stop('SIGKILL');
-  assert.equal(await within(10_000, 'the interrupted PullImage', pulling), 'failed');
+  assert.equal(await within(30_000, 'the interrupted PullImage', pulling), 'failed');
   await d.cleanup();
   proxy.release();
 

@@ -43,7 +43,7 @@ const alive = (pid: number) => {
   return !!s && s.state !== 'Z';
 };
 
-async function waitUntil(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
+async function waitUntil(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

@@ -16,6 +16,7 @@ import { needs } from '../support/prereq.ts';
 import { startSkiffd } from '../support/skiffd.ts';
 import { createTestNetwork, skiffdNetworkConfig } from '../support/netns.ts';
 import { podConfig } from '../support/pods.ts';
+import { until } from '../support/wait.ts';
 
 test('cgroupfsPath expands systemd slice names', () => {
   assert.equal(cgroupfsPath('kubepods-burstable-pod1234.slice'), '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1234.slice');
@@ -194,18 +195,29 @@ test('PodSandboxStats reads CPU, memory and processes from the pod cgroup', { ti
   });
 
   ({ podSandboxId } = await d.runtime.runPodSandbox({ config: podConfig('stats-cg', { cgroupParent: cgroup }) }));
-  // Let the loop burn some CPU between two samples.
   const procs = readFileSync(join(dirs[0], 'cgroup.procs'), 'utf8').trim();
   assert.equal(procs, String(busy.pid), 'the busy process is in the test cgroup');
-  await new Promise((r) => setTimeout(r, 200));
-  const first = (await d.runtime.podSandboxStats({ podSandboxId })).stats!.linux!;
-  await new Promise((r) => setTimeout(r, 300));
-  const second = (await d.runtime.podSandboxStats({ podSandboxId })).stats!.linux!;
+  // Samples until the busy loop got CPU time between two of them: on a loaded machine how much it
+  // gets in a given while is not ours to say, only that the rate is computed from the two readings.
+  const sample = async () => (await d.runtime.podSandboxStats({ podSandboxId })).stats!.linux!;
+  let first = await sample();
+  const second = await until('CPU time to grow between two samples', async () => {
+    const next = await sample();
+    if (next.cpu!.usageCoreNanoSeconds!.value > first.cpu!.usageCoreNanoSeconds!.value) return next;
+    first = next;
+    return undefined;
+  });
 
-  assert.ok(first.cpu!.usageCoreNanoSeconds!.value > 0n);
-  assert.ok(second.cpu!.usageCoreNanoSeconds!.value > first.cpu!.usageCoreNanoSeconds!.value, 'CPU time grows');
+  const usage = (s: typeof first) => s.cpu!.usageCoreNanoSeconds!.value;
+  const at = (s: typeof first) => s.cpu!.timestamp;
+  assert.ok(usage(first) > 0n);
   const nanoCores = second.cpu!.usageNanoCores!.value;
-  assert.ok(nanoCores > 100_000_000n && nanoCores < 2_000_000_000n, `a busy loop uses about one core: ${nanoCores} nanocores`);
+  assert.equal(
+    nanoCores,
+    ((usage(second) - usage(first)) * 1_000_000_000n) / (at(second) - at(first)),
+    'usage_nano_cores is the rate between the two readings',
+  );
+  assert.ok(nanoCores > 0n && nanoCores < 2_000_000_000n, `one busy loop uses at most about one core: ${nanoCores} nanocores`);
   assert.ok(second.memory!.usageBytes!.value > 0n, 'memory is charged to the cgroup');
   assert.ok(second.memory!.workingSetBytes!.value > 0n);
   assert.ok(second.memory!.workingSetBytes!.value <= second.memory!.usageBytes!.value);
@@ -239,8 +251,7 @@ test('pod network counters are read through a process in the pod, checked to be 
   });
   // unshare execs sleep in the new namespace: wait until the pid's namespace is no longer ours.
   const hostNs = statSync('/proc/self/ns/net').ino;
-  for (let i = 0; i < 100 && statSync(`/proc/${inPod.pid}/ns/net`).ino === hostNs; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.notEqual(statSync(`/proc/${inPod.pid}/ns/net`).ino, hostNs, 'the process is in a namespace of its own');
+  await until('the process to be in a network namespace of its own', () => statSync(`/proc/${inPod.pid}/ns/net`).ino !== hostNs);
   // With no nsenter to fall back on, only the direct read can answer.
   process.env.PATH = '/nonexistent';
   const pod = (net: string) => ({ cgroupParent: cgroup, namespaces: { net }, internals: {} }) as unknown as PodEntry;

@@ -6,7 +6,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
@@ -24,6 +25,9 @@ import type { DaemonContext } from '../../node/skiffd/context.ts';
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
 import { testPodRecord } from '../support/pods.ts';
 import { Streaming } from '../../node/skiffd/streaming/index.ts';
+import { execInContainer } from '../../node/skiffd/streaming/backends/exec.ts';
+import { runningContainer } from '../../node/skiffd/streaming/backends/targets.ts';
+import { ResizeFeed } from '../../node/skiffd/streaming/remotecommand.ts';
 import { exec } from '../../node/skiffd/services/runtime/exec.ts';
 import { attach } from '../../node/skiffd/services/runtime/attach.ts';
 import { portForward } from '../../node/skiffd/services/runtime/port-forward.ts';
@@ -259,15 +263,16 @@ test('streaming: kubectl exec over WebSocket (v5.channel.k8s.io): exit code and 
   }
 });
 
-test('streaming: kubectl exec -ti gets a real terminal sized like the client', { timeout: 60_000 }, async (t) => {
+test('streaming: kubectl exec -ti gets a real terminal sized like the client', { timeout: 120_000 }, async (t) => {
   const w = ready(t, ['kubectl']);
   if (!w) return;
   // script(1) gives kubectl a terminal of a known size; kubectl sends it on the resize stream.
   for (const env of [SPDY, ...(kubectlMinor() >= 30 ? [WEBSOCKET] : [])]) {
-    // runc applies the size to the container's pty just after the process starts: wait for it.
-    const probe = 'tty; i=0; while [ -z "$(stty size 2>/dev/null)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; stty size; exit 5';
+    // runc applies the size to the container's pty just after the process starts, and a size that
+    // reaches skiffd after the command started comes as a resize: wait for it (up to 30 s).
+    const probe = 'tty; i=0; while [ "$(stty size 2>/dev/null)" != "33 101" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; stty size; exit 5';
     const inner = `stty rows 33 cols 101; kubectl --server ${w.facade.url} exec -ti web -c shell -- sh -c '${probe}'`;
-    const r = await runCommand('script', ['-qfec', inner, '/dev/null'], { env, holdStdin: true });
+    const r = await runCommand('script', ['-qfec', inner, '/dev/null'], { env, holdStdin: true, timeoutMs: 45_000 });
     assert.equal(r.code, 5, `exit code 5 expected (${JSON.stringify(env)}): ${r.stdout} ${r.stderr}`);
     assert.match(r.stdout, /\/dev\/pts\/\d+/, 'the command sees a terminal');
     assert.match(r.stdout, /33 101/, `the terminal has the client's size: ${JSON.stringify(r.stdout)}`);
@@ -400,6 +405,28 @@ async function withDeadline<T>(what: string, p: Promise<T>, ms = 15_000): Promis
   }
 }
 
+/**
+ * Asks the shell on a terminal for its size until the answer is `want`, within a bound. A resize and
+ * the typed `stty size` travel on independent streams, so one answer may predate the resize: ask
+ * again rather than bet on an order. Each ask waits for its answer (or a few seconds) before the next.
+ */
+async function untilTerminalSize(term: { output: () => string; type: (text: string) => void }, want: string, what: string, timeoutMs = 30_000): Promise<void> {
+  const answers = () => [...term.output().matchAll(/^(\d+ \d+)\r*$/gm)].map((m) => m[1]);
+  const deadline = Date.now() + timeoutMs;
+  let last = 'none';
+  while (Date.now() < deadline) {
+    const asked = answers().length;
+    term.type('stty size\n');
+    // A line typed before the session is wired up gets no answer: after a while, type it again.
+    const answer = await until('an answer to stty size', () => answers()[asked], Math.min(5_000, Math.max(0, deadline - Date.now()))).catch(() => undefined);
+    if (answer === undefined) continue;
+    last = answer;
+    if (answer === want) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`${what}: the terminal should say "${want}"; its last answer within ${timeoutMs} ms was "${last}"; output: ${JSON.stringify(term.output())}`);
+}
+
 async function execUrl(w: World, cmd: string[], o: { tty?: boolean; stdin?: boolean } = {}): Promise<string> {
   return (await exec(w.ctx, ExecRequest.fromPartial({ containerId: w.ids.shell, cmd, tty: !!o.tty, stdin: !!o.stdin, stdout: true, stderr: !o.tty }), call))
     .url!;
@@ -442,20 +469,12 @@ test('streaming: WebSocket exec with a TTY follows every resize; v5 closes stdin
   if (!w) return;
   const c = channelClient(await execUrl(w, ['sh'], { tty: true, stdin: true }), 'v5.channel.k8s.io');
   await withDeadline('open', c.opened);
+  const term = { output: () => c.text(1), type: (text: string) => c.send(0, text) };
   c.send(4, JSON.stringify({ Width: 80, Height: 20 }));
-  await new Promise((r) => setTimeout(r, 300));
-  c.send(0, 'stty size\n');
-  await withDeadline(
-    'first size',
-    c.waitFor('20 80', () => c.text(1).includes('20 80')),
-  );
+  await untilTerminalSize(term, '20 80', 'first size');
   c.send(4, JSON.stringify({ Width: 132, Height: 43 }));
-  await new Promise((r) => setTimeout(r, 300));
-  c.send(0, 'stty size; exit 4\n');
-  await withDeadline(
-    'second size',
-    c.waitFor('43 132', () => c.text(1).includes('43 132')),
-  );
+  await untilTerminalSize(term, '43 132', 'second size');
+  c.send(0, 'exit 4\n');
   await withDeadline('close', c.closed);
   assert.equal((JSON.parse(c.text(3)) as { details: { causes: { message: string }[] } }).details.causes[0].message, '4');
 
@@ -475,41 +494,39 @@ test('streaming: attach to a TTY container over WebSocket; resize through conmon
   const c = channelClient(url, 'v4.channel.k8s.io');
   await withDeadline('open', c.opened);
   c.send(4, JSON.stringify({ Width: 90, Height: 30 }));
-  await new Promise((r) => setTimeout(r, 300));
-  c.send(0, 'stty size\n');
-  await withDeadline(
-    'size through the ctl FIFO',
-    c.waitFor('30 90', () => c.text(1).includes('30 90')),
-  );
+  await untilTerminalSize({ output: () => c.text(1), type: (text) => c.send(0, text) }, '30 90', 'size through the ctl FIFO');
   c.ws.close();
   await withDeadline('client close', c.closed);
   assert.equal((await w.manager.status(w.ids.term)).state, ContainerState.CONTAINER_RUNNING, 'detaching leaves the container running');
 });
 
-test('streaming: two resizes sent at once, as kubectl attach sends them, leave the terminal at the second', { timeout: 60_000 }, async (t) => {
+test('streaming: two resizes sent at once, as kubectl attach sends them, leave the terminal at the second, even after conmon stalled for seconds', {
+  timeout: 90_000,
+}, async (t) => {
   const w = ready(t);
   if (!w) return;
-  const url = (await attach(w.ctx, AttachRequest.fromPartial({ containerId: w.ids.term, tty: true, stdin: true, stdout: true }), call)).url!;
-  const c = channelClient(url, 'v4.channel.k8s.io');
-  await withDeadline('open', c.opened);
-  // conmon paused while both arrive, so they wait in its ctl FIFO together and one read takes both.
-  const conmonPid = (await w.manager.status(w.ids.term)).record.conmonPid!;
-  process.kill(conmonPid, 'SIGSTOP');
-  try {
-    c.send(4, JSON.stringify({ Width: 123, Height: 45 }));
-    c.send(4, JSON.stringify({ Width: 122, Height: 44 }));
-    await new Promise((r) => setTimeout(r, 150));
-  } finally {
-    process.kill(conmonPid, 'SIGCONT');
+  // conmon paused while both arrive, so they wait in its ctl FIFO together and one read takes both;
+  // then paused for longer than a second, as a loaded node can leave it unscheduled.
+  for (const [stallMs, width] of [
+    [150, 122],
+    [2500, 118],
+  ]) {
+    const url = (await attach(w.ctx, AttachRequest.fromPartial({ containerId: w.ids.term, tty: true, stdin: true, stdout: true }), call)).url!;
+    const c = channelClient(url, 'v4.channel.k8s.io');
+    await withDeadline('open', c.opened);
+    const conmonPid = (await w.manager.status(w.ids.term)).record.conmonPid!;
+    process.kill(conmonPid, 'SIGSTOP');
+    try {
+      c.send(4, JSON.stringify({ Width: width + 1, Height: 45 }));
+      c.send(4, JSON.stringify({ Width: width, Height: 44 }));
+      await new Promise((r) => setTimeout(r, stallMs));
+    } finally {
+      process.kill(conmonPid, 'SIGCONT');
+    }
+    await untilTerminalSize({ output: () => c.text(1), type: (text) => c.send(0, text) }, `44 ${width}`, `the second size after a ${stallMs} ms stall`);
+    c.ws.close();
+    await withDeadline('client close', c.closed);
   }
-  await new Promise((r) => setTimeout(r, 600));
-  c.send(0, 'stty size\n');
-  await withDeadline(
-    'the second size',
-    c.waitFor('44 122', () => c.text(1).includes('44 122')),
-  );
-  c.ws.close();
-  await withDeadline('client close', c.closed);
 });
 
 test('streaming: WebSocket port-forward: port headers, data both ways, connection errors on the error channel', { timeout: 60_000 }, async (t) => {
@@ -620,6 +637,49 @@ test('streaming: large output arrives whole over SPDY and WebSocket; a vanished 
   await until('the exec to be killed after the client left', async () => !(await running()));
 });
 
+test('streaming: a client that leaves before runc wrote the pid file still ends its command', { timeout: 90_000 }, async (t) => {
+  const w = ready(t);
+  if (!w) return;
+  // A runc that writes --pid-file 5 s after the command started, as a runc left unscheduled on a
+  // loaded node does: the client leaves in between.
+  const realRunc = which('runc')!;
+  const wrapper = join(w.dir, 'slow-pid-file.mjs');
+  writeFileSync(
+    wrapper,
+    `import { spawn } from 'node:child_process';
+import { existsSync, renameSync } from 'node:fs';
+const args = process.argv.slice(2);
+const at = args.indexOf('--pid-file');
+const pidFile = args[at + 1];
+args[at + 1] = pidFile + '.late';
+const runc = spawn(${JSON.stringify(realRunc)}, args, { stdio: 'inherit' });
+const poll = setInterval(() => {
+  if (!existsSync(pidFile + '.late')) return;
+  clearInterval(poll);
+  setTimeout(() => renameSync(pidFile + '.late', pidFile), 5000);
+}, 10);
+runc.on('exit', (code) => process.exit(code ?? 1));
+`,
+  );
+  const runtimePath = join(w.dir, 'slow-runc');
+  writeFileSync(runtimePath, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(wrapper)} "$@"\n`, { mode: 0o755 });
+  const target = { ...(await runningContainer(w.manager, w.ids.shell)), runtimePath };
+  const marker = `sleep ${5000 + (randomBytes(2).readUInt16LE(0) % 1000)}`;
+  const abort = new AbortController();
+  const stdout = new PassThrough().resume();
+  const running = () =>
+    runCommand('runc', ['--root', join(w.dir, 'state', 'runc'), 'exec', w.ids.shell, 'ps', '-o', 'args']).then((r) => r.stdout.includes(marker));
+  const session = execInContainer(
+    target,
+    { kind: 'exec', containerId: w.ids.shell, cmd: marker.split(' '), tty: false, stdin: false, stdout: true, stderr: false },
+    { stdout, resize: new ResizeFeed(false), signal: abort.signal },
+  ).catch(() => -1);
+  await until('the command to start', running);
+  abort.abort();
+  await session;
+  await until('the command to be killed after the client left', async () => !(await running()));
+});
+
 test('streaming: interactive kubectl exec -ti follows terminal resizes mid-session (SPDY and WebSocket)', { timeout: 90_000 }, async (t) => {
   const w = ready(t, ['kubectl']);
   if (!w) return;
@@ -633,22 +693,18 @@ test('streaming: interactive kubectl exec -ti follows terminal resizes mid-sessi
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const say = async (line: string, expect: RegExp, what: string) => {
-      child.stdin.write(line);
-      await until(`${what} (${JSON.stringify(env)})`, () => expect.test(out), 15_000).catch((err: Error) =>
-        assert.fail(`${err.message}; output: ${JSON.stringify(out)}`),
-      );
-    };
+    const term = { output: () => out, type: (text: string) => child.stdin.write(text) };
     await until('the shell prompt', () => out.includes('# '), 15_000).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
-    await say('stty size\n', /33 101/, 'the initial size');
+    await untilTerminalSize(term, '33 101', `the initial size (${JSON.stringify(env)})`);
     const kubectlPid = await until('kubectl to run', async () => {
       const r = await runCommand('pgrep', ['-P', String(child.pid), '-f', 'kubectl']);
       return Number(r.stdout.trim().split('\n')[0]) || undefined;
     });
     const { readlinkSync } = await import('node:fs');
     const pty = readlinkSync(`/proc/${kubectlPid}/fd/0`);
+    // Two size changes (rows, then cols): kubectl may send one resize or two; the last must stick.
     await runCommand('stty', ['-F', pty, 'rows', '41', 'cols', '127']);
-    await say('stty size\n', /41 127/, 'the size after a resize');
+    await untilTerminalSize(term, '41 127', `the size after a resize (${JSON.stringify(env)})`);
     child.stdin.write('exit 6\n');
     assert.equal(await withDeadline('kubectl to exit', exited), 6);
   }
@@ -667,21 +723,12 @@ test('streaming: kubectl attach -ti to a TTY container: initial size and resizes
     'kubectl to run',
     async () => Number((await runCommand('pgrep', ['-P', String(child.pid), '-f', 'kubectl'])).stdout.trim().split('\n')[0]) || undefined,
   );
-  // Typing until the answer shows: the attach may not be wired up when the first line is sent.
-  const ask = async (expect: RegExp, what: string) =>
-    until(
-      what,
-      async () => {
-        child.stdin.write('stty size\n');
-        await new Promise((r) => setTimeout(r, 200));
-        return expect.test(out);
-      },
-      15_000,
-    ).catch((err: Error) => assert.fail(`${err.message}; output: ${JSON.stringify(out)}`));
-  await ask(/29 97/, 'the initial size');
+  // The attach may not be wired up when the first line is typed: untilTerminalSize asks again.
+  const term = { output: () => out, type: (text: string) => child.stdin.write(text) };
+  await untilTerminalSize(term, '29 97', 'the initial size');
   const { readlinkSync } = await import('node:fs');
   await runCommand('stty', ['-F', readlinkSync(`/proc/${kubectlPid}/fd/0`), 'rows', '37', 'cols', '111']);
-  await ask(/37 111/, 'the size after a resize');
+  await untilTerminalSize(term, '37 111', 'the size after a resize');
   child.kill('SIGKILL');
   assert.equal((await w.manager.status(w.ids.term)).state, ContainerState.CONTAINER_RUNNING);
 });
@@ -699,11 +746,12 @@ test('streaming: SPDY remotecommand v3, v2 and the pre-negotiation v1: text on t
     assert.equal(r.streams.stderr, 'err\n');
     assert.match(r.streams.error, /^command terminated with non-zero exit code: exit status 3$/, 'before v4 the error stream is plain text');
   }
-  const probe = 'i=0; while [ -z "$(stty size 2>/dev/null)" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; stty size';
+  const probe = 'i=0; while [ "$(stty size 2>/dev/null)" != "22 77" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; stty size';
   const tty = await spdyRemoteCommand(await execUrl(w, ['sh', '-c', probe], { tty: true }), {
     protocols: ['v3.channel.k8s.io'],
     streamTypes: ['error', 'stdout', 'resize'],
     resize: { Width: 77, Height: 22 },
+    timeoutMs: 45_000,
   });
   assert.match(tty.streams.stdout, /22 77/);
   assert.equal(tty.streams.error ?? '', '', 'success is silence before v4');

@@ -92,18 +92,18 @@ export async function natRulesMentioning(text: string): Promise<string[]> {
  * Returns a stopper; the listener is also bounded by `timeout` so it can never outlive the test long.
  */
 export function serveOnceInNetns(netns: string, port: number, reply: string): { stop(): void; ready: Promise<void> } {
-  const child = spawn('timeout', ['20', 'nsenter', `--net=${netns}`, '--', 'busybox', 'nc', '-l', '-p', String(port), '-e', 'echo', reply], {
+  const child = spawn('timeout', ['60', 'nsenter', `--net=${netns}`, '--', 'busybox', 'nc', '-l', '-p', String(port), '-e', 'echo', reply], {
     stdio: 'ignore',
     detached: true,
   });
   const ready = (async () => {
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
-      const { stdout } = await run('nsenter', [`--net=${netns}`, '--', 'busybox', 'netstat', '-ltn'], { timeout: 5_000 });
+      const { stdout } = await run('nsenter', [`--net=${netns}`, '--', 'busybox', 'netstat', '-ltn'], { timeout: 10_000 });
       if (stdout.includes(`:${port} `)) return;
       await new Promise((r) => setTimeout(r, 20));
     }
-    throw new Error(`nc did not listen on port ${port} in ${netns} within 5 s`);
+    throw new Error(`nc did not listen on port ${port} in ${netns} within 30 s`);
   })();
   return {
     ready,
@@ -118,7 +118,7 @@ export function serveOnceInNetns(netns: string, port: number, reply: string): { 
 }
 
 /** Connects to host:port and returns what the server sent before closing (bounded). */
-export function readFromPort(host: string, port: number, timeoutMs = 5_000): Promise<string> {
+export function readFromPort(host: string, port: number, timeoutMs = 15_000): Promise<string> {
   return new Promise((resolve, reject) => {
     import('node:net').then(({ connect }) => {
       const socket = connect(port, host);

@@ -94,8 +94,8 @@ export async function streamingThroughDaemon(t: import('node:test').TestContext,
   let out = '';
   pf.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
   pf.stderr.setEncoding('utf8').on('data', (s: string) => (out += s));
-  const port = await until('kubectl port-forward to listen', () => Number(/Forwarding from 127\.0\.0\.1:(\d+) -> 8080/.exec(out)?.[1] ?? 0), 15_000);
+  const port = await until('kubectl port-forward to listen', () => Number(/Forwarding from 127\.0\.0\.1:(\d+) -> 8080/.exec(out)?.[1] ?? 0), 30_000);
   // httpd starts a moment after the container: retry the first request briefly.
-  const body = await until('the pod web server through port-forward', () => httpGetIndex(port).catch(() => undefined), 10_000);
+  const body = await until('the pod web server through port-forward', () => httpGetIndex(port).catch(() => undefined), 30_000);
   assert.equal(body, 'hello-from-daemon-pod\n');
 }

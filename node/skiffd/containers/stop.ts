@@ -11,11 +11,13 @@ import type { ContainerStore } from './store.ts';
 import { applyExit, destroy } from './teardown.ts';
 
 const KILL_WAIT_MS = 10_000;
-/** How long a stop waits for the runtime's init to exec the container's program. */
-const EXEC_WAIT_MS = 2_000;
-/** How long after a dropped stop signal the program may still install a handler and get it again. */
-const HANDLER_WAIT_MS = 2_000;
+/**
+ * How often a stop looks whether the program installed a handler for a signal it dropped: often at
+ * first (a program that is just starting), then less, until the stop timeout ends.
+ */
 const REDELIVERY_POLL_MS = 20;
+const REDELIVERY_SLOW_AFTER_MS = 2_000;
+const REDELIVERY_SLOW_POLL_MS = 250;
 
 /**
  * Stop signal, then SIGKILL after timeoutSeconds. Stopping a stopped container is fine, and so is an
@@ -60,8 +62,10 @@ async function stopLocked(store: ContainerStore, id: string, timeoutSeconds: num
     return;
   }
   if (timeoutSeconds > 0) {
-    const redelivery = await sendStopSignal(store, record);
-    const exited = await store.exits.waitFor(id, timeoutSeconds * 1000);
+    // One deadline for the whole grace period: waiting for the program to start counts in it.
+    const deadline = Date.now() + timeoutSeconds * 1000;
+    const redelivery = await sendStopSignal(store, record, deadline);
+    const exited = await store.exits.waitFor(id, Math.max(0, deadline - Date.now()));
     redelivery.cancel();
     if (exited) return finishStop(store, record);
   }
@@ -81,24 +85,25 @@ async function stopLocked(store: ContainerStore, id: string, timeoutSeconds: num
  * Sends the stop signal so the container's program gets it. A stop right after a start would
  * otherwise race the program's own start-up: before execve the runtime's init takes the signal,
  * and before the program installs its handler a namespace init drops it. So the signal waits for
- * the execve, and is sent once more if the program installs a handler within a short window.
+ * the execve, and is sent once more if the program installs a handler before the deadline (the
+ * stop timeout): on a loaded node a program can take seconds to get there.
  */
-async function sendStopSignal(store: ContainerStore, record: ContainerRecord): Promise<{ cancel(): void }> {
+async function sendStopSignal(store: ContainerStore, record: ContainerRecord, deadline: number): Promise<{ cancel(): void }> {
   const signal = record.stopSignal;
   const pid = record.pid;
   if (!pid || !record.pidStartTime || (await processStartTime(pid)) !== record.pidStartTime) {
     await signalInit(store, record, signal);
     return { cancel() {} };
   }
-  await untilProgramRuns(pid, store.runtime.name, EXEC_WAIT_MS);
+  await untilProgramRuns(pid, store.runtime.name, Math.max(0, deadline - Date.now()));
   const caught = await catchesSignal(pid, signal);
   await signalInit(store, record, signal);
   if (caught) return { cancel() {} };
   let cancelled = false;
-  const deadline = Date.now() + HANDLER_WAIT_MS;
+  const slowAfter = Date.now() + REDELIVERY_SLOW_AFTER_MS;
   void (async () => {
     while (!cancelled && Date.now() < deadline) {
-      await sleep(REDELIVERY_POLL_MS);
+      await sleep(Date.now() < slowAfter ? REDELIVERY_POLL_MS : REDELIVERY_SLOW_POLL_MS);
       if (cancelled || (await processStartTime(pid)) !== record.pidStartTime) return;
       if (await catchesSignal(pid, signal)) {
         if (!cancelled) await signalInit(store, record, signal);

@@ -15,7 +15,11 @@ const STDOUT = 2;
 const STDERR = 3;
 /** conmon reads at most this much per packet. */
 const MAX_PACKET = 8192;
-const RESIZE_REPEAT_MS = [30, 250, 1000];
+/**
+ * When the final size of a burst is written again (the gaps, not the times). The last repeat comes
+ * about 30 s after the burst, so the size sticks unless conmon was stalled for longer than that.
+ */
+const RESIZE_REPEAT_MS = [30, 250, 1000, 2000, 4000, 8000, 15000];
 
 export async function attachToContainer(target: ContainerTarget, request: AttachStreamRequest, io: RemoteCommandIO): Promise<void> {
   const { SeqpacketSocket } = await loadSeqpacket();
@@ -70,8 +74,9 @@ export async function attachToContainer(target: ContainerTarget, request: Attach
         await resizeTerminal(target.ctlPath, size);
         // conmon acts on only the first of several messages that reach it in one read, and clients
         // send two at once (kubectl: width+1 and height+1, then the real size, to force a redraw).
-        // So writes are spaced, and the final size is said again a little later each time, which
-        // makes it stick even when conmon was slow to read; the same size twice changes nothing.
+        // So writes are spaced, and the final size is said again, less often each time: a conmon
+        // that was not scheduled for seconds (a loaded node) reads the stale size first, then a
+        // later repeat on its own. The same size twice changes nothing (no SIGWINCH).
         void (async () => {
           for (const delay of RESIZE_REPEAT_MS) {
             await sleep(delay);

@@ -129,9 +129,22 @@ function signalNumber(signal: NodeJS.Signals): number {
   return osConstants.signals[signal] ?? 0;
 }
 
-/** Kills the exec'd process group (runc setsid()s it) and runc itself. */
+/** How long a client that left waits for runc to name the command it started. */
+const PID_FILE_WAIT_MS = 10_000;
+
+/**
+ * Kills the exec'd process group (runc setsid()s it) and runc itself. runc writes the pid file just
+ * after the command started, and on a loaded node that can take a while: killing runc before then
+ * would leave the command running with nobody to end it, so while runc lives, wait for the file.
+ */
 async function killExec(child: ChildProcess, pidFile: string): Promise<void> {
-  const pid = Number.parseInt(await readFile(pidFile, 'utf8').catch(() => ''), 10);
+  const readPid = async () => Number.parseInt(await readFile(pidFile, 'utf8').catch(() => ''), 10) || 0;
+  const deadline = Date.now() + PID_FILE_WAIT_MS;
+  let pid = await readPid();
+  while (!pid && child.exitCode === null && child.signalCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+    pid = await readPid();
+  }
   if (pid > 0) killGroup(pid);
   if (child.pid) killGroup(child.pid);
 }
