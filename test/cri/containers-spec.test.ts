@@ -13,6 +13,7 @@ const host: HostFacts = {
   capabilities: [...ALL_CAPABILITIES],
   cgroupMode: 'hybrid',
   swapAccounting: true,
+  hugetlb: true,
   defaultCgroupParent: '/skiffd',
 };
 const passwd = 'root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\nnobody:x:65534:65534::/:/bin/false\n';
@@ -43,6 +44,30 @@ function input(config: DeepPartial<ContainerConfig>, over: Partial<SpecInput> = 
 function invalid(fn: () => unknown, field: RegExp): void {
   assert.throws(fn, (err: unknown) => err instanceof ServerError && err.code === Status.INVALID_ARGUMENT && field.test(err.details));
 }
+
+test('hugepage limits reach the spec where the hugetlb controller exists, and are left out where it does not', () => {
+  // What a kubelet sends for a node with 2 MiB and 1 GiB pages and a pod that asks for none.
+  const resources = {
+    memoryLimitInBytes: 64n << 20n,
+    hugepageLimits: [
+      { pageSize: '2MB', limit: 0n },
+      { pageSize: '1GB', limit: 0n },
+    ],
+  };
+  const withController = buildSpec(input({ linux: { resources } }, { host: { ...host, hugetlb: true } })).spec.linux.resources!;
+  assert.deepEqual(withController.hugepageLimits, [
+    { pageSize: '2MB', limit: 0 },
+    { pageSize: '1GB', limit: 0 },
+  ]);
+  const without = buildSpec(input({ linux: { resources } }, { host: { ...host, hugetlb: false } })).spec.linux.resources!;
+  assert.equal(without.hugepageLimits, undefined, 'no hugetlb controller: runc would refuse the container');
+  assert.deepEqual(without.memory, { limit: 64 << 20, swap: 64 << 20 }, 'the other limits stay');
+  // A malformed page size is bad input whether or not the limits could apply.
+  invalid(
+    () => buildSpec(input({ linux: { resources: { hugepageLimits: [{ pageSize: '2M', limit: 0n }] } } }, { host: { ...host, hugetlb: false } })),
+    /hugepage_limits\[0\]\.page_size/,
+  );
+});
 
 test('command replaces the entrypoint and drops the image cmd; args replace cmd', () => {
   assert.deepEqual(buildSpec(input({})).spec.process.args, ['/entry', 'default-arg']);

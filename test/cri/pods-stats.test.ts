@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, rmdirSync, readFileSync, statSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { cgroupLayout, cgroupfsPath, controllerDir, parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
+import { cgroupLayout, cgroupfsPath, controllerDir, hasController, parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
 import { readCpu, readMemory, readProcessCount, readTasks } from '../../node/skiffd/cgroups/stats.ts';
 import { parseNetDev, podNetDev } from '../../node/skiffd/pods/stats.ts';
 import type { PodEntry } from '../../node/skiffd/pods/record-file.ts';
@@ -43,6 +43,31 @@ test('cgroup layout: v1, v2 and hybrid mounts', () => {
   const hybrid = parseCgroupLayout(MOUNTS.hybrid, () => '');
   assert.equal(hybrid.mode, 'hybrid');
   assert.equal(controllerDir('memory', '/p', hybrid), '/sys/fs/cgroup/memory/p');
+  // hugetlb: a v1 hierarchy of its own, or enabled in the unified tree; a hybrid host's empty v2 tree has none.
+  assert.equal(hasController('hugetlb', v1), false);
+  assert.equal(
+    hasController(
+      'hugetlb',
+      parseCgroupLayout(`${MOUNTS.v1}44 31 0:40 / /sys/fs/cgroup/hugetlb rw - cgroup cgroup rw,hugetlb\n`, () => ''),
+    ),
+    true,
+  );
+  assert.equal(hasController('hugetlb', v2), false);
+  assert.equal(
+    hasController(
+      'hugetlb',
+      parseCgroupLayout(MOUNTS.v2, () => 'cpu memory hugetlb pids'),
+    ),
+    true,
+  );
+  assert.equal(
+    hasController(
+      'hugetlb',
+      parseCgroupLayout(MOUNTS.hybrid, () => 'hugetlb'),
+    ),
+    false,
+  );
+  assert.equal(hasController('memory', hybrid), true);
 });
 
 test('cgroup v2 and v1 stat files are read the same way', async (t) => {

@@ -1,7 +1,7 @@
 // Facts about the host the spec builder needs, read once, and host device lookups.
 import { existsSync, readFileSync, readdirSync, lstatSync, statSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { cgroupLayout } from '../cgroups/layout.ts';
+import { cgroupLayout, hasController } from '../cgroups/layout.ts';
 import type { OciDevice } from '../oci/spec.ts';
 import type { HostFacts, ResolvedDevice } from './spec-builder.ts';
 import type { Device } from '../../../proto/gen/runtime/v1/api.ts';
@@ -24,6 +24,7 @@ export function readHostFacts(defaultCgroupParent: string): HostFacts {
     capabilities: boundingCapabilities(),
     cgroupMode: layout.mode,
     swapAccounting: layout.mode !== 'v2' && !!memory && existsSync(join(memory.mountPoint, 'memory.memsw.limit_in_bytes')),
+    hugetlb: hasController('hugetlb', layout),
     defaultCgroupParent,
   };
 }

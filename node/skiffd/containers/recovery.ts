@@ -10,6 +10,7 @@ import { applyExit, destroy, ensureMounted, observeExit } from './teardown.ts';
 /** Loads every record, reconciles it with the runtime and conmon's exit files, starts watching exits. */
 export async function recoverContainers(store: ContainerStore): Promise<void> {
   store.host = { ...readHostFacts(store.options.defaultCgroupParent ?? '/skiffd'), ...store.options.host };
+  if (!store.host.hugetlb) store.log.debug?.('no hugetlb cgroup controller on this host: hugepage limits are left out of container specs');
   await mkdir(store.containersDir, { recursive: true, mode: 0o711 });
   await mkdir(store.socketDir, { recursive: true });
   // Watch first, so an exit during recovery is not missed.

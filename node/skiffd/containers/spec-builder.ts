@@ -50,6 +50,11 @@ export interface HostFacts {
   cgroupMode: CgroupMode;
   /** memory.memsw.* exists (cgroup v1 swap accounting). */
   swapAccounting: boolean;
+  /**
+   * The hugetlb controller is available. Without it runc cannot apply hugepage limits, and a kubelet
+   * sends them (0) for every page size of the node: they are left out, as containerd does.
+   */
+  hugetlb: boolean;
   /** Parent cgroup when the pod names none. */
   defaultCgroupParent: string;
 }
@@ -317,7 +322,7 @@ function cgroupParentOf(input: SpecInput): string {
 }
 
 /** CRI resources -> OCI linux.resources (also used by UpdateContainerResources). */
-export function toOciResources(r: LinuxContainerResources | undefined, host: Pick<HostFacts, 'cgroupMode' | 'swapAccounting'>): OciResources {
+export function toOciResources(r: LinuxContainerResources | undefined, host: Pick<HostFacts, 'cgroupMode' | 'swapAccounting' | 'hugetlb'>): OciResources {
   const out: OciResources = {};
   if (!r) return out;
   const cpu: NonNullable<OciResources['cpu']> = {};
@@ -334,10 +339,12 @@ export function toOciResources(r: LinuxContainerResources | undefined, host: Pic
     else if (host.swapAccounting || host.cgroupMode === 'v2') out.memory.swap = Number(r.memoryLimitInBytes);
   }
   if (r.hugepageLimits.length > 0) {
-    out.hugepageLimits = r.hugepageLimits.map((h, i) => {
+    const limits = r.hugepageLimits.map((h, i) => {
       if (!/^\d+[KMG]B$/.test(h.pageSize)) throw invalidArgument(`linux.resources.hugepage_limits[${i}].page_size`, `"${h.pageSize}" is not like 2MB or 1GB`);
       return { pageSize: h.pageSize, limit: Number(h.limit) };
     });
+    // Checked either way, applied only where a controller can enforce them.
+    if (host.hugetlb) out.hugepageLimits = limits;
   }
   // cgroup v2 keys only make sense (and runc only accepts them) on a pure v2 host.
   if (host.cgroupMode === 'v2' && Object.keys(r.unified).length > 0) out.unified = { ...r.unified };

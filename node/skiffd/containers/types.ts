@@ -30,7 +30,7 @@ export interface PodLookup {
   withLock?<T>(podId: string, fn: () => Promise<T>): Promise<T>;
 }
 
-export type ContainerLogger = Pick<Logger, 'info' | 'warn'>;
+export type ContainerLogger = Pick<Logger, 'info' | 'warn'> & Partial<Pick<Logger, 'debug'>>;
 
 export interface ContainerManagerOptions {
   /** Persistent root (records, upper dirs): `<root>/containers/<id>`. */
