@@ -20,9 +20,16 @@ async function commandFor(build: SkiffdBuild, dir: string): Promise<{ command: s
   }
   // A variable specifier: the build recipe is plain JS without type declarations.
   const recipe = pathToFileURL(join(repoRoot, 'scripts', 'build-skiffd.mjs')).href;
-  const { build: bundle } = (await import(recipe)) as { build(o: { outdir: string; sea: boolean; quiet: boolean }): Promise<{ cjs: string }> };
+  const { build: bundle, SKIFFD_NODE_FLAGS: flags } = (await import(recipe)) as {
+    build(o: { outdir: string; sea: boolean; quiet: boolean }): Promise<{ cjs: string }>;
+    SKIFFD_NODE_FLAGS: string[];
+  };
   const { cjs } = await bundle({ outdir: join(dir, 'bin'), sea: false, quiet: true });
-  return { command: [process.execPath, cjs], label: `bundle of the working tree at ${await sourceVersion()}, node ${process.version}` };
+  // The flags the single executable carries, so the bundle runs as what ships.
+  return {
+    command: [process.execPath, ...flags, cjs],
+    label: `bundle of the working tree at ${await sourceVersion()}, node ${process.version} ${flags.join(' ')}`,
+  };
 }
 
 /** The commit the daemon's sources are at, and whether they have uncommitted changes (numbers move with the code). */
