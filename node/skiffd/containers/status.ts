@@ -8,7 +8,14 @@ import type { ContainerStore } from './store.ts';
 import { applyExit } from './teardown.ts';
 import type { ContainerView } from './types.ts';
 
-export async function viewOf(store: ContainerStore, record: ContainerRecord): Promise<ContainerView> {
+/**
+ * How often a listing looks at a running container's monitor in /proc. The kubelet lists every
+ * container each second; a dead monitor is rare and found at the next look (a status call of the
+ * container itself always looks). Exits are not delayed by this: the exit file is read on every call.
+ */
+const LIST_MONITOR_CHECK_MS = 5_000;
+
+export async function viewOf(store: ContainerStore, record: ContainerRecord, listing = false): Promise<ContainerView> {
   if (record.phase === 'exited') {
     return { record, state: ContainerState.CONTAINER_EXITED };
   }
@@ -22,7 +29,7 @@ export async function viewOf(store: ContainerStore, record: ContainerRecord): Pr
     };
   }
   if (record.phase === 'created') return { record, state: ContainerState.CONTAINER_CREATED };
-  if (record.conmonPid && !store.lostChecks.has(record.id) && !(await monitorAlive(record.conmonPid))) {
+  if (record.conmonPid && !store.lostChecks.has(record.id) && monitorCheckDue(store, record.id, listing) && !(await monitorAlive(record.conmonPid))) {
     // No monitor means no exit file will ever come: ask the runtime (under the lock, off this call).
     store.lostChecks.add(record.id);
     void store
@@ -50,8 +57,15 @@ async function checkLost(store: ContainerStore, id: string): Promise<void> {
   }
 }
 
+function monitorCheckDue(store: ContainerStore, id: string, listing: boolean): boolean {
+  const now = Date.now();
+  if (listing && now - (store.monitorCheckedAt.get(id) ?? 0) < LIST_MONITOR_CHECK_MS) return false;
+  store.monitorCheckedAt.set(id, now);
+  return true;
+}
+
 export async function listViews(store: ContainerStore): Promise<ContainerView[]> {
   const out: ContainerView[] = [];
-  for (const r of store.all()) out.push(await viewOf(store, r));
+  for (const r of store.all()) out.push(await viewOf(store, r, true));
   return out;
 }

@@ -41,6 +41,8 @@ export class ContainerStore {
   /** Running containers whose lost monitor is being looked into, and those already warned about. */
   readonly lostChecks = new Set<string>();
   readonly warnedUnmonitored = new Set<string>();
+  /** When a listing last looked at each running container's monitor in /proc (status.ts). */
+  readonly monitorCheckedAt = new Map<string, number>();
   /** Facts of this host the spec builder needs; read once at init. */
   host!: HostFacts;
   private readonly records = new Map<string, ContainerRecord>();
@@ -154,6 +156,7 @@ export class ContainerStore {
   forget(id: string, record: ContainerRecord | undefined): void {
     this.records.delete(id);
     this.cpuRate.forget(id);
+    this.monitorCheckedAt.delete(id);
     this.imageLeases.get(id)?.();
     this.imageLeases.delete(id);
     if (record) this.releaseName(record.fullName, id);

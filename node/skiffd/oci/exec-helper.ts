@@ -11,7 +11,7 @@
 // holding a newline cannot be sent: the caller spawns those directly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, openSync, readSync, closeSync, fstatSync, rmSync } from 'node:fs';
+import { mkdirSync, openSync, readSync, closeSync, fstatSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { killGroup } from '../util/kill-group.ts';
 
@@ -51,6 +51,12 @@ export class ExecHelper {
 
   constructor(private readonly dir: string) {}
 
+  /** A fresh path in the helper's directory (e.g. for a pid file); the directory exists once this returns. */
+  file(suffix: string): string {
+    this.makeDir();
+    return join(this.dir, `${process.pid}-f${++this.seq}.${suffix}`);
+  }
+
   /** Whether a command can go through the helper (no newline in any argument). */
   static canRun(file: string, args: string[]): boolean {
     return !file.includes('\n') && args.every((a) => !a.includes('\n'));
@@ -77,9 +83,16 @@ export class ExecHelper {
     this.failAll(new Error('exec helper closed'));
   }
 
+  private dirMade = false;
+  private makeDir(): void {
+    if (this.dirMade) return;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.dirMade = true;
+  }
+
   private ensure(): ChildProcess {
     if (this.child) return this.child;
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.makeDir();
     this.token = randomBytes(12).toString('hex');
     this.pending = '';
     // Its own process group, so closing it takes every subshell along.
@@ -127,8 +140,8 @@ export class ExecHelper {
     } catch (e) {
       job.reject(e as Error);
     } finally {
-      rmSync(out, { force: true });
-      rmSync(err, { force: true });
+      removeQuietly(out);
+      removeQuietly(err);
     }
   }
 
@@ -136,6 +149,15 @@ export class ExecHelper {
     const jobs = [...this.jobs.values()];
     this.jobs.clear();
     for (const job of jobs) job.reject(err);
+  }
+}
+
+/** One unlink, no error if the file is not there (rm's force walks the path with lstat first). */
+export function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    /* not there */
   }
 }
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
-import { ExecHelper } from './exec-helper.ts';
+import { ExecHelper, removeQuietly } from './exec-helper.ts';
 import { runCommand } from '../util/command.ts';
 import { killGroup } from '../util/kill-group.ts';
 import { readOciFeatures, type OciFeatures } from './features.ts';
@@ -121,9 +121,11 @@ export class CliOciRuntime implements OciRuntime {
    */
   execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult> {
     const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-    const pidFile = join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}.pid`);
+    const viaHelper = ExecHelper.canRun(this.path, options.args);
+    // Through the helper, the pid file lives in its directory on the state dir and goes with one unlink.
+    const pidFile = viaHelper ? this.execHelper.file('pid') : join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}.pid`);
     const args = [`--root=${this.root}`, 'exec', '--pid-file', pidFile, id, ...options.args];
-    if (ExecHelper.canRun(this.path, args)) return this.execThroughHelper(args, pidFile, max, options.timeoutMs);
+    if (viaHelper) return this.execThroughHelper(args, pidFile, max, options.timeoutMs);
     return new Promise((resolve, reject) => {
       const child = spawn(this.path, args, {
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -203,7 +205,7 @@ export class CliOciRuntime implements OciRuntime {
     } finally {
       closed = true;
       for (const t of timers) clearTimeout(t);
-      void rm(pidFile, { force: true });
+      removeQuietly(pidFile);
     }
   }
 }
