@@ -57,7 +57,13 @@ export async function runKubeletPart(
           say,
         );
         results.push(r);
-        say(`  ${name}: ${r.errors.length ? `errors: ${r.errors.join('; ')}` : 'done'}`);
+        const c = r.cpu;
+        const m = r.pss;
+        say(
+          `  ${name}, ${pods} pods: Ready ${r.readyS?.toFixed(1) ?? '-'} s; CPU daemon ${c?.daemon.toFixed(1) ?? '-'} %, helpers ${c?.helpers.toFixed(1) ?? '-'} %, ` +
+            `kubelet ${c?.kubelet.toFixed(1) ?? '-'} %; PSS daemon ${m ? (m.daemon / 1024).toFixed(0) : '-'} MB, helpers ${m ? (m.helpers / 1024).toFixed(0) : '-'} MB` +
+            (r.errors.length ? `; errors: ${r.errors.join('; ')}` : ''),
+        );
         await peer.teardown();
         undo.splice(undo.indexOf(step), 1);
       } catch (err) {
