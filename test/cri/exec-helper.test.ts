@@ -4,7 +4,7 @@
 // reported (a timeout kills by it), and calls in flight fail, not hang, when the helper dies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecHelper } from '../../node/skiffd/oci/exec-helper.ts';
@@ -42,6 +42,20 @@ test('exec helper: arguments, stdout/stderr, exit status and signals come back a
   const bytes = await h.run('printf', ['\\377\\000\\001'], 100, () => {});
   assert.deepEqual([...bytes.stdout], [0xff, 0, 1]);
   // Output files do not pile up.
+  assert.deepEqual(readdirSync(dir), []);
+});
+
+test('exec helper: files a previous daemon left in its directory are removed when it starts', async (t) => {
+  const base = mkdtempSync(join(tmpdir(), 'exec-helper-'));
+  const dir = join(base, 'io');
+  mkdirSync(dir);
+  writeFileSync(join(dir, '1-7.out'), 'left over');
+  const h = new ExecHelper(dir);
+  t.after(() => {
+    h.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+  assert.equal((await h.run('true', [], 100, () => {})).status, 0);
   assert.deepEqual(readdirSync(dir), []);
 });
 

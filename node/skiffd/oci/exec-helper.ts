@@ -11,7 +11,7 @@
 // holding a newline cannot be sent: the caller spawns those directly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, openSync, readSync, closeSync, fstatSync, unlinkSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, readSync, closeSync, fstatSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { killGroup } from '../util/kill-group.ts';
 
@@ -87,6 +87,8 @@ export class ExecHelper {
   private makeDir(): void {
     if (this.dirMade) return;
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    // What a daemon that died mid-exec left (the directory is this runtime root's alone).
+    for (const name of readdirSync(this.dir)) removeQuietly(join(this.dir, name));
     this.dirMade = true;
   }
 
