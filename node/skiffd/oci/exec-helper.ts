@@ -11,7 +11,7 @@
 // holding a newline cannot be sent: the caller spawns those directly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, openSync, readdirSync, readSync, closeSync, fstatSync, unlinkSync } from 'node:fs';
+import { mkdirSync, openSync, readdirSync, readSync, closeSync, fstatSync, rmSync, unlink } from 'node:fs';
 import { join } from 'node:path';
 import { killGroup } from '../util/kill-group.ts';
 
@@ -88,7 +88,8 @@ export class ExecHelper {
     if (this.dirMade) return;
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     // What a daemon that died mid-exec left (the directory is this runtime root's alone).
-    for (const name of readdirSync(this.dir)) removeQuietly(join(this.dir, name));
+    // Synchronously: a new file may take an old name (a reused pid) right after.
+    for (const name of readdirSync(this.dir)) rmSync(join(this.dir, name), { force: true });
     this.dirMade = true;
   }
 
@@ -154,13 +155,12 @@ export class ExecHelper {
   }
 }
 
-/** One unlink, no error if the file is not there (rm's force walks the path with lstat first). */
+/**
+ * One unlink, off the event loop (on a disk-backed state dir an unlink can wait on the journal), no
+ * error if the file is not there (rm's force walks the path with lstat first).
+ */
 export function removeQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    /* not there */
-  }
+  unlink(file, () => {});
 }
 
 /** The first `max` bytes of a file (a probe's output is a few bytes; the files are on the state dir). */
