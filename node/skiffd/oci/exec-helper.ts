@@ -4,11 +4,12 @@
 // shell is small, forks cheaply and runs each command in a background subshell, so any number of execs
 // run at once through it.
 //
-// Protocol: the daemon writes "<rid> <argc>" then one argument per line. The shell starts
-// `( "$@" </dev/null >DIR/<rid>.out 2>DIR/<rid>.err; printf '<token> <rid> done <status>\n' ) &`
-// and prints "<token> <rid> pid <pid of the subshell's command>". Output goes to files in a private
-// directory on the state dir (the caller reads at most its limit, then removes them). Arguments
-// holding a newline cannot be sent: the caller spawns those directly.
+// Protocol: the daemon writes "<rid> <argc>" then one argument per line. The shell starts a background
+// subshell that runs the command (stdin /dev/null, stdout and stderr to DIR/<rid>.out and .err), prints
+// "<token> <rid> pid <pid>", waits for it and prints "<token> <rid> done <status>". The files are in a
+// private directory on the state dir; the call reads at most its cap of each, then removes them (a
+// command's output is on disk in full until then). Arguments holding a newline cannot be sent: the
+// caller spawns those directly.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, openSync, readdirSync, readSync, closeSync, fstatSync, rmSync, unlink } from 'node:fs';
