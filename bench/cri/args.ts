@@ -16,6 +16,15 @@ export interface BenchArgs {
   rpcTimeoutMs: number;
   timeoutS: number;
   keep: boolean;
+  /** The kubelet part instead of the per-call parts. */
+  kubelet: boolean;
+  kubeletPods: number[];
+  steadyS: number;
+  settleS: number;
+  /** Run skiffd with node --cpu-prof, writing its profile into this directory. */
+  skiffdCpuProf?: string;
+  /** More node flags for skiffd (e.g. --heapsnapshot-signal=SIGUSR2). */
+  skiffdNodeFlags: string[];
 }
 
 export const HELP = `Usage: npm run bench:cri -- [flags]      (or: tsx bench/cri/run.ts [flags]; needs root)
@@ -53,6 +62,20 @@ Flags:
   --keep                 keep the temp dir (logs, configs) for inspection
   -h, --help             this text
 
+The kubelet part (--kubelet, instead of the parts above): the conformance kit's kubelet 1.32 runs the
+same static pods against skiffd and then containerd, each started fresh: the kit's nginx stand-in with
+an HTTP readiness probe every 2 s and an exec liveness probe every 5 s, 5m CPU requested. It prints the
+time to all pods Ready, runtime CPU over a steady window from /proc ticks (daemon, helpers, total), PSS
+(daemon, helpers, total), the kubelet's own CPU, and the ratios to containerd against the targets.
+Each kubelet run holds /run/skiff-kubelet.lock (flock -w 1500) from its start to the end of cleanup.
+  --kubelet              run the kubelet part
+  --pods N[,N...]        pod counts, one run per count and runtime (default 30,100)
+  --steady S             seconds of the steady window (default 60)
+  --settle S             seconds after all pods are Ready before the window (default 15)
+  --skiffd-cpu-prof DIR  run skiffd under node --cpu-prof, profiles written to DIR (cut one to the
+                         steady window with bench/cri/profile-summary.ts and the --json window)
+  --skiffd-node-flag F   a node flag for skiffd (repeatable), e.g. --skiffd-node-flag=--heapsnapshot-signal=SIGUSR2
+
 containerd: the comparison runs when \`containerd\` is on PATH. To install it (Debian 12, 1.6.20):
   apt-get install containerd
 The benchmark starts its own containerd with a generated config; the system service is not used.
@@ -77,6 +100,11 @@ export function parseArgs(argv: string[]): BenchArgs {
     rpcTimeoutMs: 30_000,
     timeoutS: 1800,
     keep: false,
+    kubelet: false,
+    kubeletPods: [30, 100],
+    steadyS: 60,
+    settleS: 15,
+    skiffdNodeFlags: [],
   };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] =
@@ -125,6 +153,32 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '--timeout':
         a.timeoutS = int(flag, value(), 10);
         break;
+      case '--kubelet':
+        a.kubelet = true;
+        break;
+      case '--pods': {
+        const v = value() ?? '';
+        a.kubeletPods = v.split(',').map((n) => int(flag, n, 1));
+        break;
+      }
+      case '--steady':
+        a.steadyS = int(flag, value(), 5);
+        break;
+      case '--settle':
+        a.settleS = int(flag, value(), 0);
+        break;
+      case '--skiffd-cpu-prof': {
+        const v = value();
+        if (!v) throw new Error('--skiffd-cpu-prof needs a directory');
+        a.skiffdCpuProf = resolve(v);
+        break;
+      }
+      case '--skiffd-node-flag': {
+        const v = value();
+        if (!v?.startsWith('--')) throw new Error('--skiffd-node-flag needs a node flag (--...)');
+        a.skiffdNodeFlags.push(v);
+        break;
+      }
       case '--keep':
         a.keep = true;
         break;

@@ -126,8 +126,10 @@ export async function startContainerdPeer(dir: string, registryHost: string, san
   const helperPids = () => {
     const procs = listProcesses();
     const shims = procs.filter((p) => /containerd-shim-runc-v2$/.test(p.argv[0] ?? '') && p.argv.includes(socket)).map((p) => p.pid);
-    // The sandbox holder of each pod (our pause image) is a child of its shim.
-    const pauses = procs.filter((p) => shims.includes(p.ppid) && p.argv.join(' ') === PAUSE_ARGV.join(' ')).map((p) => p.pid);
+    // The sandbox holder of each pod (our pause image, or the kit's /pause) is a child of its shim.
+    const pauses = procs
+      .filter((p) => shims.includes(p.ppid) && (p.argv.join(' ') === PAUSE_ARGV.join(' ') || /(^|\/)pause$/.test(p.argv[0] ?? '')))
+      .map((p) => p.pid);
     return [...shims, ...pauses];
   };
 

@@ -10,6 +10,7 @@ import { idleMemory, perContainerMemory } from './memory.ts';
 import type { Peer, PeerName } from './peer.ts';
 import { computeRatios, formatText, type BenchResult, type PeerResult } from './report.ts';
 import { startSkiffdPeer } from './skiffd-peer.ts';
+import { runKubeletPart } from './kubelet-run.ts';
 import { critestBenchmark, summarizeCritest, type CritestSamples } from './critest-bench.ts';
 import { kitMissing, startKitRegistry, type KitRegistry } from '../../test/support/cri-conformance.ts';
 import { freePort } from '../../test/support/netns.ts';
@@ -161,6 +162,19 @@ async function main(args: BenchArgs): Promise<number> {
       else rmSync(dir, { recursive: true, force: true });
     },
   });
+
+  if (args.kubelet) {
+    // stdout carries the results only (--json): the kubelet lock's waiting notices go to stderr.
+    console.log = (...parts: unknown[]) => say(parts.map(String).join(' '));
+    const { results, text } = await runKubeletPart(args, dir, undo, say, () => stopping);
+    if (stopping) return 1;
+    const header = `command: ${result.command}\nmachine: ${result.machine.cpus} cpus, ${result.machine.model}, kernel ${result.machine.kernel}, node ${result.machine.node}\n`;
+    const out = args.json
+      ? JSON.stringify({ date: result.date, command: result.command, machine: result.machine, kubelet: results }, null, 2) + '\n'
+      : `${header}\n${text}\n`;
+    await new Promise<void>((resolve) => process.stdout.write(out, () => resolve()));
+    return results.some((r) => r.errors.length > 0) ? 1 : 0;
+  }
 
   say(`starting a registry with the benchmark images`);
   const images = await startImageRegistry();

@@ -20,9 +20,16 @@ async function commandFor(build: SkiffdBuild, dir: string): Promise<{ command: s
   }
   // A variable specifier: the build recipe is plain JS without type declarations.
   const recipe = pathToFileURL(join(repoRoot, 'scripts', 'build-skiffd.mjs')).href;
-  const { build: bundle } = (await import(recipe)) as { build(o: { outdir: string; sea: boolean; quiet: boolean }): Promise<{ cjs: string }> };
+  const { build: bundle, SKIFFD_NODE_FLAGS: flags } = (await import(recipe)) as {
+    build(o: { outdir: string; sea: boolean; quiet: boolean }): Promise<{ cjs: string }>;
+    SKIFFD_NODE_FLAGS: string[];
+  };
   const { cjs } = await bundle({ outdir: join(dir, 'bin'), sea: false, quiet: true });
-  return { command: [process.execPath, cjs], label: `bundle of the working tree at ${await sourceVersion()}, node ${process.version}` };
+  // The flags the single executable carries, so the bundle runs as what ships.
+  return {
+    command: [process.execPath, ...flags, cjs],
+    label: `bundle of the working tree at ${await sourceVersion()}, node ${process.version} ${flags.join(' ')}`,
+  };
 }
 
 /** The commit the daemon's sources are at, and whether they have uncommitted changes (numbers move with the code). */
@@ -38,13 +45,17 @@ export async function startSkiffdPeer(
   dir: string,
   registryHost: string,
   build: SkiffdBuild,
-  options: { logLevel?: string; mirrors?: Record<string, string> } = {},
+  options: { logLevel?: string; mirrors?: Record<string, string>; nodeFlags?: string[] } = {},
 ): Promise<Peer> {
   const logLevel = options.logLevel ?? 'info';
   const mirrors = Object.entries(options.mirrors ?? {});
   mkdirSync(dir, { recursive: true });
   const net = createNetwork(join(dir, 'cni'), 'skb', 'skiffd');
-  const { command, label } = await commandFor(build, dir);
+  const built = await commandFor(build, dir);
+  const { label } = built;
+  // Node's own flags (e.g. --cpu-prof) go right after node, when skiffd runs on node.
+  const command =
+    options.nodeFlags?.length && built.command[0] === process.execPath ? [built.command[0], ...options.nodeFlags, ...built.command.slice(1)] : built.command;
   const config = [
     `log_level = ${JSON.stringify(logLevel)}`,
     '[cni]',
@@ -53,7 +64,9 @@ export async function startSkiffdPeer(
     `[registry.configs."${registryHost}"]`,
     'insecure = true',
     ...mirrors.flatMap(([host, url]) => [`[registry.mirrors.${JSON.stringify(host)}]`, `endpoints = [${JSON.stringify(url)}]`]),
-    ...[...new Set(mirrors.map(([, url]) => new URL(url).host))].flatMap((host) => [`[registry.configs.${JSON.stringify(host)}]`, 'insecure = true']),
+    ...[...new Set(mirrors.map(([, url]) => new URL(url).host))]
+      .filter((host) => host !== registryHost)
+      .flatMap((host) => [`[registry.configs.${JSON.stringify(host)}]`, 'insecure = true']),
     '',
   ].join('\n');
   let d: SkiffdHandle;

@@ -1,7 +1,8 @@
 // CPU, memory and task counts of one cgroup, from whichever cgroup version holds each controller.
 // Working set follows the kubelet's definition: usage minus inactive file pages. The CRI stats RPCs
 // and the cAdvisor-style pod metrics both read through here.
-import { readdir, readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cgroupLayout, controllerDir, type CgroupLayout } from './layout.ts';
 
@@ -45,9 +46,14 @@ export interface CgroupTasks {
   threadsMax?: bigint;
 }
 
+/**
+ * cgroup files are generated in memory by the kernel: a synchronous read takes microseconds, where an
+ * async one is four thread-pool trips (open, fstat, read, close). The kubelet reads every container's
+ * stats every few seconds.
+ */
 async function readText(file: string): Promise<string | undefined> {
   try {
-    return await readFile(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENODEV' || code === 'EINVAL') return undefined;

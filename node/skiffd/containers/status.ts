@@ -8,11 +8,24 @@ import type { ContainerStore } from './store.ts';
 import { applyExit } from './teardown.ts';
 import type { ContainerView } from './types.ts';
 
-export async function viewOf(store: ContainerStore, record: ContainerRecord): Promise<ContainerView> {
+/**
+ * How often a listing looks at a running container's monitor in /proc. The kubelet lists every
+ * container each second; a dead monitor is rare and found at the next look (a status call of the
+ * container itself always looks). Exits are not delayed by this: the exit file is read on every call.
+ */
+const LIST_MONITOR_CHECK_MS = 5_000;
+
+/**
+ * `listing` is set for a listing: its `exitFiles` is the exit directory's content read once for the
+ * whole listing, so a container with no file there has not exited without a stat of its own (one with
+ * a file is read as usual; when the directory could not be read, each container is looked at).
+ */
+export async function viewOf(store: ContainerStore, record: ContainerRecord, listing?: { exitFiles?: ReadonlySet<string> }): Promise<ContainerView> {
+  const exitFiles = listing?.exitFiles;
   if (record.phase === 'exited') {
     return { record, state: ContainerState.CONTAINER_EXITED };
   }
-  const exit = await store.exitOf(record.id);
+  const exit = exitFiles && !exitFiles.has(record.id) ? undefined : await store.exitOf(record.id);
   if (exit) {
     const reason = exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error';
     return {
@@ -22,7 +35,12 @@ export async function viewOf(store: ContainerStore, record: ContainerRecord): Pr
     };
   }
   if (record.phase === 'created') return { record, state: ContainerState.CONTAINER_CREATED };
-  if (record.conmonPid && !store.lostChecks.has(record.id) && !(await monitorAlive(record.conmonPid))) {
+  if (
+    record.conmonPid &&
+    !store.lostChecks.has(record.id) &&
+    monitorCheckDue(store, record.id, listing !== undefined) &&
+    !(await monitorAlive(record.conmonPid))
+  ) {
     // No monitor means no exit file will ever come: ask the runtime (under the lock, off this call).
     store.lostChecks.add(record.id);
     void store
@@ -50,8 +68,18 @@ async function checkLost(store: ContainerStore, id: string): Promise<void> {
   }
 }
 
+function monitorCheckDue(store: ContainerStore, id: string, listing: boolean): boolean {
+  const now = Date.now();
+  if (listing && now - (store.monitorCheckedAt.get(id) ?? 0) < LIST_MONITOR_CHECK_MS) return false;
+  store.monitorCheckedAt.set(id, now);
+  return true;
+}
+
 export async function listViews(store: ContainerStore): Promise<ContainerView[]> {
   const out: ContainerView[] = [];
-  for (const r of store.all()) out.push(await viewOf(store, r));
+  // Read after the records are taken: an exit file written before this read is seen.
+  const records = store.all();
+  const listing = { exitFiles: store.exitFiles() };
+  for (const r of records) out.push(await viewOf(store, r, listing));
   return out;
 }

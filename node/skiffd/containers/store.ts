@@ -4,6 +4,7 @@
 // container's files; the operations (create.ts, start.ts, stop.ts, exec.ts, status.ts,
 // recovery.ts) work through it.
 import { EventEmitter } from 'node:events';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
@@ -43,6 +44,8 @@ export class ContainerStore {
   /** Running containers whose lost monitor is being looked into, and those already warned about. */
   readonly lostChecks = new Set<string>();
   readonly warnedUnmonitored = new Set<string>();
+  /** When a listing last looked at each running container's monitor in /proc (status.ts). */
+  readonly monitorCheckedAt = new Map<string, number>();
   /** Facts of this host the spec builder needs; read once at init. */
   host!: HostFacts;
   private readonly records = new Map<string, ContainerRecord>();
@@ -157,6 +160,7 @@ export class ContainerStore {
   forget(id: string, record: ContainerRecord | undefined): void {
     this.records.delete(id);
     this.cpuRate.forget(id);
+    this.monitorCheckedAt.delete(id);
     this.imageLeases.get(id)?.();
     this.imageLeases.delete(id);
     if (record) this.releaseName(record.fullName, id);
@@ -168,6 +172,15 @@ export class ContainerStore {
   }
 
   // ---------------------------------------------------------------- files conmon and runc write
+
+  /** The names in the exit directory now (one readdir for a listing, instead of a stat per container); undefined if unreadable. */
+  exitFiles(): Set<string> | undefined {
+    try {
+      return new Set(readdirSync(this.exitDir));
+    } catch {
+      return undefined;
+    }
+  }
 
   exitOf(id: string): Promise<ExitInfo | undefined> {
     return readExit(this.exitDir, this.persistDir(id), id);

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
+import { ExecHelper, removeQuietly } from './exec-helper.ts';
 import { runCommand } from '../util/command.ts';
 import { killGroup } from '../util/kill-group.ts';
 import { ociFeatures, type OciFeatures } from './features.ts';
@@ -37,6 +38,8 @@ export class CliOciRuntime implements OciRuntime {
   readonly root: string;
   private readonly conmonPath: string;
   private readonly timeoutMs: number;
+  /** Runs `exec` for ExecSync without forking the daemon (see exec-helper.ts). */
+  private readonly execHelper: ExecHelper;
 
   constructor(options: CliRuntimeOptions) {
     this.name = options.name ?? 'runc';
@@ -45,6 +48,12 @@ export class CliOciRuntime implements OciRuntime {
     this.conmonPath = options.conmonPath ?? 'conmon';
     this.timeoutMs = options.commandTimeoutMs ?? 30_000;
     mkdirSync(this.root, { recursive: true, mode: 0o700 });
+    // Beside the runtime's root, not in it: the runtime takes every directory there for a container.
+    this.execHelper = new ExecHelper(`${this.root}-exec`);
+  }
+
+  close(): void {
+    this.execHelper.close();
   }
 
   private async run(args: string[], input?: string): Promise<{ ok: boolean; stdout: string; message: string }> {
@@ -106,9 +115,13 @@ export class CliOciRuntime implements OciRuntime {
    */
   execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult> {
     const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-    const pidFile = join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}.pid`);
+    const viaHelper = ExecHelper.canRun(this.path, options.args);
+    // Through the helper, the pid file lives in its directory on the state dir and goes with one unlink.
+    const pidFile = viaHelper ? this.execHelper.file('pid') : join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}.pid`);
+    const args = [`--root=${this.root}`, 'exec', '--pid-file', pidFile, id, ...options.args];
+    if (viaHelper) return this.execThroughHelper(args, pidFile, max, options.timeoutMs);
     return new Promise((resolve, reject) => {
-      const child = spawn(this.path, [`--root=${this.root}`, 'exec', '--pid-file', pidFile, id, ...options.args], {
+      const child = spawn(this.path, args, {
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       });
@@ -153,6 +166,41 @@ export class CliOciRuntime implements OciRuntime {
         resolve({ exitCode, stdout: out.value(), stderr: err.value(), timedOut });
       });
     });
+  }
+
+  /** The same exec through the exec helper: same timeout handling, no fork of the daemon. */
+  private async execThroughHelper(args: string[], pidFile: string, max: number, timeoutMs: number | undefined): Promise<ExecSyncResult> {
+    let runtimePid = 0;
+    let closed = false;
+    let timedOut = false;
+    const timers: NodeJS.Timeout[] = [];
+    if (timeoutMs && timeoutMs > 0) {
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          void (async () => {
+            const deadline = Date.now() + EXEC_REAP_GRACE_MS;
+            let pid = await readPid(pidFile);
+            while (!pid && !closed && Date.now() < deadline) {
+              await sleep(5);
+              pid = await readPid(pidFile);
+            }
+            if (pid && !closed) killGroup(pid);
+          })();
+          timers.push(setTimeout(() => runtimePid && !closed && killGroup(runtimePid), EXEC_REAP_GRACE_MS));
+        }, timeoutMs),
+      );
+    }
+    try {
+      const r = await this.execHelper.run(this.path, args, max, (pid) => (runtimePid = pid));
+      return { exitCode: r.status, stdout: r.stdout, stderr: r.stderr, timedOut };
+    } catch (err) {
+      throw new OciRuntimeError(`cannot run ${this.path}: ${(err as Error).message}`);
+    } finally {
+      closed = true;
+      for (const t of timers) clearTimeout(t);
+      removeQuietly(pidFile);
+    }
   }
 }
 

@@ -64,6 +64,8 @@ export interface OciRuntime {
   execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult>;
   /** What the runtime's own `features` command lists (asked once; again only if it could not run). */
   features(): Promise<OciFeatures>;
+  /** Stops helper processes it keeps (running containers are not touched). */
+  close?(): void;
 }
 
 export class OciRuntimeError extends Error {

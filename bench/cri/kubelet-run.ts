@@ -1,0 +1,77 @@
+// `npm run bench:cri -- --kubelet`: the kubelet part. For each pod count, skiffd then containerd, each
+// started fresh (own state, socket, CNI network) and measured by kubelet-node.ts, then torn down.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { kitDir, kitMissing, startKitRegistry } from '../../test/support/cri-conformance.ts';
+import { freePort } from '../../test/support/netns.ts';
+import type { BenchArgs } from './args.ts';
+import { containerdBinary, startContainerdPeer } from './containerd-peer.ts';
+import { KIT_PAUSE_IMAGE, measureNode, type NodeCostResult } from './kubelet-node.ts';
+import { formatNodeCost } from './kubelet-report.ts';
+import type { Peer, PeerName } from './peer.ts';
+import { startSkiffdPeer } from './skiffd-peer.ts';
+
+type Undo = { what: string; fn: () => Promise<void> };
+
+export async function runKubeletPart(
+  args: BenchArgs,
+  dir: string,
+  undo: Undo[],
+  say: (line: string) => void,
+  stopping: () => boolean,
+): Promise<{ results: NodeCostResult[]; text: string }> {
+  const kubeletBin = join(kitDir, 'bin', 'kubelet-1.32');
+  const missing = kitMissing() ?? (existsSync(kubeletBin) ? undefined : `the kit's kubelet is missing (${kubeletBin})`);
+  if (missing) throw new Error(missing);
+  const wanted: PeerName[] = args.only ? [args.only] : ['skiffd', 'containerd'];
+  if (wanted.includes('containerd') && !containerdBinary()) throw new Error('containerd is not installed (apt-get install containerd)');
+
+  say("starting the conformance kit's registry (the kubelet's images)");
+  const kit = await startKitRegistry(await freePort());
+  undo.push({ what: 'stopping the kit registry', fn: () => kit.stop() });
+  const mirrors = Object.fromEntries(['registry.k8s.io', 'gcr.io', 'public.ecr.aws', 'docker.io'].map((h) => [h, kit.url]));
+  const kitHost = new URL(kit.url).host;
+
+  const results: NodeCostResult[] = [];
+  for (const pods of args.kubeletPods) {
+    for (const name of wanted) {
+      if (stopping()) break;
+      const peerDir = join(dir, `${name}-${pods}`);
+      mkdirSync(peerDir, { recursive: true });
+      say(`kubelet, ${pods} pods: starting ${name}`);
+      let peer: Peer | undefined;
+      try {
+        peer =
+          name === 'skiffd'
+            ? await startSkiffdPeer(peerDir, kitHost, args.skiffd, {
+                mirrors,
+                nodeFlags: [...(args.skiffdCpuProf ? ['--cpu-prof', `--cpu-prof-dir=${args.skiffdCpuProf}`] : []), ...args.skiffdNodeFlags],
+              })
+            : await startContainerdPeer(peerDir, kitHost, KIT_PAUSE_IMAGE, mirrors);
+        const step = { what: `tearing down ${name}`, fn: () => peer!.teardown() };
+        undo.push(step);
+        const r = await measureNode(
+          peer,
+          { kubeletBin, pods, steadyS: args.steadyS, settleS: args.settleS, readyTimeoutS: Math.max(180, pods * 4) },
+          join(peerDir, 'node'),
+          say,
+        );
+        results.push(r);
+        const c = r.cpu;
+        const m = r.pss;
+        say(
+          `  ${name}, ${pods} pods: Ready ${r.readyS?.toFixed(1) ?? '-'} s; CPU daemon ${c?.daemon.toFixed(1) ?? '-'} %, helpers ${c?.helpers.toFixed(1) ?? '-'} %, ` +
+            `kubelet ${c?.kubelet.toFixed(1) ?? '-'} %; PSS daemon ${m ? (m.daemon / 1024).toFixed(0) : '-'} MB, helpers ${m ? (m.helpers / 1024).toFixed(0) : '-'} MB` +
+            (r.errors.length ? `; errors: ${r.errors.join('; ')}` : ''),
+        );
+        await peer.teardown();
+        undo.splice(undo.indexOf(step), 1);
+      } catch (err) {
+        say(`  ${name} failed: ${(err as Error).message}`);
+        results.push({ runtime: name, description: peer?.description ?? 'did not start', pods, windowS: 0, loadAverage: '', errors: [(err as Error).message] });
+        await peer?.teardown().catch(() => {});
+      }
+    }
+  }
+  return { results, text: formatNodeCost(results) };
+}

@@ -1,0 +1,188 @@
+// `runc exec` for ExecSync (the kubelet's exec probes) through one long-lived shell instead of a spawn
+// per call. A spawn forks the whole daemon, copying its page tables while the event loop waits (several
+// ms at ~100 MB RSS, measured as the largest cost of a node under a kubelet with exec probes); the
+// shell is small, forks cheaply and runs each command in a background subshell, so any number of execs
+// run at once through it.
+//
+// Protocol: the daemon writes "<rid> <argc>" then one argument per line. The shell starts a background
+// subshell that runs the command (stdin /dev/null, stdout and stderr to DIR/<rid>.out and .err), prints
+// "<token> <rid> pid <pid>", waits for it and prints "<token> <rid> done <status>". The files are in a
+// private directory on the state dir; the call reads at most its cap of each, then removes them (a
+// command's output is on disk in full until then). Arguments holding a newline cannot be sent: the
+// caller spawns those directly.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, openSync, readdirSync, readSync, closeSync, fstatSync, rmSync, unlink } from 'node:fs';
+import { join } from 'node:path';
+import { killGroup } from '../util/kill-group.ts';
+
+const SCRIPT = [
+  't=$1',
+  'd=$2',
+  'while IFS=" " read -r rid n; do',
+  '  set --',
+  '  while [ "$n" -gt 0 ]; do IFS= read -r a; set -- "$@" "$a"; n=$((n - 1)); done',
+  '  ( "$@" </dev/null >"$d/$rid.out" 2>"$d/$rid.err" & p=$!',
+  `    printf '%s %s pid %s\\n' "$t" "$rid" "$p"`,
+  '    wait "$p"; rc=$?',
+  `    printf '%s %s done %s\\n' "$t" "$rid" "$rc" ) &`,
+  'done',
+].join('\n');
+
+export interface HelperExecResult {
+  /** The exit status as a shell reports it: the code, or 128 + signal number. */
+  status: number;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+interface Job {
+  onPid: (pid: number) => void;
+  resolve: (r: HelperExecResult) => void;
+  reject: (err: Error) => void;
+  maxOutput: number;
+}
+
+export class ExecHelper {
+  private child: ChildProcess | undefined;
+  private token = '';
+  private pending = '';
+  private readonly jobs = new Map<string, Job>();
+  private seq = 0;
+
+  constructor(private readonly dir: string) {}
+
+  /** A fresh path in the helper's directory (e.g. for a pid file); the directory exists once this returns. */
+  file(suffix: string): string {
+    this.makeDir();
+    return join(this.dir, `${process.pid}-f${++this.seq}.${suffix}`);
+  }
+
+  /** Whether a command can go through the helper (no newline in any argument). */
+  static canRun(file: string, args: string[]): boolean {
+    return !file.includes('\n') && args.every((a) => !a.includes('\n'));
+  }
+
+  /**
+   * Runs the command; onPid gets its pid (for a timeout to kill). Resolves with its status and output
+   * (each cut at maxOutput bytes); rejects only if the helper itself broke.
+   */
+  run(file: string, args: string[], maxOutput: number, onPid: (pid: number) => void): Promise<HelperExecResult> {
+    const child = this.ensure();
+    const rid = `${process.pid}-${++this.seq}`;
+    return new Promise((resolve, reject) => {
+      this.jobs.set(rid, { onPid, resolve, reject, maxOutput });
+      child.stdin!.write(`${rid} ${args.length + 1}\n${[file, ...args].join('\n')}\n`);
+    });
+  }
+
+  /** Stops the shell; pending calls fail. */
+  close(): void {
+    const child = this.child;
+    this.child = undefined;
+    if (child?.pid) killGroup(child.pid);
+    this.failAll(new Error('exec helper closed'));
+  }
+
+  private dirMade = false;
+  private makeDir(): void {
+    if (this.dirMade) return;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    // What a daemon that died mid-exec left (the directory is this runtime root's alone).
+    // Synchronously: a new file may take an old name (a reused pid) right after.
+    for (const name of readdirSync(this.dir)) rmSync(join(this.dir, name), { force: true });
+    this.dirMade = true;
+  }
+
+  private ensure(): ChildProcess {
+    if (this.child) return this.child;
+    this.makeDir();
+    this.token = randomBytes(12).toString('hex');
+    this.pending = '';
+    // Its own process group, so closing it takes every subshell along.
+    const child = spawn('/bin/sh', ['-c', SCRIPT, 'skiffd-exec', this.token, this.dir], { stdio: ['pipe', 'pipe', 'ignore'], detached: true });
+    this.child = child;
+    child.unref();
+    for (const s of [child.stdin, child.stdout] as (NodeJS.ReadableStream & { unref?: () => void })[]) s.unref?.();
+    const broken = (why: string) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      if (child.pid) killGroup(child.pid);
+      this.failAll(new Error(`exec helper: ${why}`));
+    };
+    child.stdin!.on('error', () => broken('its input closed'));
+    child.on('error', (err) => broken(err.message));
+    child.on('exit', () => broken('the shell exited'));
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      this.pending += d;
+      let nl = this.pending.indexOf('\n');
+      while (nl >= 0) {
+        this.line(this.pending.slice(0, nl));
+        this.pending = this.pending.slice(nl + 1);
+        nl = this.pending.indexOf('\n');
+      }
+    });
+    return child;
+  }
+
+  private line(line: string): void {
+    const [token, rid, kind, value] = line.split(' ');
+    if (token !== this.token || !rid) return;
+    const job = this.jobs.get(rid);
+    if (!job) return;
+    const n = Number.parseInt(value ?? '', 10);
+    if (kind === 'pid') {
+      if (n > 0) job.onPid(n);
+      return;
+    }
+    if (kind !== 'done') return;
+    this.jobs.delete(rid);
+    const out = join(this.dir, `${rid}.out`);
+    const err = join(this.dir, `${rid}.err`);
+    try {
+      job.resolve({ status: Number.isFinite(n) ? n : 255, stdout: readCapped(out, job.maxOutput), stderr: readCapped(err, job.maxOutput) });
+    } catch (e) {
+      job.reject(e as Error);
+    } finally {
+      removeQuietly(out);
+      removeQuietly(err);
+    }
+  }
+
+  private failAll(err: Error): void {
+    const jobs = [...this.jobs.values()];
+    this.jobs.clear();
+    for (const job of jobs) job.reject(err);
+  }
+}
+
+/**
+ * One unlink, off the event loop (on a disk-backed state dir an unlink can wait on the journal), no
+ * error if the file is not there (rm's force walks the path with lstat first).
+ */
+export function removeQuietly(file: string): void {
+  unlink(file, () => {});
+}
+
+/** The first `max` bytes of a file (a probe's output is a few bytes; the files are on the state dir). */
+function readCapped(file: string, max: number): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return Buffer.alloc(0);
+  }
+  try {
+    const size = Math.min(fstatSync(fd).size, max);
+    const buf = Buffer.allocUnsafe(size);
+    let at = 0;
+    while (at < size) {
+      const n = readSync(fd, buf, at, size - at, at);
+      if (n === 0) break;
+      at += n;
+    }
+    return at === size ? buf : buf.subarray(0, at);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,76 @@
+// Status is never stale: the moment conmon has written a container's exit file, ContainerStatus and
+// ListContainers both report it exited with its code, also while the kubelet-style listing every
+// second only looks at the monitor in /proc now and then.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ContainerConfig, ContainerState } from '../../proto/gen/runtime/v1/api.ts';
+import { needs } from '../support/prereq.ts';
+import { makeBusyboxRootfs } from '../support/rootfs.ts';
+import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
+import { makeOciRuntime } from '../../node/skiffd/oci/index.ts';
+import { allCgroupDirs } from '../../node/skiffd/cgroups/layout.ts';
+import { testPodRecord } from '../support/pods.ts';
+import { until } from '../support/wait.ts';
+
+const IMAGE_ID = `sha256:${'c'.repeat(64)}`;
+
+test('containers: status and listing are exact right after an exit', { timeout: 60_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const dir = mkdtempSync('/tmp/sks-');
+  const rootfs = makeBusyboxRootfs({ parent: dir });
+  const cgroupParent = `/skiff-test-${randomBytes(4).toString('hex')}`;
+  const pod = testPodRecord({ logDirectory: join(dir, 'logs'), cgroupParent });
+  const state = join(dir, 'state');
+  const m = new ContainerManager({
+    root: join(dir, 'root'),
+    state,
+    runtime: makeOciRuntime({ root: join(state, 'runc') }),
+    pods: { get: (id) => (id === pod.id ? pod : undefined) },
+    images: {
+      resolve: (name) =>
+        name === 'busybox' ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } } : undefined,
+    },
+  });
+  await m.init();
+  t.after(async () => {
+    for (const v of await m.list()) await m.remove(v.record.id).catch(() => {});
+    await m.close();
+    for (const d of allCgroupDirs(cgroupParent)) if (existsSync(d)) rmdirSync(d);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  // Exits when the test removes its file: the test decides the moment.
+  const id = await m.create({
+    podSandboxId: pod.id,
+    config: ContainerConfig.fromPartial({
+      metadata: { name: 'exits', attempt: 0 },
+      image: { image: 'busybox' },
+      command: ['sh', '-c', 'touch /tmp/hold; while [ -e /tmp/hold ]; do sleep 0.05; done; exit 7'],
+      logPath: 'exits/0.log',
+    }),
+    sandboxConfig: undefined,
+  });
+  await m.start(id);
+  // Listed (and its monitor looked at) while it runs, as the kubelet's relist does every second.
+  await until('the container to run', async () => (await m.list()).find((v) => v.record.id === id && v.state === ContainerState.CONTAINER_RUNNING));
+  const exitFile = join(state, 'exits', id);
+  assert.ok(!existsSync(exitFile));
+
+  await m.execSync(id, ['rm', '/tmp/hold'], 10);
+  // Waits for conmon's exit file without turning the event loop (Atomics.wait blocks this thread in
+  // 2 ms steps, bounded), so the daemon's exit watcher has not seen it yet: the calls below must find
+  // the exit themselves, as a client calling at that instant would.
+  const tick = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(exitFile) && Date.now() < deadline) Atomics.wait(tick, 0, 0, 2);
+  assert.ok(existsSync(exitFile), 'conmon wrote the exit file within 20 s');
+  const listed = (await m.list()).find((v) => v.record.id === id);
+  const status = await m.status(id);
+  assert.equal(listed?.state, ContainerState.CONTAINER_EXITED, 'ListContainers right after the exit');
+  assert.equal(status.state, ContainerState.CONTAINER_EXITED, 'ContainerStatus right after the exit');
+  assert.equal(status.record.exitCode, 7);
+  assert.equal(listed?.record.exitCode, 7);
+});
