@@ -122,9 +122,9 @@ test('the kubelet on skiffd: node restarts, image pulls, log rotation, stats', {
     // kubelet's limit of 10 files makes it delete the oldest.
     await until('the kubelet to rotate the log three times', () => rotatedFiles(dir).length >= 3, 90_000);
     writeFileSync(join(logCtl, 'stop'), '');
-    const last = await until('the writer to log its last line', () => readRotatedLog(dir).lines.find((l) => l.startsWith('last ')), 30_000);
+    const last = await until('the writer to log its last line', async () => (await readRotatedLog(dir)).lines.find((l) => l.startsWith('last ')), 30_000);
     const total = Number(last.slice('last '.length));
-    const { rotated, lines } = readRotatedLog(dir);
+    const { rotated, lines } = await readRotatedLog(dir);
     assert.ok(rotated.length >= 3 && rotated.length < 10, `rotated files: ${rotated.join(', ')}`);
     const numbers = lines.filter((l) => l.startsWith('line ')).map((l) => Number(l.split(' ')[1]));
     const expected = Array.from({ length: total }, (_, i) => i + 1);

@@ -34,13 +34,17 @@ function readOnce(dir: string, restartCount: number): RotatedLog {
 }
 
 /**
- * Reads the whole log; since the kubelet may rotate or compress between two reads, reads until two
- * reads in a row agree (bounded), retrying a read that raced with a rename.
+ * Reads the whole log. The kubelet may rotate or compress between two reads, and between its rename of
+ * N.log and the runtime's reopen there is no N.log at all, so this reads until two reads 50 ms apart
+ * agree, retrying a read that raced with a rename, for at most `timeoutMs`.
  */
-export function readRotatedLog(dir: string, restartCount = 0, attempts = 20): RotatedLog {
+export async function readRotatedLog(dir: string, restartCount = 0, timeoutMs = 15_000): Promise<RotatedLog> {
+  const deadline = Date.now() + timeoutMs;
   let last: string | undefined;
   let error: unknown;
-  for (let i = 0; i < attempts; i++) {
+  let reads = 0;
+  for (;;) {
+    reads++;
     try {
       const log = readOnce(dir, restartCount);
       const key = JSON.stringify(log);
@@ -50,6 +54,8 @@ export function readRotatedLog(dir: string, restartCount = 0, attempts = 20): Ro
       error = err;
       last = undefined;
     }
+    if (Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`the log in ${dir} kept changing over ${attempts} reads${error ? ` (last error: ${(error as Error).message})` : ''}`);
+  throw new Error(`the log in ${dir} kept changing over ${reads} reads in ${timeoutMs} ms${error ? ` (last error: ${(error as Error).message})` : ''}`);
 }
