@@ -25,9 +25,11 @@ export async function openPods(config: SkiffdConfig, log: Logger, containers: ()
     userNamespaces: () => configuredUserNamespaceSupport(config),
   });
   await pods.open();
-  // Found out now, so the first Status need not wait for it.
-  void configuredUserNamespaceSupport(config).then((s) =>
-    log.info(s.supported ? 'pods may have user namespaces of their own' : 'pods cannot have user namespaces of their own here', { reason: s.reason }),
-  );
+  // Found out before the socket listens: the first Status need not wait for it, and no probe mount is
+  // still in place under --root when a client sees the daemon ready (or stops it at once).
+  const userns = await configuredUserNamespaceSupport(config);
+  log.info(userns.supported ? 'pods may have user namespaces of their own' : 'pods cannot have user namespaces of their own here', {
+    reason: userns.reason,
+  });
   return pods;
 }
