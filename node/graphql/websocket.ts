@@ -54,7 +54,7 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
   // Outside onUpgrade, so that what each socket keeps (its listeners) holds no reference to the
   // IncomingMessage or the head buffer.
   const serve = (ws: WebSocket, request: (() => Request | undefined) | undefined): void => {
-    ws.on('error', () => ws.terminate());
+    ws.on('error', terminateSocket);
     void graphqlWs.serve(ws, { request });
   };
   httpServer.on('upgrade', onUpgrade);
@@ -87,6 +87,11 @@ const hooks = [
   'context',
   'subscriptionShareKey',
 ] as const satisfies readonly (keyof GraphQLWebSocketOptions)[];
+
+// Shared listeners (EventEmitter calls them with the emitter as `this`): no closure per socket.
+function terminateSocket(this: WebSocket): void {
+  this.terminate();
+}
 
 function destroySocket(this: Duplex): void {
   this.destroy();
