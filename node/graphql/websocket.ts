@@ -49,7 +49,12 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
       return;
     }
     socket.on('error', destroySocket);
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, readsRequest ? upgradeRequest(req) : undefined));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      // From here ws's own error listener on the socket destroys it; ours would only make the
+      // socket's error listeners an array for the rest of its life.
+      socket.off('error', destroySocket);
+      serve(ws, readsRequest ? upgradeRequest(req) : undefined);
+    });
   };
   // Outside onUpgrade, so that what each socket keeps (its listeners) holds no reference to the
   // IncomingMessage or the head buffer.
