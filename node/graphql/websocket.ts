@@ -36,6 +36,9 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
   const wss = new WebSocketServer({
     noServer: true,
     WebSocket: BatchingWebSocket,
+    // The adapter tracks the sockets it serves; ws's own tracking would add a Set entry and a close
+    // listener closure to every socket.
+    clientTracking: false,
     // Counted in bytes by ws; the adapter's own limit counts characters, so allow UTF-8's worst case.
     maxPayload: maxMessageSize * 3,
     handleProtocols: (protocols) => graphqlWs.selectProtocol([...protocols].join(',')) ?? false,
@@ -72,7 +75,7 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
     terminate() {
-      for (const socket of wss.clients) socket.terminate();
+      for (const socket of [...graphqlWs.sockets()]) (socket as WebSocket).terminate();
     },
   };
 }

@@ -74,6 +74,8 @@ export interface GraphQLWebSocketServer {
   serve(socket: WebSocketLike, init?: { request?: Request | (() => Request | undefined); protocol?: string }): Promise<void>;
   /** Sockets being served right now. */
   readonly openSockets: number;
+  /** Those sockets (for a transport that must cut them, e.g. a shutdown out of time). */
+  sockets(): Iterable<WebSocketLike>;
   /**
    * Subscriptions streaming now (`open`), and of those the executions of the shared path and their
    * members (zero when sharing is off).
@@ -220,6 +222,9 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     },
     get openSockets() {
       return live.size;
+    },
+    sockets() {
+      return live.keys();
     },
     subscriptionStats() {
       const { executions, members } = shared?.executions.stats() ?? { executions: 0, members: 0 };
