@@ -27,23 +27,55 @@ function corkForThisTurn(ws: WebSocket): void {
   }
 }
 
-export class BatchingWebSocket extends WebSocket {}
-
 type Listener = (event: { data?: unknown; code?: number; reason?: string }) => void;
 
+export class BatchingWebSocket extends WebSocket {
+  /** The adapter's listeners, called from the shared functions below. */
+  onMessageListener: Listener | undefined;
+  onCloseListener: Listener | undefined;
+  onOpenListener: Listener | undefined;
+}
+
+// EventEmitter calls these with the socket as `this`: one function for every socket, not a closure each.
+function emitMessage(this: WebSocket, data: Buffer, isBinary: boolean): void {
+  (this as BatchingWebSocket).onMessageListener?.({ data: isBinary ? data : data.toString() });
+}
+function emitClose(this: WebSocket, code: number, reason: Buffer): void {
+  (this as BatchingWebSocket).onCloseListener?.({ code, reason: reason.toString() });
+}
+function emitOpen(this: WebSocket): void {
+  (this as BatchingWebSocket).onOpenListener?.({});
+}
+
 // ws's own addEventListener tags each listener function with symbol properties, which costs about
-// a kilobyte per socket in property storage; the adapter needs only these three events, and never
-// removes a listener.
+// a kilobyte per socket in property storage; the adapter needs only these three events, once each,
+// and never removes a listener.
 Object.defineProperty(BatchingWebSocket.prototype, 'addEventListener', {
-  value: function addEventListener(this: WebSocket, type: string, listener: Listener): void {
-    if (type === 'message') this.on('message', (data: Buffer, isBinary: boolean) => listener({ data: isBinary ? data : data.toString() }));
-    else if (type === 'close') this.on('close', (code: number, reason: Buffer) => listener({ code, reason: reason.toString() }));
-    else if (type === 'open') this.on('open', () => listener({}));
-    else throw new TypeError(`BatchingWebSocket: no "${type}" events`);
+  value: function addEventListener(this: BatchingWebSocket, type: string, listener: Listener): void {
+    if (type === 'message') {
+      if (!this.onMessageListener) this.on('message', emitMessage);
+      this.onMessageListener = both(this.onMessageListener, listener);
+    } else if (type === 'close') {
+      if (!this.onCloseListener) this.on('close', emitClose);
+      this.onCloseListener = both(this.onCloseListener, listener);
+    } else if (type === 'open') {
+      if (!this.onOpenListener) this.on('open', emitOpen);
+      this.onOpenListener = both(this.onOpenListener, listener);
+    } else throw new TypeError(`BatchingWebSocket: no "${type}" events`);
   },
   writable: true,
   configurable: true,
 });
+
+/** A second listener for one event (rare: the adapter adds one each) calls both, in order. */
+function both(first: Listener | undefined, second: Listener): Listener {
+  return first
+    ? (event) => {
+        first(event);
+        second(event);
+      }
+    : second;
+}
 
 // On the prototype (ws declares send() with overloads, which an override cannot restate simply).
 const baseSend = WebSocket.prototype.send as (this: WebSocket, ...args: unknown[]) => void;

@@ -36,6 +36,9 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
   const wss = new WebSocketServer({
     noServer: true,
     WebSocket: BatchingWebSocket,
+    // The adapter tracks the sockets it serves; ws's own tracking would add a Set entry and a close
+    // listener closure to every socket.
+    clientTracking: false,
     // Counted in bytes by ws; the adapter's own limit counts characters, so allow UTF-8's worst case.
     maxPayload: maxMessageSize * 3,
     handleProtocols: (protocols) => graphqlWs.selectProtocol([...protocols].join(',')) ?? false,
@@ -49,12 +52,17 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
       return;
     }
     socket.on('error', destroySocket);
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, readsRequest ? upgradeRequest(req) : undefined));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      // From here ws's own error listener on the socket destroys it; ours would only make the
+      // socket's error listeners an array for the rest of its life.
+      socket.off('error', destroySocket);
+      serve(ws, readsRequest ? upgradeRequest(req) : undefined);
+    });
   };
   // Outside onUpgrade, so that what each socket keeps (its listeners) holds no reference to the
   // IncomingMessage or the head buffer.
   const serve = (ws: WebSocket, request: (() => Request | undefined) | undefined): void => {
-    ws.on('error', () => ws.terminate());
+    ws.on('error', terminateSocket);
     void graphqlWs.serve(ws, { request });
   };
   httpServer.on('upgrade', onUpgrade);
@@ -67,7 +75,7 @@ export function attachGraphQLWebSocket(httpServer: UpgradeEmitter, options: Node
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
     terminate() {
-      for (const socket of wss.clients) socket.terminate();
+      for (const socket of [...graphqlWs.sockets()]) (socket as WebSocket).terminate();
     },
   };
 }
@@ -87,6 +95,11 @@ const hooks = [
   'context',
   'subscriptionShareKey',
 ] as const satisfies readonly (keyof GraphQLWebSocketOptions)[];
+
+// Shared listeners (EventEmitter calls them with the emitter as `this`): no closure per socket.
+function terminateSocket(this: WebSocket): void {
+  this.terminate();
+}
 
 function destroySocket(this: Duplex): void {
   this.destroy();

@@ -74,6 +74,8 @@ export interface GraphQLWebSocketServer {
   serve(socket: WebSocketLike, init?: { request?: Request | (() => Request | undefined); protocol?: string }): Promise<void>;
   /** Sockets being served right now. */
   readonly openSockets: number;
+  /** Those sockets (for a transport that must cut them, e.g. a shutdown out of time). */
+  sockets(): Iterable<WebSocketLike>;
   /**
    * Subscriptions streaming now (`open`), and of those the executions of the shared path and their
    * members (zero when sharing is off).
@@ -97,6 +99,7 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     keepAlive = 12_000,
     maxMessageSize = 1 << 20,
     maxBufferedBytes = 8 << 20,
+    connectionInitWaitTimeout = 3_000,
     validationRules = [],
     subscriptionShareKey,
     ...serverOptions
@@ -114,16 +117,20 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     prepare: (payload) => documents.prepare(payload),
     shareKey: subscriptionShareKey,
   });
-  // The core's per-connection context, which the shared path needs; onConnect is where it first shows.
-  const contexts = new WeakMap<GraphQLWebSocketExtra, Context<ConnectionParams, GraphQLWebSocketExtra>>();
+  // Connections waiting for connection_init, by their ctx.extra: onConnect is where the core's
+  // per-connection context first shows (the shared path needs it), and where the init wait ends.
+  const initialising = new WeakMap<GraphQLWebSocketExtra, Connection>();
   const { onConnect, onOperation, onComplete } = serverOptions;
   // Subscriptions streaming through the core (those the shared path does not take), by connection.
   const streaming = new WeakMap<object, Set<string>>();
   let coreStreaming = 0;
   const core = makeServer<ConnectionParams, GraphQLWebSocketExtra>({
     ...serverOptions,
+    // Connection does it (socket-connection.ts).
+    connectionInitWaitTimeout: 0,
     onConnect: (ctx) => {
-      contexts.set(ctx.extra, ctx);
+      initialising.get(ctx.extra)?.initialised(ctx);
+      initialising.delete(ctx.extra);
       return onConnect?.(ctx);
     },
     onOperation: async (ctx, id, payload, args, result) => {
@@ -147,20 +154,35 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
   });
   const live = new Map<WebSocketLike, Promise<void>>();
 
-  const limits = { keepAlive, maxMessageSize, maxBufferedBytes };
+  // Shared by every connection; `released` runs once a socket's subscriptions have ended.
+  const setup = {
+    connectionInitWaitTimeout,
+    keepAlive,
+    maxMessageSize,
+    maxBufferedBytes,
+    released: (socket: WebSocketLike) => live.delete(socket),
+  };
+  /** Serves an open socket; the promise settles (never rejects) once its subscriptions ended. */
   const serveOpen = (socket: WebSocketLike, request: Request | (() => Request | undefined) | undefined, protocol: string): Promise<void> =>
     new Promise<void>((resolve) => {
-      const extra: GraphQLWebSocketExtra = typeof request === 'function' ? lazyExtra(socket, request) : { socket, request };
-      const connection = new Connection(socket, protocol, limits, resolve);
-      connection.start(core.opened(connection, extra));
-      socket.addEventListener('message', (event: { data: unknown }) => {
-        const data = connection.accept(event.data);
-        if (data === undefined) return;
-        const ctx = shared && contexts.get(extra);
-        if (ctx && shared.handle(ctx, connection, data)) return;
-        connection.deliver(data);
-      });
-      socket.addEventListener('close', (event: { code?: number; reason?: string }) => connection.closed(event.code, event.reason));
+      try {
+        const extra: GraphQLWebSocketExtra = typeof request === 'function' ? lazyExtra(socket, request) : { socket, request };
+        const connection = new Connection(socket, protocol, setup, resolve);
+        initialising.set(extra, connection);
+        connection.start(core.opened(connection, extra));
+        socket.addEventListener('message', (event: { data: unknown }) => {
+          const data = connection.accept(event.data);
+          if (data === undefined) return;
+          const ctx = shared && (connection.ctx as Context<ConnectionParams, GraphQLWebSocketExtra> | undefined);
+          if (ctx && shared.handle(ctx, connection, data)) return;
+          connection.deliver(data);
+        });
+        socket.addEventListener('close', (event: { code?: number; reason?: string }) => connection.closed(event.code, event.reason));
+      } catch (error) {
+        console.error('graphql-ws: serving a socket failed:', error);
+        live.delete(socket);
+        resolve();
+      }
     });
 
   return {
@@ -171,17 +193,21 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     },
     serve(socket, init = {}) {
       const protocol = init.protocol ?? socket.protocol ?? '';
-      // Deno hands the socket over before the handshake finishes; sending then would throw. Elsewhere
-      // it is open already, and nothing is awaited in between (no async frame kept per socket).
+      // Open already (Node, workerd): served with nothing awaited in between, and tracked by the one
+      // promise serveOpen returns, so an idle socket keeps no promise chain.
+      if (socket.readyState === OPEN) {
+        const served = serveOpen(socket, init.request, protocol);
+        live.set(socket, served);
+        return served;
+      }
+      // Deno hands the socket over before the handshake finishes; sending then would throw.
       const served =
         socket.readyState === CONNECTING
           ? new Promise<boolean>((resolve) => {
               socket.addEventListener('open', () => resolve(true));
               socket.addEventListener('close', () => resolve(false));
             }).then((opened) => (opened && socket.readyState === OPEN ? serveOpen(socket, init.request, protocol) : undefined))
-          : socket.readyState === OPEN
-            ? serveOpen(socket, init.request, protocol)
-            : Promise.resolve();
+          : Promise.resolve();
       const tracked = served.then(
         () => {
           live.delete(socket);
@@ -196,6 +222,9 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     },
     get openSockets() {
       return live.size;
+    },
+    sockets() {
+      return live.keys();
     },
     subscriptionStats() {
       const { executions, members } = shared?.executions.stats() ?? { executions: 0, members: 0 };

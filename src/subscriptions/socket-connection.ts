@@ -15,9 +15,13 @@ export function closeSocket(socket: WebSocketLike, code: number, reason: string)
 }
 
 export interface ConnectionLimits {
+  /** ms to wait for `connection_init` before closing with 4408; 0 or Infinity: forever. */
+  connectionInitWaitTimeout: number;
   keepAlive: number;
   maxMessageSize: number;
   maxBufferedBytes: number;
+  /** Called once the socket's subscriptions have ended, before the serve() promise settles. */
+  released?(socket: WebSocketLike): void;
 }
 
 /**
@@ -31,6 +35,9 @@ export class Connection {
   #heardSincePing = true;
   #done = false;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #initTimer: ReturnType<typeof setTimeout> | undefined;
+  /** graphql-ws's context for this socket, from connection_init on. */
+  ctx: object | undefined;
   #closed: ((code?: number, reason?: string) => Promise<void>) | undefined;
   readonly #socket: WebSocketLike;
   readonly #limits: ConnectionLimits;
@@ -47,11 +54,22 @@ export class Connection {
   /** After the core took the socket: `closed` completes its operations. */
   start(closed: (code?: number, reason?: string) => Promise<void>): void {
     this.#closed = closed;
-    const { keepAlive } = this.#limits;
-    if (keepAlive > 0 && Number.isFinite(keepAlive)) this.#timer = setInterval(() => this.#ping(), keepAlive);
+    const { keepAlive, connectionInitWaitTimeout: initWait } = this.#limits;
+    // Shared functions with the connection as argument: no closure per socket. The core's own
+    // init-wait timer is off (the adapter passes 0), because it stays reachable for the socket's
+    // whole life; this one is released at connection_init.
+    if (initWait > 0 && Number.isFinite(initWait)) this.#initTimer = setTimeout(closeUninitialised, initWait, this);
+    if (keepAlive > 0 && Number.isFinite(keepAlive)) this.#timer = setInterval(ping, keepAlive, this);
   }
 
-  #ping(): void {
+  /** connection_init arrived (the core calls onConnect next). */
+  initialised(ctx: object): void {
+    this.ctx = ctx;
+    if (this.#initTimer) clearTimeout(this.#initTimer);
+    this.#initTimer = undefined;
+  }
+
+  ping(): void {
     if (!this.#heardSincePing) {
       this.close(1001, 'Keep-alive timeout');
       return;
@@ -113,11 +131,23 @@ export class Connection {
     if (this.#done) return;
     this.#done = true;
     if (this.#timer) clearInterval(this.#timer);
+    if (this.#initTimer) clearTimeout(this.#initTimer);
     // closed() completes every subscription (graphql-js calls return() on their sources).
     (this.#closed?.(code, reason) ?? Promise.resolve())
       .catch((error: unknown) => console.error('graphql-ws: cleanup after close failed:', error))
-      .finally(this.#resolve);
+      .finally(() => {
+        this.#limits.released?.(this.#socket);
+        this.#resolve();
+      });
   }
+}
+
+function ping(connection: Connection): void {
+  connection.ping();
+}
+
+function closeUninitialised(connection: Connection): void {
+  if (connection.ctx === undefined) connection.close(CloseCode.ConnectionInitialisationTimeout, 'Connection initialisation timeout');
 }
 
 /** A close code we may send back: the peer's own if sendable, else 1000. */
