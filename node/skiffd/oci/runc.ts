@@ -129,31 +129,9 @@ export class CliOciRuntime implements OciRuntime {
       const err = new BoundedBuffer(max);
       child.stdout!.on('data', (d: Buffer) => out.push(d));
       child.stderr!.on('data', (d: Buffer) => err.push(d));
-      let timedOut = false;
-      let closed = false;
-      const timers: NodeJS.Timeout[] = [];
-      if (options.timeoutMs && options.timeoutMs > 0) {
-        timers.push(
-          setTimeout(() => {
-            timedOut = true;
-            void (async () => {
-              // A very short timeout can fire before the runtime has written the pid file.
-              const deadline = Date.now() + EXEC_REAP_GRACE_MS;
-              let pid = await readPid(pidFile);
-              while (!pid && !closed && Date.now() < deadline) {
-                await sleep(5);
-                pid = await readPid(pidFile);
-              }
-              if (pid && !closed) killGroup(pid);
-            })();
-            // The runtime exits once it has reaped the process; if it does not, it goes too.
-            timers.push(setTimeout(() => child.pid && !closed && killGroup(child.pid), EXEC_REAP_GRACE_MS));
-          }, options.timeoutMs),
-        );
-      }
+      const deadline = execDeadline(pidFile, options.timeoutMs, () => child.pid);
       const done = () => {
-        closed = true;
-        for (const t of timers) clearTimeout(t);
+        deadline.end();
         void rm(pidFile, { force: true });
       };
       child.on('error', (e) => {
@@ -163,7 +141,7 @@ export class CliOciRuntime implements OciRuntime {
       child.on('close', (code, signal) => {
         done();
         const exitCode = code ?? 128 + (signal ? signalNumber(signal) : 0);
-        resolve({ exitCode, stdout: out.value(), stderr: err.value(), timedOut });
+        resolve({ exitCode, stdout: out.value(), stderr: err.value(), timedOut: deadline.timedOut });
       });
     });
   }
@@ -171,37 +149,59 @@ export class CliOciRuntime implements OciRuntime {
   /** The same exec through the exec helper: same timeout handling, no fork of the daemon. */
   private async execThroughHelper(args: string[], pidFile: string, max: number, timeoutMs: number | undefined): Promise<ExecSyncResult> {
     let runtimePid = 0;
-    let closed = false;
-    let timedOut = false;
-    const timers: NodeJS.Timeout[] = [];
-    if (timeoutMs && timeoutMs > 0) {
-      timers.push(
-        setTimeout(() => {
-          timedOut = true;
-          void (async () => {
-            const deadline = Date.now() + EXEC_REAP_GRACE_MS;
-            let pid = await readPid(pidFile);
-            while (!pid && !closed && Date.now() < deadline) {
-              await sleep(5);
-              pid = await readPid(pidFile);
-            }
-            if (pid && !closed) killGroup(pid);
-          })();
-          timers.push(setTimeout(() => runtimePid && !closed && killGroup(runtimePid), EXEC_REAP_GRACE_MS));
-        }, timeoutMs),
-      );
-    }
+    const deadline = execDeadline(pidFile, timeoutMs, () => runtimePid);
     try {
       const r = await this.execHelper.run(this.path, args, max, (pid) => (runtimePid = pid));
-      return { exitCode: r.status, stdout: r.stdout, stderr: r.stderr, timedOut };
+      return { exitCode: r.status, stdout: r.stdout, stderr: r.stderr, timedOut: deadline.timedOut };
     } catch (err) {
       throw new OciRuntimeError(`cannot run ${this.path}: ${(err as Error).message}`);
     } finally {
-      closed = true;
-      for (const t of timers) clearTimeout(t);
+      deadline.end();
       removeQuietly(pidFile);
     }
   }
+}
+
+/**
+ * An ExecSync timeout: when it fires, the exec'd process group (its pid from the runtime's --pid-file,
+ * which a very short timeout can beat) is killed so the runtime reaps it and exits; a runtime that
+ * still has not exited after the grace period is killed too. `end()` once the runtime has exited.
+ */
+function execDeadline(pidFile: string, timeoutMs: number | undefined, runtimePid: () => number | undefined) {
+  let timedOut = false;
+  let closed = false;
+  const timers: NodeJS.Timeout[] = [];
+  if (timeoutMs && timeoutMs > 0) {
+    timers.push(
+      setTimeout(() => {
+        timedOut = true;
+        void (async () => {
+          const giveUp = Date.now() + EXEC_REAP_GRACE_MS;
+          let pid = await readPid(pidFile);
+          while (!pid && !closed && Date.now() < giveUp) {
+            await sleep(5);
+            pid = await readPid(pidFile);
+          }
+          if (pid && !closed) killGroup(pid);
+        })();
+        timers.push(
+          setTimeout(() => {
+            const pid = runtimePid();
+            if (pid && !closed) killGroup(pid);
+          }, EXEC_REAP_GRACE_MS),
+        );
+      }, timeoutMs),
+    );
+  }
+  return {
+    get timedOut() {
+      return timedOut;
+    },
+    end() {
+      closed = true;
+      for (const t of timers) clearTimeout(t);
+    },
+  };
 }
 
 function signalNumber(name: NodeJS.Signals): number {
