@@ -32,6 +32,8 @@ export function redisEngine(options: RedisEngineOptions): PubSubEngine {
   const { publisher, subscriber } = options;
   const prefix = options.prefix ?? 'skiff:';
   return {
+    // Redis sends a PUBLISH to every subscribed connection, ours too, in the order it ran them.
+    ordersEcho: true,
     start(receive) {
       subscriber.on('message', (channel, message) => {
         if (channel.startsWith(prefix)) receive(channel.slice(prefix.length), message);

@@ -1,8 +1,10 @@
 // A PubSub spanning processes or isolates: events go through a broker (Redis, a BroadcastChannel…)
 // and are fanned out locally. A broker adapter only moves strings; this file owns JSON encoding,
-// per-topic reference counting and dropping the echo of our own messages (which we deliver locally
-// at once, so local subscribers never wait on a broker round trip and brokers that do not echo to the
-// sender, like BroadcastChannel, behave the same as those that do, like Redis).
+// per-topic reference counting and the sender's own copy. A broker that hands the sender its own
+// messages back in its one global order (Redis) delivers to local subscribers too, so every instance
+// sees the same order: an event published after another one's publish resolved, on any instance,
+// arrives after it everywhere. A broker without such an echo (BroadcastChannel) gets local delivery
+// at once, and we drop any echo it does send.
 import { LocalTopics, type InProcessPubSubOptions, type PubSub, type TopicMap } from './pubsub.ts';
 
 /** What a broker must do for createSharedPubSub. Implement this to plug in a new engine. */
@@ -17,6 +19,11 @@ export interface PubSubEngine {
   unlisten(topic: string): Promise<void>;
   /** Releases connections/channels. */
   close(): Promise<void>;
+  /**
+   * True when the broker delivers our own messages back to us, in the order it delivers everything to
+   * everyone (Redis pub/sub). Local subscribers then receive through the broker as well.
+   */
+  readonly ordersEcho?: boolean;
 }
 
 export interface SharedPubSubOptions extends InProcessPubSubOptions {
@@ -61,7 +68,7 @@ export function createSharedPubSub<Topics extends TopicMap = TopicMap>(
       onError(new Error(`pubsub: dropped a message without an origin on topic "${topic}"`));
       return;
     }
-    if (envelope.o === origin) return;
+    if (envelope.o === origin && !engine.ordersEcho) return;
     topics.deliver(topic, envelope.p);
   });
   let closed = false;
@@ -69,7 +76,14 @@ export function createSharedPubSub<Topics extends TopicMap = TopicMap>(
     async publish(topic, payload) {
       if (closed) throw new Error('pubsub: publish after close()');
       const message = JSON.stringify({ o: origin, p: payload } satisfies Envelope);
-      topics.deliver(topic, JSON.parse(message).p);
+      if (engine.ordersEcho) {
+        // A local subscriber that arrived before this publish must hear it: wait until the broker
+        // confirmed listening. Publishes waiting here resume in call order, so none overtakes another.
+        const listening = pending.get(topic);
+        if (listening) await listening;
+      } else {
+        topics.deliver(topic, JSON.parse(message).p);
+      }
       await engine.publish(topic, message);
     },
     subscribe(topic, subscribeOptions) {

@@ -67,6 +67,42 @@ describe('Redis pub/sub', () => {
     }
   });
 
+  it("gives every subscriber, the publisher's own included, the order in which publishes resolved", async (t) => {
+    if (!needs(t, { commands: ['redis-server'] })) return;
+    assert.ok(redis, `redis-server did not start: ${String(startError)}`);
+    const prefix = `order-${Date.now()}:`;
+    const one = createRedisPubSub<Topics>({ publisher: connect(redis.socket), subscriber: connect(redis.socket), prefix });
+    const two = createRedisPubSub<Topics>({ publisher: connect(redis.socket), subscriber: connect(redis.socket), prefix });
+    try {
+      const onOne = one.subscribe('news');
+      const onTwo = two.subscribe('news');
+      await Promise.all([one.ready('news'), two.ready('news')]);
+      // Each publish starts once the previous one, on the other instance, resolved: a subscriber
+      // served by the second publisher must still see the first publisher's event first.
+      const count = 200;
+      for (let n = 0; n < count; n++) await (n % 2 ? two : one).publish('news', { at: n % 2 ? 'two' : 'one', n });
+      for (const [name, it] of [
+        ['one', onOne],
+        ['two', onTwo],
+      ] as const) {
+        const seen: number[] = [];
+        while (seen.length < count) seen.push((await within(it.next(), 5000, `event ${seen.length} on ${name}`)).value.n as number);
+        assert.deepEqual(
+          seen,
+          Array.from({ length: count }, (_, n) => n),
+          `the subscriber on ${name} got them in publish order`,
+        );
+      }
+      // A subscriber that arrives just before a publish on its own instance hears it.
+      const lateTopic = one.subscribe('other' as 'news');
+      await one.publish('other' as 'news', { at: 'late' });
+      assert.deepEqual((await within(lateTopic.next(), 5000, 'the event on a topic subscribed just before')).value, { at: 'late' });
+      await lateTopic.return!();
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  });
+
   describe('two chat example processes sharing one Redis', () => {
     const servers: ChildProcess[] = [];
     after(async () => {
