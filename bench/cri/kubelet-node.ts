@@ -6,7 +6,15 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { podLogDirs, removeKubepodsCgroups, removeTree, spawnKubelet, takeKubeletLock, type KubeletProcess } from '../../test/support/kubelet-host.ts';
+import {
+  podLogDirs,
+  removeKubepodsCgroups,
+  removeTree,
+  spawnKubelet,
+  standaloneKubeletConfig,
+  takeKubeletLock,
+  type KubeletProcess,
+} from '../../test/support/kubelet-host.ts';
 import { freePort } from '../../test/support/netns.ts';
 import { listProcesses, memoryOf, sumMemory, type Memory } from './host.ts';
 import type { Peer, PeerName } from './peer.ts';
@@ -90,29 +98,9 @@ export function podManifest(name: string): Record<string, unknown> {
   };
 }
 
+// 100 pods and more: above the default maxPods of 110 with room to spare.
 function kubeletConfig(socket: string, manifestDir: string, readOnlyPort: number): Record<string, unknown> {
-  return {
-    apiVersion: 'kubelet.config.k8s.io/v1beta1',
-    kind: 'KubeletConfiguration',
-    staticPodPath: manifestDir,
-    fileCheckFrequency: '2s',
-    containerRuntimeEndpoint: `unix://${socket}`,
-    imageServiceEndpoint: `unix://${socket}`,
-    cgroupDriver: 'cgroupfs',
-    failSwapOn: false,
-    failCgroupV1: false,
-    address: '127.0.0.1',
-    readOnlyPort,
-    healthzPort: 0,
-    authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
-    authorization: { mode: 'AlwaysAllow' },
-    enforceNodeAllocatable: [],
-    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
-    imageGCHighThresholdPercent: 100,
-    imageGCLowThresholdPercent: 99,
-    serializeImagePulls: false,
-    maxPods: 250,
-  };
+  return { ...standaloneKubeletConfig(socket, manifestDir, readOnlyPort), maxPods: 250 };
 }
 
 /** Runs the kubelet with `pods` static pods on `peer` and measures it. The peer is left running (the caller tears it down). */

@@ -7,6 +7,35 @@ import { join } from 'node:path';
 import { runCommand } from './commands.ts';
 import { allCgroupDirs } from '../../node/skiffd/cgroups/layout.ts';
 
+/**
+ * The KubeletConfiguration of a standalone test node: static pods from `manifestDir`, the runtime on
+ * `socket`, the read-only API on 127.0.0.1:`readOnlyPort` without auth, cgroupfs on this host's cgroup
+ * v1, and no eviction or image GC on a busy shared disk unless a caller sets its own thresholds.
+ */
+export function standaloneKubeletConfig(socket: string, manifestDir: string, readOnlyPort: number): Record<string, unknown> {
+  return {
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    staticPodPath: manifestDir,
+    fileCheckFrequency: '2s',
+    containerRuntimeEndpoint: `unix://${socket}`,
+    imageServiceEndpoint: `unix://${socket}`,
+    cgroupDriver: 'cgroupfs',
+    failSwapOn: false,
+    failCgroupV1: false,
+    address: '127.0.0.1',
+    readOnlyPort,
+    healthzPort: 0,
+    authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
+    authorization: { mode: 'AlwaysAllow' },
+    enforceNodeAllocatable: [],
+    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+    imageGCHighThresholdPercent: 100,
+    imageGCLowThresholdPercent: 99,
+    serializeImagePulls: false,
+  };
+}
+
 /** Every kubelet on this host, by hand or from a test, holds this lock: two kubelets destroy each other's pods. */
 export const KUBELET_LOCK = '/run/skiff-kubelet.lock';
 

@@ -19,7 +19,16 @@ import { needs, unavailable } from './prereq.ts';
 import { skiffdCommand, startSkiffd, type ImageClient, type RuntimeClient, type SkiffdHandle } from './skiffd.ts';
 import { createTestNetwork, freePort, skiffdNetworkConfig, type TestNetwork } from './netns.ts';
 import { kitDir, kitMissing, startKitRegistry, type KitRegistry } from './cri-conformance.ts';
-import { podLogDirs, removeKubepodsCgroups, removeTree, spawnKubelet, takeKubeletLock, type HostLock, type KubeletProcess } from './kubelet-host.ts';
+import {
+  podLogDirs,
+  removeKubepodsCgroups,
+  removeTree,
+  spawnKubelet,
+  standaloneKubeletConfig,
+  takeKubeletLock,
+  type HostLock,
+  type KubeletProcess,
+} from './kubelet-host.ts';
 import type { KubePod, StatsSummary } from './kube-types.ts';
 
 export type { KubePod, KubeContainerStatus, StatsSummary } from './kube-types.ts';
@@ -158,25 +167,7 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
   const url = `http://127.0.0.1:${readOnlyPort}`;
   const configFile = join(dir, 'kubelet.yaml');
   const config: Record<string, unknown> = {
-    apiVersion: 'kubelet.config.k8s.io/v1beta1',
-    kind: 'KubeletConfiguration',
-    staticPodPath: manifestDir,
-    fileCheckFrequency: '2s',
-    containerRuntimeEndpoint: `unix://${skiffd.socket}`,
-    imageServiceEndpoint: `unix://${skiffd.socket}`,
-    cgroupDriver: 'cgroupfs',
-    failSwapOn: false,
-    failCgroupV1: false,
-    address: '127.0.0.1',
-    readOnlyPort,
-    healthzPort: 0,
-    authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
-    authorization: { mode: 'AlwaysAllow' },
-    enforceNodeAllocatable: [],
-    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
-    imageGCHighThresholdPercent: 100,
-    imageGCLowThresholdPercent: 99,
-    serializeImagePulls: false,
+    ...standaloneKubeletConfig(skiffd.socket, manifestDir, readOnlyPort),
     // Every pod of a test file pulls at once: the default 5 pulls per second would back some off for 10 s.
     registryPullQPS: 0,
     ...(options.featureGates ? { featureGates: options.featureGates } : {}),
