@@ -57,6 +57,7 @@ Options:
   --subscribers LIST  subscriber counts for the subscription part (default 100,1000,5000); "none" skips it
   --sub-events N      mutations in each subscription burst (default 50); bursts repeat until
                       200,000 deliveries are timed (at most 40 bursts)
+  --sub-warmup N      untimed bursts before those, per server and subscriber count (default 1)
   --json              print the results as JSON instead of tables
   -h, --help          this text`;
 
@@ -86,6 +87,7 @@ try {
       'cold-samples': { type: 'string', default: '15' },
       subscribers: { type: 'string', default: '100,1000,5000' },
       'sub-events': { type: 'string', default: '50' },
+      'sub-warmup': { type: 'string', default: '1' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -156,6 +158,8 @@ const cpuSlice = positive('cpu-slice', args['cpu-slice']!, false);
 const cpuRate = positive('cpu-rate', args['cpu-rate']!, true);
 const subscriberCounts = args.subscribers === 'none' ? [] : args.subscribers!.split(',').map((n) => positive('subscribers', n.trim(), true));
 const subEvents = positive('sub-events', args['sub-events']!, true);
+const subWarmup = Number(args['sub-warmup']);
+if (!Number.isInteger(subWarmup) || subWarmup < 0) fail(`--sub-warmup must be a whole number of bursts, 0 or more (got "${args['sub-warmup']}")`);
 const log = (line: string) => {
   if (!args.json) console.log(line);
   else console.error(line);
@@ -240,9 +244,9 @@ let subscriptions: SubscriptionMeasurement[] = [];
 if (subscriberCounts.length > 0) {
   log(
     `Subscriptions: chat schema, one WebSocket per subscriber on one room, bursts of ${subEvents} mutations (repeated up to 40 times ` +
-      'until 200,000 deliveries), server CPU time',
+      `until 200,000 deliveries) after ${subWarmup} untimed warm-up burst${subWarmup === 1 ? '' : 's'}, server CPU time`,
   );
-  subscriptions = await runSubscriptionBench({ servers: subscriptionServers, subscribers: subscriberCounts, events: subEvents, log });
+  subscriptions = await runSubscriptionBench({ servers: subscriptionServers, subscribers: subscriberCounts, events: subEvents, warmupBursts: subWarmup, log });
 }
 
 if (args.json) {

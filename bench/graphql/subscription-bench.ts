@@ -14,12 +14,14 @@ export interface SubscriptionMeasurement {
   server: string;
   label: string;
   subscribers: number;
-  /** Mutations per burst, and bursts (repeated until the deliveries are enough to time the CPU). */
+  /** Mutations per burst, and timed bursts (repeated until the deliveries are enough to time the CPU). */
   events: number;
   bursts: number;
-  /** Messages the subscribers received from the bursts (events × bursts × subscribers when none is lost). */
+  /** Bursts run first and left out of every figure but lost and duplicated. */
+  warmupBursts: number;
+  /** Messages the subscribers received from the timed bursts (events × bursts × subscribers when none is lost). */
   deliveries: number;
-  /** Server CPU seconds (user + system) from the first mutation to the last receipt. */
+  /** Server CPU seconds (user + system) from the first timed mutation to the last receipt. */
   cpuSeconds: number;
   deliveriesPerCoreSecond: number;
   p50Ms: number;
@@ -38,6 +40,11 @@ export interface SubscriptionBenchOptions {
   events: number;
   /** Deliveries to time per cell at least (bursts repeat up to 40 times). Default 200,000. */
   minDeliveries?: number;
+  /**
+   * Untimed bursts before the timed ones, so that latency and CPU are the steady state's, not the
+   * compilers' first pass over the hot path (the cold-start part measures that). Default 1.
+   */
+  warmupBursts?: number;
   log: (line: string) => void;
 }
 
@@ -83,10 +90,10 @@ async function post(url: string, text: string): Promise<void> {
 /** Deliveries timed per cell at least by default: /proc counts CPU in 10 ms ticks. */
 const MIN_DELIVERIES = 200_000;
 
-async function measureOne(name: string, subscribers: number, events: number, minDeliveries: number): Promise<SubscriptionMeasurement> {
+async function measureOne(name: string, subscribers: number, events: number, minDeliveries: number, warmupBursts: number): Promise<SubscriptionMeasurement> {
   const label = chatServers.find((s) => s.name === name)!.label;
   const bursts = Math.max(1, Math.min(40, Math.round(minDeliveries / (events * subscribers))));
-  const total = events * bursts;
+  const total = events * (warmupBursts + bursts);
   const server = await startServerProcess(name);
   const http = `http://127.0.0.1:${server.port}/graphql`;
   const ws = http.replace(/^http/, 'ws');
@@ -157,9 +164,13 @@ async function measureOne(name: string, subscribers: number, events: number, min
     await connectUpTo(subscribers);
     const connectedKb = rssKb(server.pid);
 
-    const cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
+    let cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
     let sent = 0;
-    for (let burst = 0; burst < bursts; burst++) {
+    // Every delivery of a burst arrives before the next one starts, so the warm-up's latencies are
+    // exactly the first `warmupDeliveries` recorded.
+    const warmupDeliveries = warmupBursts * events * subscribers;
+    for (let burst = 0; burst < warmupBursts + bursts; burst++) {
+      if (burst === warmupBursts) cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
       // A burst: `events` mutations, 8 in flight at a time; then every delivery, then a pause.
       const end = sent + events;
       await Promise.all(
@@ -177,13 +188,14 @@ async function measureOne(name: string, subscribers: number, events: number, min
         () => false,
       );
       if (!arrived) break;
-      if (burst + 1 < bursts) await new Promise((resolve) => setTimeout(resolve, 100));
+      if (burst + 1 < warmupBursts + bursts) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const cpu = (cpuSeconds(server.pid) ?? Number.NaN) - cpuBefore;
     const expected = total * subscribers;
     // Late duplicates would show within a moment.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const sorted = latencies.slice(0, received).sort();
+    const timed = Math.max(0, received - warmupDeliveries);
+    const sorted = latencies.slice(warmupDeliveries, received).sort();
     const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
     return {
       server: name,
@@ -191,9 +203,10 @@ async function measureOne(name: string, subscribers: number, events: number, min
       subscribers,
       events,
       bursts,
-      deliveries: received,
+      warmupBursts,
+      deliveries: timed,
       cpuSeconds: cpu,
-      deliveriesPerCoreSecond: received / cpu,
+      deliveriesPerCoreSecond: timed / cpu,
       p50Ms: at(0.5),
       p99Ms: at(0.99),
       kbPerSubscriber: (connectedKb - idleKb) / subscribers,
@@ -216,12 +229,12 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
   const results: SubscriptionMeasurement[] = [];
   for (const subscribers of options.subscribers) {
     for (const name of options.servers) {
-      const m = await measureOne(name, subscribers, options.events, options.minDeliveries ?? MIN_DELIVERIES);
+      const m = await measureOne(name, subscribers, options.events, options.minDeliveries ?? MIN_DELIVERIES, options.warmupBursts ?? 1);
       results.push(m);
       options.log(
         `  ${m.label.padEnd(28)} ${String(subscribers).padStart(5)} subscribers: ${Math.round(m.deliveriesPerCoreSecond)} deliveries/CPU-s, ` +
           `p50 ${m.p50Ms.toFixed(0)} ms, p99 ${m.p99Ms.toFixed(0)} ms, ${m.kbPerSubscriber.toFixed(1)} KB/subscriber ` +
-          `(${m.marginalKbPerSubscriber.toFixed(1)} marginal), ${m.bursts} burst${m.bursts > 1 ? 's' : ''}, lost ${m.lost}, duplicated ${m.duplicated}`,
+          `(${m.marginalKbPerSubscriber.toFixed(1)} marginal), ${m.bursts} timed burst${m.bursts > 1 ? 's' : ''} after ${m.warmupBursts} warm-up, lost ${m.lost}, duplicated ${m.duplicated}`,
       );
     }
   }
