@@ -53,7 +53,17 @@ const SUBSCRIPTION = `subscription { messageAdded(room: "${ROOM}") { id author t
 const POST = 'mutation Post($text: String!) { postMessage(room: "bench", author: "bench", text: $text) { id } }';
 
 /** The text of a burst event, `b <seq>`, in a `next` frame. */
-const BURST_TEXT = /"text":"b (\d+)"/;
+const BURST_MARK = Buffer.from('"text":"b ');
+
+/** The sequence number of a burst event's frame, read from the bytes (no string, no regex), or -1. */
+function burstSeq(frame: Buffer): number {
+  const at = frame.indexOf(BURST_MARK);
+  if (at < 0) return -1;
+  let seq = 0;
+  let i = at + BURST_MARK.length;
+  for (let c = frame[i]; c >= 0x30 && c <= 0x39; c = frame[++i]) seq = seq * 10 + (c - 0x30);
+  return i > at + BURST_MARK.length && frame[i] === 0x22 ? seq : -1;
+}
 
 function rssKb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -113,15 +123,13 @@ async function measureOne(name: string, subscribers: number, events: number, min
         socket.once('error', reject);
         socket.once('open', () => socket.send('{"type":"connection_init"}'));
         socket.on('message', (data: Buffer) => {
-          const frame = data.toString();
-          const burst = BURST_TEXT.exec(frame);
-          if (burst) {
-            const seq = Number(burst[1]);
+          const seq = burstSeq(data);
+          if (seq >= 0) {
             if (client.seen[seq]++ > 0) duplicated++;
             else latencies[received++] = performance.now() - sentAt[seq];
             return;
           }
-          const message = JSON.parse(frame) as { type: string };
+          const message = JSON.parse(data.toString()) as { type: string };
           if (message.type === 'next') client.warm = true;
           else if (message.type === 'ping') socket.send('{"type":"pong"}');
           else if (message.type === 'connection_ack') {
