@@ -35,6 +35,7 @@ export function formatNodeCost(results: NodeCostResult[]): string {
       ]);
     };
     row('all pods Ready after the manifests appear', (r) => r.readyS, sec, NODE_TARGETS.readyS);
+    row('  of which: all containers running', (r) => r.runningS, sec);
     row('runtime CPU, daemon', (r) => r.cpu?.daemon, pct, NODE_TARGETS.cpuDaemon);
     row('runtime CPU, helpers', (r) => r.cpu?.helpers, pct);
     row('runtime CPU, total', (r) => r.cpu?.total, pct, NODE_TARGETS.cpuTotal);
@@ -57,7 +58,9 @@ export function formatNodeCost(results: NodeCostResult[]): string {
   out.push(
     'CPU is /proc ticks (user+system) of the daemon process; helpers are the per-container processes (conmon and catatonit;',
     "shim and pause), the daemon's long-lived children, and every command they or the daemon ran and reaped (runc exec).",
-    'Ready time is wall clock on a shared machine and moves with its load; CPU time moves much less.',
+    'Ready time is wall clock on a shared machine and moves with its load; CPU time moves much less. A pod turns Ready',
+    'at its readiness probe\'s first success after its container runs (every 2 s here): "containers running" is the',
+    "runtime's own part, read from its ListContainers.",
   );
   return out.join('\n');
 }
