@@ -3,19 +3,13 @@
 // limits are left out and the container runs; where it has one, they reach the container's cgroup.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { ContainerConfig, ContainerState } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
-import { makeBusyboxRootfs } from '../support/rootfs.ts';
-import { testPodRecord } from '../support/pods.ts';
+import { startRuncContainers } from '../support/runc-containers.ts';
 import { until } from '../support/wait.ts';
-import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
-import { makeOciRuntime } from '../../node/skiffd/oci/index.ts';
-import { allCgroupDirs, controllerDir, hasController } from '../../node/skiffd/cgroups/layout.ts';
-
-const IMAGE_ID = `sha256:${'c'.repeat(64)}`;
+import { controllerDir, hasController } from '../../node/skiffd/cgroups/layout.ts';
 
 /** The node's page sizes as the kubelet names them (hugepages-2048kB -> 2MB). */
 function nodePageSizes(): string[] {
@@ -35,37 +29,8 @@ function nodePageSizes(): string[] {
 
 test("containers: a kubelet's hugepage limits do not stop a container; with a hugetlb controller they apply", { timeout: 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
-  const dir = mkdtempSync('/tmp/skh-');
-  const rootfs = makeBusyboxRootfs({ parent: dir });
-  const cgroupParent = `/skiff-test-${randomBytes(4).toString('hex')}`;
-  const pod = testPodRecord({ logDirectory: join(dir, 'logs'), cgroupParent });
   const debug: string[] = [];
-  const m = new ContainerManager({
-    log: { info: () => {}, warn: () => {}, debug: (msg) => debug.push(msg) },
-    root: join(dir, 'root'),
-    state: join(dir, 'state'),
-    runtime: makeOciRuntime({ root: join(dir, 'state', 'runc') }),
-    pods: { get: (id) => (id === pod.id ? pod : undefined) },
-    images: {
-      resolve: (name) =>
-        name === 'busybox' ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } } : undefined,
-    },
-  });
-  await m.init();
-  t.after(async () => {
-    for (const r of await m.list()) await m.remove(r.record.id).catch(() => {});
-    await m.close();
-    for (const d of allCgroupDirs(cgroupParent)) {
-      for (let i = 0; existsSync(d) && i < 50; i++) {
-        try {
-          rmdirSync(d);
-        } catch {
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { manager: m, pod, cgroupParent } = await startRuncContainers(t, { log: { info: () => {}, warn: () => {}, debug: (msg) => debug.push(msg) } });
 
   const pageSizes = nodePageSizes();
   const id = await m.create({

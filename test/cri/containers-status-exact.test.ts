@@ -3,44 +3,16 @@
 // second only looks at the monitor in /proc now and then.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { ContainerConfig, ContainerState } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
-import { makeBusyboxRootfs } from '../support/rootfs.ts';
-import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
-import { makeOciRuntime } from '../../node/skiffd/oci/index.ts';
-import { allCgroupDirs } from '../../node/skiffd/cgroups/layout.ts';
-import { testPodRecord } from '../support/pods.ts';
+import { startRuncContainers } from '../support/runc-containers.ts';
 import { until } from '../support/wait.ts';
-
-const IMAGE_ID = `sha256:${'c'.repeat(64)}`;
 
 test('containers: status and listing are exact right after an exit', { timeout: 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
-  const dir = mkdtempSync('/tmp/sks-');
-  const rootfs = makeBusyboxRootfs({ parent: dir });
-  const cgroupParent = `/skiff-test-${randomBytes(4).toString('hex')}`;
-  const pod = testPodRecord({ logDirectory: join(dir, 'logs'), cgroupParent });
-  const state = join(dir, 'state');
-  const m = new ContainerManager({
-    root: join(dir, 'root'),
-    state,
-    runtime: makeOciRuntime({ root: join(state, 'runc') }),
-    pods: { get: (id) => (id === pod.id ? pod : undefined) },
-    images: {
-      resolve: (name) =>
-        name === 'busybox' ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } } : undefined,
-    },
-  });
-  await m.init();
-  t.after(async () => {
-    for (const v of await m.list()) await m.remove(v.record.id).catch(() => {});
-    await m.close();
-    for (const d of allCgroupDirs(cgroupParent)) if (existsSync(d)) rmdirSync(d);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { manager: m, pod, state } = await startRuncContainers(t);
 
   // Exits when the test removes its file: the test decides the moment.
   const id = await m.create({
