@@ -1,13 +1,32 @@
 // The subscription bench's servers: the chat example schema (examples/chat/schema.ts, the same
 // resolvers and in-process pub/sub) behind our Node server and behind Mercurius, both speaking
-// graphql-transport-ws on /graphql.
+// graphql-transport-ws on /graphql. Each publish of a burst event is timed where the resolver hands it
+// to the pub/sub (publish-clock.ts), the same point for both.
 import type { AddressInfo } from 'node:net';
 import { startChatServer } from '../../examples/chat/server.ts';
-import { createChatSchema } from '../../examples/chat/schema.ts';
+import { createChatSchema, type ChatTopics } from '../../examples/chat/schema.ts';
+import { createInProcessPubSub, type PubSub } from '../../src/subscriptions/pubsub.ts';
+import { recordPublish } from './publish-clock.ts';
+import { SERVER_NODE_FLAGS } from '../../scripts/build-server.mjs';
+
+/** The in-process pub/sub both servers use, with the time of every burst event's publish recorded. */
+function timedPubSub(): PubSub<ChatTopics> {
+  const inner = createInProcessPubSub<ChatTopics>();
+  return {
+    publish(topic, payload) {
+      recordPublish(payload.text);
+      return inner.publish(topic, payload);
+    },
+    subscribe: (topic, options) => inner.subscribe(topic, options),
+    close: () => inner.close(),
+  };
+}
 
 export interface ChatBenchServer {
   name: string;
   label: string;
+  /** Node flags the server runs with: what its own start command passes. */
+  nodeFlags: readonly string[];
   start(): Promise<{ port: number; close(): Promise<void> }>;
 }
 
@@ -15,19 +34,22 @@ export const chatServers: ChatBenchServer[] = [
   {
     name: 'chat-skiff',
     label: 'skiff (shared executions)',
+    // As `npm start` and the server image run it.
+    nodeFlags: SERVER_NODE_FLAGS,
     async start() {
-      const server = await startChatServer({ port: 0, hostname: '127.0.0.1' });
+      const server = await startChatServer({ port: 0, hostname: '127.0.0.1', pubsub: timedPubSub() });
       return { port: server.port, close: () => server.close() };
     },
   },
   {
     name: 'chat-mercurius',
     label: 'Mercurius 16 (Fastify)',
+    nodeFlags: [],
     async start() {
       const { default: Fastify } = await import('fastify');
       const { default: mercurius } = await import('mercurius');
       const app = Fastify({ logger: false });
-      await app.register(mercurius, { schema: createChatSchema(), subscription: true, path: '/graphql' });
+      await app.register(mercurius, { schema: createChatSchema({ pubsub: timedPubSub() }), subscription: true, path: '/graphql' });
       await app.listen({ port: 0, host: '127.0.0.1' });
       return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };
     },

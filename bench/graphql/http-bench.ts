@@ -1,6 +1,6 @@
 // Loads one server at a time over HTTP with autocannon. Each server runs in its own process
 // (server-process.ts) so the runner and autocannon never share its event loop or heap.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -41,16 +41,18 @@ export interface Measurement {
 export interface StartedServer {
   port: number;
   pid: number;
+  /** The chat servers' publish times ([seq, monotonic ms]) recorded since the last call. */
+  publishTimes(timeoutMs?: number): Promise<Array<[number, number]>>;
   stop(): Promise<void>;
 }
 
-/** Starts `name` in a child process and waits (bounded) for it to listen. */
-export async function startServerProcess(name: string, startupMs = 60_000): Promise<StartedServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', serverProcess, name], {
+/** Starts `name` in a child process (run with `nodeFlags`) and waits (bounded) for it to listen. */
+export async function startServerProcess(name: string, startupMs = 60_000, nodeFlags: readonly string[] = []): Promise<StartedServer> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', serverProcess, name], {
     cwd: repoRoot,
     // Every server runs as it would in production (Apollo and yoga read NODE_ENV).
     env: { ...process.env, NODE_ENV: 'production' },
-    stdio: ['pipe', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit', 'ipc'],
   });
   let output = '';
   const ready = new Promise<number>((resolve, reject) => {
@@ -68,13 +70,30 @@ export async function startServerProcess(name: string, startupMs = 60_000): Prom
   });
   try {
     const port = await Promise.race([ready, timeout]);
-    return { port, pid: child.pid!, stop: () => stopChild(child) };
+    return { port, pid: child.pid!, publishTimes: (ms = 10_000) => askPublishTimes(child, name, ms), stop: () => stopChild(child) };
   } catch (error) {
     await stopChild(child);
     throw error;
   } finally {
     clearTimeout(timer);
   }
+}
+
+function askPublishTimes(child: ChildProcess, name: string, timeoutMs: number): Promise<Array<[number, number]>> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.off('message', onMessage);
+      reject(new Error(`bench server ${name} did not send its publish times within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onMessage = (message: unknown) => {
+      if (typeof message !== 'object' || message === null || !('publishTimes' in message)) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve((message as { publishTimes: Array<[number, number]> }).publishTimes);
+    };
+    child.on('message', onMessage);
+    child.send('publish-times');
+  });
 }
 
 const acceptJson = 'application/json';

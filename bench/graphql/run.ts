@@ -7,8 +7,9 @@
 //  3. Edge, in-process: our handler against graphql-http's plain fetch handler inside workerd and Deno.
 //  4. Edge cold start: fresh instances of the workerd and Deno bundles to their first Q1 body, beside
 //     an empty worker (the floor), graphql-yoga and graphql-http; with each bundle's size.
-//  5. Subscriptions: skiff and Mercurius on the chat schema, N graphql-ws subscribers on one room and
-//     a burst of mutations: deliveries per CPU-second, publish→receipt latency, memory per subscriber.
+//  5. Subscriptions: skiff and Mercurius on the chat schema, N graphql-ws subscribers on one room:
+//     bursts of mutations (deliveries per CPU-second, latency at saturation), then mutations at a
+//     fixed rate (publish→receipt latency); memory per subscriber.
 import { parseArgs } from 'node:util';
 import { coldStartRuntimes, runColdStartBench, type ColdStartMeasurement } from './cold-start-bench.ts';
 import { runEdgeBench, edgeRuntimes, type EdgeMeasurement } from './edge-bench.ts';
@@ -58,6 +59,9 @@ Options:
   --sub-events N      mutations in each subscription burst (default 50); bursts repeat until
                       200,000 deliveries are timed (at most 40 bursts)
   --sub-warmup N      untimed bursts before those, per server and subscriber count (default 1)
+  --sub-rate N        deliveries per second offered after the bursts, for publish→receipt
+                      latency without a queue (default 20000: 200 events/s to 100 subscribers)
+  --sub-rate-seconds S  how long that fixed rate runs (default 5; 20 events at least)
   --json              print the results as JSON instead of tables
   -h, --help          this text`;
 
@@ -86,6 +90,8 @@ try {
       cold: { type: 'string', default: coldStartRuntimes.join(',') },
       'cold-samples': { type: 'string', default: '15' },
       subscribers: { type: 'string', default: '100,1000,5000' },
+      'sub-rate': { type: 'string', default: '20000' },
+      'sub-rate-seconds': { type: 'string', default: '5' },
       'sub-events': { type: 'string', default: '50' },
       'sub-warmup': { type: 'string', default: '1' },
       json: { type: 'boolean', default: false },
@@ -158,6 +164,8 @@ const cpuSlice = positive('cpu-slice', args['cpu-slice']!, false);
 const cpuRate = positive('cpu-rate', args['cpu-rate']!, true);
 const subscriberCounts = args.subscribers === 'none' ? [] : args.subscribers!.split(',').map((n) => positive('subscribers', n.trim(), true));
 const subEvents = positive('sub-events', args['sub-events']!, true);
+const subRate = positive('sub-rate', args['sub-rate']!, true);
+const subRateSeconds = positive('sub-rate-seconds', args['sub-rate-seconds']!, false);
 const subWarmup = Number(args['sub-warmup']);
 if (!Number.isInteger(subWarmup) || subWarmup < 0) fail(`--sub-warmup must be a whole number of bursts, 0 or more (got "${args['sub-warmup']}")`);
 const log = (line: string) => {
@@ -244,9 +252,18 @@ let subscriptions: SubscriptionMeasurement[] = [];
 if (subscriberCounts.length > 0) {
   log(
     `Subscriptions: chat schema, one WebSocket per subscriber on one room, bursts of ${subEvents} mutations (repeated up to 40 times ` +
-      `until 200,000 deliveries) after ${subWarmup} untimed warm-up burst${subWarmup === 1 ? '' : 's'}, server CPU time`,
+      `until 200,000 deliveries) after ${subWarmup} untimed warm-up burst${subWarmup === 1 ? '' : 's'}, server CPU time; ` +
+      `then ${subRate} deliveries/s for ${subRateSeconds} s, publish→receipt`,
   );
-  subscriptions = await runSubscriptionBench({ servers: subscriptionServers, subscribers: subscriberCounts, events: subEvents, warmupBursts: subWarmup, log });
+  subscriptions = await runSubscriptionBench({
+    servers: subscriptionServers,
+    subscribers: subscriberCounts,
+    events: subEvents,
+    warmupBursts: subWarmup,
+    pacedRate: subRate,
+    pacedSeconds: subRateSeconds,
+    log,
+  });
 }
 
 if (args.json) {

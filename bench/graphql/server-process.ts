@@ -1,7 +1,9 @@
 // One bench server in its own process: `tsx bench/graphql/server-process.ts NAME` prints
 // `READY <port>` once listening and exits when told (SIGTERM/SIGINT) or when its parent goes away.
+// Over the IPC channel it answers `publish-times` with the chat servers' recorded publishes.
 import { benchServer } from './servers.ts';
 import { chatServers } from './chat-servers.ts';
+import { takePublishTimes } from './publish-clock.ts';
 
 const name = process.argv[2];
 if (!name) {
@@ -23,6 +25,11 @@ try {
   // The runner holds our stdin open; when it dies, stdin ends and so do we.
   process.stdin.on('end', stop);
   process.stdin.resume();
+  process.on('message', (message) => {
+    if (message === 'publish-times') process.send?.({ publishTimes: takePublishTimes() });
+  });
+  // The IPC channel must not keep us alive on its own.
+  process.channel?.unref();
   process.stdout.write(`READY ${running.port}\n`);
 } catch (error) {
   console.error(`bench server ${name} failed to start:`, error);

@@ -6,17 +6,31 @@ import { runSubscriptionBench, subscriptionServers, subscriptionTable } from '..
 
 test('the subscription bench runs skiff and Mercurius on the chat schema without losing a message', { timeout: 180_000 }, async () => {
   const lines: string[] = [];
-  const results = await runSubscriptionBench({ servers: subscriptionServers, subscribers: [20], events: 5, minDeliveries: 200, log: (l) => lines.push(l) });
+  const results = await runSubscriptionBench({
+    servers: subscriptionServers,
+    subscribers: [20],
+    events: 5,
+    minDeliveries: 200,
+    pacedRate: 2000,
+    pacedSeconds: 0.5,
+    log: (l) => lines.push(l),
+  });
   assert.deepEqual(
     results.map((m) => m.server),
     ['chat-skiff', 'chat-mercurius'],
   );
   for (const m of results) {
     assert.equal(m.bursts, 2, m.server);
-    assert.equal(m.deliveries, 20 * 5 * 2, `${m.server}: every subscriber got every event`);
+    assert.equal(m.deliveries, 20 * 5 * 2, `${m.server}: every subscriber got every burst event`);
+    assert.equal(m.pacedEvents, 50, `${m.server}: 100 events/s for 0.5 s`);
     assert.equal(m.lost, 0, m.server);
     assert.equal(m.duplicated, 0, m.server);
     assert.ok(m.p99Ms >= m.p50Ms && m.p50Ms > 0, `${m.server}: latencies ${m.p50Ms} / ${m.p99Ms}`);
+    // The publish happens after the request was sent, on the same clock: never a longer wait.
+    assert.ok(
+      m.burstPublishP50Ms > 0 && m.burstP50Ms >= m.burstPublishP50Ms && m.burstP99Ms >= m.burstPublishP99Ms,
+      `${m.server}: bursts ${JSON.stringify(m)}`,
+    );
     assert.ok(Number.isFinite(m.kbPerSubscriber), `${m.server}: memory measured`);
   }
   assert.match(subscriptionTable(results), /\| 20 \| skiff \(shared executions\) \|/);
