@@ -1,30 +1,45 @@
-// A `ws` WebSocket whose writes within one turn of the event loop leave the process together: the
-// first send of a turn corks the TCP socket and a setImmediate uncorks every corked socket, so the
-// frames a burst of events sends to one client go out in one writev instead of one syscall each.
-// With one event per turn nothing changes but a flush at the end of that turn.
+// A `ws` WebSocket whose frames within one turn of the event loop leave the process together after
+// the first: a socket's first frame of a turn is written at once, a second one corks the TCP socket,
+// and a setImmediate at the end of the turn uncorks every corked socket. So an event reaches each
+// client as soon as its fan-out gets there, and a burst of events to one client still goes out in
+// one writev instead of one syscall per frame.
 // It also listens more cheaply than ws's addEventListener (see below).
 import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 
 const corked: Duplex[] = [];
-let flushing = false;
+/** Counts turns in which something was sent; a socket remembers the last one it wrote in. */
+let turn = 1;
+let turnEnding = false;
 
-function flush(): void {
-  flushing = false;
+/** The last text frame sent and its UTF-8 bytes: a fan-out sends one string to many sockets. */
+let lastText: string | undefined;
+let lastBytes: Buffer | undefined;
+const TEXT = { binary: false };
+
+function endTurn(): void {
+  turnEnding = false;
+  turn++;
+  lastText = undefined;
+  lastBytes = undefined;
   for (const socket of corked.splice(0)) if (!socket.destroyed) socket.uncork();
 }
 
-/** Corks `ws`'s connection for the rest of this turn, once per turn. */
-function corkForThisTurn(ws: WebSocket): void {
+/** Lets `ws`'s first frame of this turn through; corks its connection for the rest of the turn. */
+function corkAfterFirstFrame(ws: BatchingWebSocket): void {
+  if (!turnEnding) {
+    turnEnding = true;
+    setImmediate(endTurn);
+  }
+  if (ws.sentInTurn !== turn) {
+    ws.sentInTurn = turn;
+    return;
+  }
   // `_socket` is ws's own field for the connection it writes to.
   const socket = (ws as unknown as { _socket?: Duplex & { writableCorked: number } })._socket;
   if (socket?.writableCorked !== 0 || socket.destroyed) return;
   socket.cork();
   corked.push(socket);
-  if (!flushing) {
-    flushing = true;
-    setImmediate(flush);
-  }
 }
 
 type Listener = (event: { data?: unknown; code?: number; reason?: string }) => void;
@@ -34,6 +49,8 @@ export class BatchingWebSocket extends WebSocket {
   onMessageListener: Listener | undefined;
   onCloseListener: Listener | undefined;
   onOpenListener: Listener | undefined;
+  /** The turn this socket last sent a frame in (see corkAfterFirstFrame). */
+  sentInTurn = 0;
 }
 
 // EventEmitter calls these with the socket as `this`: one function for every socket, not a closure each.
@@ -81,7 +98,17 @@ function both(first: Listener | undefined, second: Listener): Listener {
 const baseSend = WebSocket.prototype.send as (this: WebSocket, ...args: unknown[]) => void;
 Object.defineProperty(BatchingWebSocket.prototype, 'send', {
   value: function send(this: WebSocket, ...args: unknown[]): void {
-    corkForThisTurn(this);
+    corkAfterFirstFrame(this as BatchingWebSocket);
+    const data = args[0];
+    if (args.length === 1 && typeof data === 'string') {
+      // Encoded once per distinct frame, not once per socket.
+      if (data !== lastText) {
+        lastText = data;
+        lastBytes = Buffer.from(data);
+      }
+      baseSend.call(this, lastBytes, TEXT);
+      return;
+    }
     baseSend.apply(this, args);
   },
   writable: true,

@@ -122,8 +122,18 @@ class Execution {
         const step = await iterator.next();
         if (step.done || this.#ended) break;
         const payload = JSON.stringify(step.value);
+        // Members with the same operation id (clients mostly use the same ids) get the same string, so
+        // a transport can encode it once for all of them.
+        let prefix: string | undefined;
+        let frame = '';
         // A Set iterates safely while members leave (a send may close a socket that is not reading).
-        for (const member of this.#members) member.send(`${member.nextPrefix}${payload}}`);
+        for (const member of this.#members) {
+          if (member.nextPrefix !== prefix) {
+            prefix = member.nextPrefix;
+            frame = `${prefix}${payload}}`;
+          }
+          member.send(frame);
+        }
       }
       this.#end();
       for (const member of this.#take()) member.complete();
