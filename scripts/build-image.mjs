@@ -10,6 +10,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
+import { SERVER_NODE_FLAGS } from './build-server.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -101,7 +102,7 @@ export async function build(options = {}) {
       os: 'linux',
       config: {
         User: `${UID}:${UID}`,
-        Entrypoint: ['/usr/local/bin/node', '/app/server.mjs'],
+        Entrypoint: ['/usr/local/bin/node', ...SERVER_NODE_FLAGS, '/app/server.mjs'],
         Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'HOST=0.0.0.0', `PORT=${IMAGE_PORT}`],
         WorkingDir: '/app',
         ExposedPorts: { [`${IMAGE_PORT}/tcp`]: {} },
