@@ -31,7 +31,9 @@ test('a first frame per turn is written at once, the rest of the turn together, 
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   const received = clients.map(() => [] as Array<{ text: string; binary: boolean }>);
-  clients.forEach((c, i) => c.on('message', (data: Buffer, binary: boolean) => received[i].push({ text: data.toString(), binary })));
+  clients.forEach((c, i) => {
+    c.on('message', (data: Buffer, binary: boolean) => received[i].push({ text: data.toString(), binary }));
+  });
 
   const [a, b] = serverSockets;
   const event = (n: number) => `{"id":"1","type":"next","payload":{"n":${n},"text":"ünïcødé ✓"}}`;
