@@ -12,16 +12,56 @@ const corked: Duplex[] = [];
 let turn = 1;
 let turnEnding = false;
 
-/** The last text frame sent and its UTF-8 bytes: a fan-out sends one string to many sockets. */
+/** The last text message sent and its whole WebSocket frame: a fan-out sends one string to many sockets. */
 let lastText: string | undefined;
-let lastBytes: Buffer | undefined;
-const TEXT = { binary: false };
+let lastFrame: Buffer | undefined;
+
+/**
+ * An unmasked, final text frame (RFC 6455 §5.2) holding `text`: what ws's sender writes for a
+ * server's text message without compression, as one buffer that every socket of a fan-out can share.
+ */
+export function textFrame(text: string): Buffer {
+  const length = Buffer.byteLength(text);
+  const headerLength = length < 126 ? 2 : length < 0x10000 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(headerLength + length);
+  frame[0] = 0x81; // FIN, opcode 1 (text)
+  if (length < 126) frame[1] = length;
+  else if (length < 0x10000) {
+    frame[1] = 126;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = 127;
+    frame.writeUInt32BE(Math.floor(length / 0x1_0000_0000), 2);
+    frame.writeUInt32BE(length >>> 0, 6);
+  }
+  frame.write(text, headerLength, 'utf8');
+  return frame;
+}
+
+/** ws's state this writer relies on: no compression (its one extension), and nothing queued in its sender. */
+interface WsInternals {
+  _socket?: Duplex;
+  _extensions?: Record<string, unknown>;
+  _sender?: { _state?: number };
+}
+
+/** Whether a frame may go straight to the TCP socket, bypassing ws's sender without reordering. */
+function canWriteDirectly(ws: WebSocket): boolean {
+  const internals = ws as unknown as WsInternals;
+  return (
+    ws.readyState === WebSocket.OPEN &&
+    internals._socket !== undefined &&
+    internals._extensions !== undefined &&
+    internals._extensions['permessage-deflate'] === undefined &&
+    internals._sender?._state === 0
+  );
+}
 
 function endTurn(): void {
   turnEnding = false;
   turn++;
   lastText = undefined;
-  lastBytes = undefined;
+  lastFrame = undefined;
   for (const socket of corked.splice(0)) if (!socket.destroyed) socket.uncork();
 }
 
@@ -100,13 +140,13 @@ Object.defineProperty(BatchingWebSocket.prototype, 'send', {
   value: function send(this: WebSocket, ...args: unknown[]): void {
     corkAfterFirstFrame(this as BatchingWebSocket);
     const data = args[0];
-    if (args.length === 1 && typeof data === 'string') {
-      // Encoded once per distinct frame, not once per socket.
+    if (args.length === 1 && typeof data === 'string' && canWriteDirectly(this)) {
+      // Framed once per distinct message, not once per socket, and written in one piece.
       if (data !== lastText) {
         lastText = data;
-        lastBytes = Buffer.from(data);
+        lastFrame = textFrame(data);
       }
-      baseSend.call(this, lastBytes, TEXT);
+      (this as unknown as WsInternals)._socket!.write(lastFrame);
       return;
     }
     baseSend.apply(this, args);

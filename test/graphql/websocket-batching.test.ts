@@ -1,5 +1,6 @@
 // The Node server's WebSocket writes: a socket's first frame of an event-loop turn leaves at once,
-// later frames of that turn go out together when it ends, and every frame arrives intact, as text.
+// later frames of that turn go out together when it ends, and every frame arrives intact, as text,
+// whatever its length.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -53,8 +54,12 @@ test('a first frame per turn is written at once, the rest of the turn together, 
   a.send(event(3));
   assert.equal(corked(a), 0);
 
+  // Every length encoding of a frame header: 7 bits, 16 bits, 64 bits.
+  const sizes = [125, 126, 65_535, 65_536, 200_000].map((n) => 'é'.repeat(n >> 1) + 'x'.repeat(n & 1));
+  for (const text of sizes) b.send(text);
+
   const until = Date.now() + 10_000;
-  while (received[0].length < 3 || received[1].length < 2) {
+  while (received[0].length < 3 || received[1].length < 2 + sizes.length) {
     if (Date.now() > until) throw new Error(`frames missing: ${JSON.stringify(received)}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -63,7 +68,11 @@ test('a first frame per turn is written at once, the rest of the turn together, 
     [1, 2, 3].map((n) => ({ text: event(n), binary: false })),
   );
   assert.deepEqual(
-    received[1],
+    received[1].slice(0, 2),
     [1, 2].map((n) => ({ text: event(n), binary: false })),
+  );
+  assert.deepEqual(
+    received[1].slice(2),
+    sizes.map((text) => ({ text, binary: false })),
   );
 });
