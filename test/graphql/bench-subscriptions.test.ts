@@ -31,6 +31,7 @@ test('the subscription bench runs skiff and Mercurius on the chat schema without
       m.burstPublishP50Ms > 0 && m.burstP50Ms >= m.burstPublishP50Ms && m.burstP99Ms >= m.burstPublishP99Ms,
       `${m.server}: bursts ${JSON.stringify(m)}`,
     );
+    assert.ok(m.firstP50Ms > 0 && m.firstP50Ms <= m.p50Ms && m.firstP99Ms <= m.p99Ms, `${m.server}: first subscriber ${m.firstP50Ms} / ${m.firstP99Ms}`);
     assert.ok(Number.isFinite(m.kbPerSubscriber), `${m.server}: memory measured`);
   }
   assert.match(subscriptionTable(results), /\| 20 \| skiff \(shared executions\) \|/);
