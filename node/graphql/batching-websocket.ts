@@ -20,7 +20,7 @@ let lastFrame: Buffer | undefined;
  * An unmasked, final text frame (RFC 6455 §5.2) holding `text`: what ws's sender writes for a
  * server's text message without compression, as one buffer that every socket of a fan-out can share.
  */
-export function textFrame(text: string): Buffer {
+function textFrame(text: string): Buffer {
   const length = Buffer.byteLength(text);
   const headerLength = length < 126 ? 2 : length < 0x10000 ? 4 : 10;
   const frame = Buffer.allocUnsafe(headerLength + length);
@@ -38,7 +38,10 @@ export function textFrame(text: string): Buffer {
   return frame;
 }
 
-/** ws's state this writer relies on: no compression (its one extension), and nothing queued in its sender. */
+/**
+ * ws's own fields this writer relies on: the connection it writes to, no compression (its one
+ * extension), and nothing queued in its sender.
+ */
 interface WsInternals {
   _socket?: Duplex;
   _extensions?: Record<string, unknown>;
@@ -75,8 +78,7 @@ function corkAfterFirstFrame(ws: BatchingWebSocket): void {
     ws.sentInTurn = turn;
     return;
   }
-  // `_socket` is ws's own field for the connection it writes to.
-  const socket = (ws as unknown as { _socket?: Duplex & { writableCorked: number } })._socket;
+  const socket = (ws as unknown as WsInternals)._socket;
   if (socket?.writableCorked !== 0 || socket.destroyed) return;
   socket.cork();
   corked.push(socket);

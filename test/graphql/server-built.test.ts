@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { build } from '../../scripts/build-server.mjs';
+import { build, SERVER_NODE_FLAGS } from '../../scripts/build-server.mjs';
 import { createCountriesHandler } from '../../src/index.ts';
 import { ConfigError, configFromEnv } from '../../node/graphql/config.ts';
 import { within } from '../fixtures/ws/clients.ts';
@@ -320,6 +320,15 @@ test('SIGTERM past SHUTDOWN_TIMEOUT cuts the connections still open and exits 1'
   assert.equal(code, 1, `exit code ${code}, signal ${server.child.signalCode}; output:\n${server.output()}`);
   assert.match(server.output(), /SHUTDOWN_TIMEOUT/);
   assert.equal(await stuck.finish().catch(() => ''), '');
+});
+
+test('npm start runs the server with the Node flags the image and the docs give it', () => {
+  const start = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  assert.ok(SERVER_NODE_FLAGS.length > 0);
+  for (const flag of SERVER_NODE_FLAGS) {
+    assert.ok(start.split(' ').includes(flag), `package.json's start script lacks ${flag}: ${start}`);
+    assert.ok(readFileSync(join(repoRoot, 'docs/graphql/running.md'), 'utf8').includes(`node ${flag} `), `docs/graphql/running.md does not show ${flag}`);
+  }
 });
 
 test('npm start passes SIGTERM on to the server, which drains and exits: nothing is left running', { timeout: 120_000 }, async (t) => {
