@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Hono } from 'hono';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import type { GraphQLFetchHandler } from '../../src/handler/options.ts';
 import { createGraphiQL, type GraphiQLOptions } from './graphiql.ts';
 import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from './websocket.ts';
@@ -50,6 +50,12 @@ export interface StartOptions {
   port?: number;
   /** Interface to listen on. Default: all interfaces. */
   hostname?: string;
+  /**
+   * Connections the kernel queues before the server accepts them (capped by net.core.somaxconn).
+   * Default 4096, not Node's 511: thousands of WebSocket clients reconnecting at once after a
+   * restart would otherwise overflow the queue and wait out seconds of SYN retransmissions.
+   */
+  backlog?: number;
   /** Path printed in `url`. Default `/graphql`. */
   path?: string;
   /** GraphiQL (true: on `path`). Default off. */
@@ -82,8 +88,9 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
   const graphiql = options.graphiql === true ? { endpoint: options.path ?? '/graphql' } : options.graphiql;
   const app = createApp(options.handler, { graphiql, log: options.log, metrics: options.metrics });
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: options.port ?? 4000, hostname: options.hostname }) as Server;
+    const server = createAdaptorServer({ fetch: app.fetch, hostname: options.hostname }) as Server;
     server.once('error', reject);
+    server.listen({ port: options.port ?? 4000, host: options.hostname, backlog: options.backlog ?? 4096 });
     server.once('listening', () => {
       server.off('error', reject);
       const { port } = server.address() as AddressInfo;

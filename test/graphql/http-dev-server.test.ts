@@ -1,7 +1,8 @@
 // The Node dev server (Hono on @hono/node-server) over real sockets.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../../node/graphql/app.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
@@ -128,4 +129,25 @@ test('the dev server carries the handler behaviour over a real socket', { timeou
   const notFound = await fetch(new URL('/elsewhere', url));
   assert.equal(notFound.status, 404);
   await notFound.arrayBuffer();
+});
+
+test('the dev server asks the kernel for a deep accept queue, and takes a backlog option', { timeout: 60_000 }, async (t) => {
+  // The listening socket's Send-Q in `ss` is its accept-queue limit: min(backlog, net.core.somaxconn).
+  const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
+  const limit = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      execFile('ss', ['-Hltn', `sport = :${port}`], (error, stdout) => {
+        if (error) return reject(new Error(`ss (iproute2) failed: ${error.message}`));
+        const fields = stdout.trim().split(/\s+/);
+        resolve(Number(fields[2]));
+      });
+    });
+  for (const [backlog, expected] of [
+    [undefined, Math.min(4096, somaxconn)],
+    [64, 64],
+  ] as const) {
+    const server = await startServer({ handler: createGraphQLHandler({ schema: createTestSchema().schema }), port: 0, hostname: '127.0.0.1', backlog });
+    t.after(() => server.close());
+    assert.equal(await limit(server.port), expected, `backlog ${backlog ?? 'default'}`);
+  }
 });
