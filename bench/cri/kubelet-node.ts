@@ -27,7 +27,6 @@ export const KIT_PAUSE_IMAGE = 'registry.k8s.io/pause:3.9';
 export const KUBELET_LOCK_WAIT_S = 1500;
 
 export interface NodeCostOptions {
-  kubeletBin: string;
   pods: number;
   /** Seconds of steady state measured, after every pod is Ready and `settleS` more. */
   steadyS: number;
@@ -132,7 +131,7 @@ export async function measureNode(peer: Peer, o: NodeCostOptions, dir: string, s
   const lock = await takeKubeletLock(KUBELET_LOCK_WAIT_S);
   let kubelet: KubeletProcess | undefined;
   try {
-    kubelet = spawnKubelet(o.kubeletBin, [`--config=${configFile}`, `--root-dir=${rootDir}`, '--v=1'], lock, join(dir, 'kubelet.log'));
+    kubelet = spawnKubelet([`--config=${configFile}`, `--root-dir=${rootDir}`, '--v=1'], lock, join(dir, 'kubelet.log'));
     const pods = async (): Promise<KubePodLite[]> => {
       const res = await fetch(`${url}/pods`, { signal: AbortSignal.timeout(10_000) });
       if (!res.ok) throw new Error(`GET /pods: HTTP ${res.status}`);

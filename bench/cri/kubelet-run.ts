@@ -2,8 +2,9 @@
 // started fresh (own state, socket, CNI network) and measured by kubelet-node.ts, then torn down.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { kitDir, kitMissing, startKitRegistry } from '../../test/support/cri-conformance.ts';
+import { kitMissing, startKitRegistry } from '../../test/support/cri-conformance.ts';
 import { freePort } from '../../test/support/netns.ts';
+import { kubeBin } from '../../test/support/kubelet-host.ts';
 import type { BenchArgs } from './args.ts';
 import { containerdBinary, startContainerdPeer } from './containerd-peer.ts';
 import { KIT_PAUSE_IMAGE, measureNode, type NodeCostResult } from './kubelet-node.ts';
@@ -20,8 +21,7 @@ export async function runKubeletPart(
   say: (line: string) => void,
   stopping: () => boolean,
 ): Promise<{ results: NodeCostResult[]; text: string }> {
-  const kubeletBin = join(kitDir, 'bin', 'kubelet-1.32');
-  const missing = kitMissing() ?? (existsSync(kubeletBin) ? undefined : `the kit's kubelet is missing (${kubeletBin})`);
+  const missing = kitMissing() ?? (existsSync(kubeBin) ? undefined : `the kit's Kubernetes binary is missing (${kubeBin})`);
   if (missing) throw new Error(missing);
   const wanted: PeerName[] = args.only ? [args.only] : ['skiffd', 'containerd'];
   if (wanted.includes('containerd') && !containerdBinary()) throw new Error('containerd is not installed (apt-get install containerd)');
@@ -52,7 +52,7 @@ export async function runKubeletPart(
         undo.push(step);
         const r = await measureNode(
           peer,
-          { kubeletBin, pods, steadyS: args.steadyS, settleS: args.settleS, readyTimeoutS: Math.max(180, pods * 4) },
+          { pods, steadyS: args.steadyS, settleS: args.settleS, readyTimeoutS: Math.max(180, pods * 4) },
           join(peerDir, 'node'),
           say,
         );

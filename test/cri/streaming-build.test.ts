@@ -1,6 +1,6 @@
 // The builds keep attach working: dist/skiffd.cjs run by node from a directory with no
 // node_modules (the SEQPACKET add-on ships beside it), and the single executable alone (the add-on
-// is one of its assets). Same scenario as streaming-daemon.test.ts, on the built daemon.
+// is one of its assets), each as the runtime of a cluster node that kubectl reaches through the API server.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';

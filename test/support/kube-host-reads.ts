@@ -3,8 +3,13 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { controllerDir } from '../../node/skiffd/cgroups/layout.ts';
-import type { KubeletNode } from './kubelet.ts';
+import type { RuntimeClient } from './skiffd.ts';
 import { containerStatus, type KubePod } from './kube-types.ts';
+
+/** A node whose runtime a test reads directly: a standalone kubelet's or a cluster's. */
+export interface RuntimeNode {
+  readonly runtime: RuntimeClient;
+}
 
 /** The runtime's id of a container the kubelet reports (containerID is `skiffd://ID`). */
 export function runtimeId(pod: KubePod, container: string): string {
@@ -22,7 +27,7 @@ export interface ContainerInfo {
 }
 
 /** ContainerStatus(verbose) info of a container. */
-export async function containerInfo(node: KubeletNode, id: string): Promise<ContainerInfo> {
+export async function containerInfo(node: RuntimeNode, id: string): Promise<ContainerInfo> {
   const res = await node.runtime.containerStatus({ containerId: id, verbose: true });
   return JSON.parse(res.info.info) as ContainerInfo;
 }
@@ -34,7 +39,7 @@ export interface SandboxInfo {
 }
 
 /** The pod sandbox the runtime holds for a kubelet pod (by its UID label), with its verbose info. */
-export async function sandboxOf(node: KubeletNode, uid: string): Promise<{ id: string; ip: string; info: SandboxInfo } | undefined> {
+export async function sandboxOf(node: RuntimeNode, uid: string): Promise<{ id: string; ip: string; info: SandboxInfo } | undefined> {
   const { items } = await node.runtime.listPodSandbox({ filter: { id: '', state: undefined, labelSelector: { 'io.kubernetes.pod.uid': uid } } });
   const ready = items.find((s) => s.state === 0) ?? items[0];
   if (!ready) return undefined;
@@ -43,7 +48,7 @@ export async function sandboxOf(node: KubeletNode, uid: string): Promise<{ id: s
 }
 
 /** Runs a command in a container through the runtime (the kubelet's own exec path), returns stdout; fails on a non-zero exit. */
-export async function execIn(node: KubeletNode, pod: KubePod, container: string, cmd: string[]): Promise<string> {
+export async function execIn(node: RuntimeNode, pod: KubePod, container: string, cmd: string[]): Promise<string> {
   const res = await node.runtime.execSync({ containerId: runtimeId(pod, container), cmd, timeout: 10n });
   if (res.exitCode !== 0) throw new Error(`${cmd.join(' ')} in ${container}: exit ${res.exitCode}: ${res.stderr.toString()}`);
   return res.stdout.toString();

@@ -3,9 +3,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { allCgroupDirs } from '../../node/skiffd/cgroups/layout.ts';
-import type { KubeletNode } from './kubelet.ts';
+import type { TestNetwork } from './netns.ts';
 import type { KubePod } from './kube-types.ts';
-import { containerInfo, runtimeId, sandboxOf } from './kube-host-reads.ts';
+import { containerInfo, runtimeId, sandboxOf, type RuntimeNode } from './kube-host-reads.ts';
+
+/** A node with the runtime's client and the CNI network its pods are on. */
+export type NetworkedNode = RuntimeNode & { readonly network: Pick<TestNetwork, 'ipamDir' | 'name'> };
 
 export interface DeletionSnapshot {
   uid: string;
@@ -26,7 +29,7 @@ function cmdline(pid: number): string | undefined {
   }
 }
 
-export async function deletionSnapshot(node: KubeletNode, pod: KubePod, containers: string[]): Promise<DeletionSnapshot> {
+export async function deletionSnapshot(node: NetworkedNode, pod: KubePod, containers: string[]): Promise<DeletionSnapshot> {
   const uid = pod.metadata.uid;
   const sandbox = await sandboxOf(node, uid);
   if (!sandbox) throw new Error(`the runtime has no sandbox for pod ${pod.metadata.name}`);
@@ -45,7 +48,7 @@ export async function deletionSnapshot(node: KubeletNode, pod: KubePod, containe
 }
 
 /** Everything of the snapshot still present, described; empty when the pod left nothing. */
-export async function leftoversOf(node: KubeletNode, s: DeletionSnapshot): Promise<string[]> {
+export async function leftoversOf(node: NetworkedNode, s: DeletionSnapshot): Promise<string[]> {
   const left: string[] = [];
   const { items } = await node.runtime.listPodSandbox({ filter: { id: '', state: undefined, labelSelector: { 'io.kubernetes.pod.uid': s.uid } } });
   for (const sb of items) left.push(`sandbox ${sb.id.slice(0, 12)} (state ${sb.state}) in the runtime`);

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, createWriteStream, existsSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand } from './commands.ts';
+import { kitDir } from './cri-conformance.ts';
 import { allCgroupDirs } from '../../node/skiffd/cgroups/layout.ts';
 
 /**
@@ -90,9 +91,16 @@ export interface KubeletProcess {
   stop(timeoutMs?: number): Promise<void>;
 }
 
-/** Starts the kubelet binary holding the lock's descriptor; its log goes to memory (tail) and to logFile. */
-export function spawnKubelet(bin: string, args: string[], lock: HostLock, logFile: string): KubeletProcess {
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe', lock.fd] });
+/** The kit's Kubernetes 1.32 in one binary: `kube-1.32 kubelet|kube-apiserver|kube-controller-manager|kube-scheduler`. */
+export const kubeBin = join(kitDir, 'bin', 'kube-1.32');
+
+/**
+ * Starts the kit's kubelet (`kube-1.32 kubelet ARGS`) holding the lock's descriptor; its log goes to
+ * memory (tail) and to logFile. With `--kubeconfig` it joins an API server, without it runs standalone.
+ */
+export function spawnKubelet(args: string[], lock: HostLock, logFile: string): KubeletProcess {
+  const bin = kubeBin;
+  const child = spawn(bin, ['kubelet', ...args], { stdio: ['ignore', 'pipe', 'pipe', lock.fd] });
   live.add(child);
   const file = createWriteStream(logFile, { flags: 'a' });
   let tail = '';

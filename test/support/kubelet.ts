@@ -18,12 +18,13 @@ import { join } from 'node:path';
 import { needs, unavailable } from './prereq.ts';
 import { skiffdCommand, startSkiffd, type ImageClient, type RuntimeClient, type SkiffdHandle } from './skiffd.ts';
 import { createTestNetwork, freePort, skiffdNetworkConfig, type TestNetwork } from './netns.ts';
-import { kitDir, kitMissing, startKitRegistry, type KitRegistry } from './cri-conformance.ts';
+import { kitMissing, startKitRegistry, type KitRegistry } from './cri-conformance.ts';
 import {
   podLogDirs,
   removeKubepodsCgroups,
   removeTree,
   spawnKubelet,
+  kubeBin,
   standaloneKubeletConfig,
   takeKubeletLock,
   type HostLock,
@@ -33,7 +34,6 @@ import type { KubePod, StatsSummary } from './kube-types.ts';
 
 export type { KubePod, KubeContainerStatus, StatsSummary } from './kube-types.ts';
 
-export const kubeletBin = join(kitDir, 'bin', 'kubelet-1.32');
 /** Images the kit's registry serves, by the names a pod spec uses (pulled through skiffd's mirrors). */
 export const KIT_IMAGES = {
   /** A busybox root filesystem (sh, httpd, wget, nc, dd...). */
@@ -109,7 +109,7 @@ export interface KubeletNode {
 export async function startKubeletNode(t: TestContext, options: KubeletNodeOptions = {}): Promise<KubeletNode | undefined> {
   if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry', 'flock', 'nsenter', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] }))
     return undefined;
-  const missing = kitMissing() ?? (existsSync(kubeletBin) ? undefined : `the kit's kubelet is missing (${kubeletBin})`);
+  const missing = kitMissing() ?? (existsSync(kubeBin) ? undefined : `the kit's Kubernetes binary is missing (${kubeBin})`);
   if (missing) {
     unavailable(t, missing);
     return undefined;
@@ -185,7 +185,7 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
   };
 
   const launchKubelet = async () => {
-    const k = spawnKubelet(kubeletBin, kubeletArgs, lock, logFile);
+    const k = spawnKubelet(kubeletArgs, lock, logFile);
     kubelet = k;
     const deadline = Date.now() + 90_000;
     for (;;) {

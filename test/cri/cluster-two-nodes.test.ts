@@ -1,0 +1,153 @@
+// Two nodes, two runtimes, one cluster: skiffd's node `localhost` and a second kubelet on containerd
+// (Debian's, started here) as `127.0.0.2`, as a team moving a node pool from containerd to skiffd runs
+// them side by side. Each kubelet has its own root dir, port and cgroup root; each runtime its own pod
+// subnet and bridge, routed by the host. A Deployment spreads over both; pods reach each other by pod
+// IP across the runtimes; draining skiffd's node moves its pods to containerd's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startCluster, joinKubelet } from '../support/cluster.ts';
+import { KIT_IMAGES } from '../support/kubelet.ts';
+import { container, httpProbe } from '../support/kube-manifests.ts';
+import { isReady, type KubePod } from '../support/kube-types.ts';
+import { needs } from '../support/prereq.ts';
+import { containerdBinary, startContainerdPeer, CONTAINERD_INSTALL_HINT } from '../../bench/cri/containerd-peer.ts';
+import { KIT_PAUSE_IMAGE } from '../../bench/cri/kubelet-node.ts';
+
+const NS = 'pool';
+const NODE_B = '127.0.0.2';
+const CGROUP_ROOT_B = '/node-b';
+
+const nodeOf = (p: KubePod) => (p.spec as { nodeName?: string }).nodeName ?? '';
+
+/** The second kubelet's cgroup root in every controller of this cgroup v1 host; removed deepest first after. */
+function cgroupRootDirs(): string[] {
+  return readdirSync('/sys/fs/cgroup', { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => join('/sys/fs/cgroup', e.name, CGROUP_ROOT_B.slice(1)));
+}
+
+function removeCgroupTree(dir: string): void {
+  let children: string[] = [];
+  try {
+    children = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => join(dir, e.name));
+  } catch {
+    return;
+  }
+  for (const child of children) removeCgroupTree(child);
+  try {
+    rmdirSync(dir);
+  } catch {
+    /* still busy: reported by the runtime's own cleanup */
+  }
+}
+
+test('a skiffd node and a containerd node in one cluster', { timeout: 15 * 60_000 }, async (t) => {
+  if (!needs(t, { commands: ['containerd', 'containerd-shim-runc-v2'] })) return;
+  assert.ok(containerdBinary(), CONTAINERD_INSTALL_HINT);
+  const c = await startCluster(t);
+  if (!c) return;
+  t.after(() => c.cleanup());
+
+  const dirB = join(c.dir, 'node-b');
+  mkdirSync(dirB, { recursive: true });
+  for (const d of cgroupRootDirs()) mkdirSync(d, { recursive: true });
+  const mirrors = Object.fromEntries(['registry.k8s.io', 'gcr.io', 'public.ecr.aws', 'docker.io'].map((h) => [h, c.registry.url]));
+  const containerd = await startContainerdPeer(join(dirB, 'containerd'), `127.0.0.1:${c.registry.port}`, KIT_PAUSE_IMAGE, mirrors);
+  c.onCleanup(async () => {
+    await containerd.teardown();
+    for (const d of cgroupRootDirs()) removeCgroupTree(d);
+  });
+  const kubeletB = await joinKubelet(c.controlPlane, c.lock, {
+    nodeName: NODE_B,
+    address: NODE_B,
+    socket: containerd.socket,
+    dir: dirB,
+    config: { cgroupRoot: CGROUP_ROOT_B },
+  });
+  c.onCleanup(() => kubeletB.stop());
+
+  await t.test('both nodes Ready, each with its own runtime', async () => {
+    const a = await c.node(c.nodeName);
+    const b = await c.node(NODE_B);
+    assert.match(a.status.nodeInfo.containerRuntimeVersion, /^skiffd:\/\//);
+    assert.match(b.status.nodeInfo.containerRuntimeVersion, /^containerd:\/\//);
+    for (const n of [a, b]) assert.equal(n.status.conditions.find((x) => x.type === 'Ready')?.status, 'True', n.metadata.name);
+    const wide = await c.kubectlOk(['get', 'nodes', '-o', 'wide']);
+    assert.match(wide, /localhost\s+Ready.*skiffd:\/\//);
+    assert.match(wide, /127\.0\.0\.2\s+Ready.*containerd:\/\//);
+  });
+
+  await c.namespace(NS);
+  await c.apply({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'spread', namespace: NS },
+    spec: {
+      replicas: 4,
+      selector: { matchLabels: { app: 'spread' } },
+      template: {
+        metadata: { labels: { app: 'spread' } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          topologySpreadConstraints: [
+            {
+              maxSkew: 1,
+              topologyKey: 'kubernetes.io/hostname',
+              whenUnsatisfiable: 'DoNotSchedule',
+              // A cordoned node leaves the count, so a drain can move every pod to the other node.
+              nodeTaintsPolicy: 'Honor',
+              labelSelector: { matchLabels: { app: 'spread' } },
+            },
+          ],
+          containers: [container('web', { image: KIT_IMAGES.nginx, extra: { readinessProbe: httpProbe(80), ports: [{ containerPort: 80 }] } })],
+        },
+      },
+    },
+  });
+
+  await t.test('a Deployment with a topology spread constraint runs on both nodes', async () => {
+    await c.kubectlOk(['rollout', 'status', '-n', NS, 'deployment/spread', '--timeout=180s'], { timeoutMs: 200_000 });
+    const pods = await c.pods(NS, 'app=spread');
+    const perNode = new Map<string, number>();
+    for (const p of pods) perNode.set(nodeOf(p), (perNode.get(nodeOf(p)) ?? 0) + 1);
+    assert.deepEqual(Object.fromEntries(perNode), { localhost: 2, [NODE_B]: 2 });
+  });
+
+  await t.test('a pod on each node reaches a pod on the other by pod IP', async () => {
+    const pods = (await c.pods(NS, 'app=spread')).filter((p) => isReady(p));
+    const onA = pods.find((p) => nodeOf(p) === c.nodeName)!;
+    const onB = pods.find((p) => nodeOf(p) === NODE_B)!;
+    assert.ok(onA.status.podIP && onB.status.podIP);
+    assert.notEqual(onA.status.podIP, onB.status.podIP);
+    for (const [from, to] of [
+      [onA, onB],
+      [onB, onA],
+    ]) {
+      const r = await c.kubectl(['exec', '-n', NS, from.metadata.name, '--', 'wget', '-qO-', '-T', '10', `http://${to.status.podIP}:80/`]);
+      assert.equal(r.code, 0, `${nodeOf(from)} -> ${nodeOf(to)} (${to.status.podIP}): ${r.stderr}`);
+      assert.ok(r.stdout.length > 0, 'an HTTP answer');
+    }
+  });
+
+  await t.test("draining skiffd's node moves its pods to containerd's and leaves none on skiffd", async () => {
+    await c.kubectlOk(['drain', c.nodeName, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=180s'], { timeoutMs: 200_000 });
+    t.after(() => c.kubectl(['uncordon', c.nodeName]));
+    assert.equal((await c.node()).spec.unschedulable, true);
+    await c.waitFor(
+      '4 ready pods, all on the containerd node',
+      async () => {
+        const pods = await c.pods(NS, 'app=spread');
+        return pods.length === 4 && pods.every((p) => nodeOf(p) === NODE_B && isReady(p));
+      },
+      180_000,
+    );
+    await c.waitFor("no pod sandbox of the namespace left on skiffd's node", async () => {
+      const { items } = await c.runtime.listPodSandbox({ filter: { id: '', state: undefined, labelSelector: { 'io.kubernetes.pod.namespace': NS } } });
+      return items.length === 0;
+    });
+  });
+});
