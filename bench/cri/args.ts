@@ -18,6 +18,8 @@ export interface BenchArgs {
   keep: boolean;
   /** The kubelet part instead of the per-call parts. */
   kubelet: boolean;
+  /** The cluster part (pod start-up through the API) instead of the per-call parts. */
+  cluster: boolean;
   kubeletPods: number[];
   steadyS: number;
   settleS: number;
@@ -76,6 +78,16 @@ Each kubelet run holds /run/skiff-kubelet.lock (flock -w 1500) from its start to
                          steady window with bench/cri/profile-summary.ts and the --json window)
   --skiffd-node-flag F   a node flag for skiffd (repeatable), e.g. --skiffd-node-flag=--heapsnapshot-signal=SIGUSR2
 
+The cluster part (--cluster, instead of the parts above): pod start-up through the API. The kit's
+cluster.sh starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback once;
+skiffd and then containerd, each started fresh, becomes the node \`localhost\` under the kit's kubelet
+joined to it, and a Deployment of N replicas of the same pod as the kubelet part is created with the
+images already on the node. A watch on the API times each pod from its creation to all its containers
+running: p50, p90, p99 and the time to the last one; then the runtime's CPU and PSS over a steady
+window while they run. Targets: skiffd's p99 within the pod start-up SLO (5 s) at 30 pods, and at most
+0.7 of containerd's at 100. --pods, --steady, --settle and --only apply as for --kubelet.
+  --cluster              run the cluster part
+
 containerd: the comparison runs when \`containerd\` is on PATH. To install it (Debian 12, 1.6.20):
   apt-get install containerd
 The benchmark starts its own containerd with a generated config; the system service is not used.
@@ -101,6 +113,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     timeoutS: 1800,
     keep: false,
     kubelet: false,
+    cluster: false,
     kubeletPods: [30, 100],
     steadyS: 60,
     settleS: 15,
@@ -155,6 +168,9 @@ export function parseArgs(argv: string[]): BenchArgs {
         break;
       case '--kubelet':
         a.kubelet = true;
+        break;
+      case '--cluster':
+        a.cluster = true;
         break;
       case '--pods': {
         const v = value() ?? '';

@@ -108,6 +108,57 @@ function kubeletConfig(socket: string, manifestDir: string, readOnlyPort: number
   return { ...standaloneKubeletConfig(socket, manifestDir, readOnlyPort), maxPods: 250 };
 }
 
+export interface SteadyWindow {
+  windowS: number;
+  windowMonotonicUs: [number, number];
+  cpu: NodeCpu;
+  pss: NodePss;
+  helperProcesses: number;
+  loadAverage: string;
+}
+
+/**
+ * CPU over `steadyS` seconds and PSS after it, of the runtime (its daemon; its per-container helpers,
+ * long-lived children and whatever they reaped) and of the kubelet, read from /proc.
+ */
+export async function measureSteadyWindow(peer: Peer, kubeletPid: number, steadyS: number): Promise<SteadyWindow> {
+  // The processes of the window: the daemon, its own long-lived children (skiffd's helper shells),
+  // the per-container helpers, the kubelet.
+  const daemon = peer.daemonPid;
+  const helpers = new Set(peer.helperPids());
+  const daemonChildren = listProcesses()
+    .filter((p) => p.ppid === daemon && !helpers.has(p.pid))
+    .map((p) => p.pid);
+  const all = [daemon, kubeletPid, ...helpers, ...daemonChildren];
+  let load = loadAverage();
+  const monoUs = () => Number(process.hrtime.bigint() / 1000n);
+  const before = snapshot(all);
+  const started = performance.now();
+  const monoStart = monoUs();
+  await sleep(steadyS * 1000);
+  const after = snapshot(all);
+  const windowMonotonicUs: [number, number] = [monoStart, monoUs()];
+  const seconds = (performance.now() - started) / 1000;
+  load += ` -> ${loadAverage()}`;
+  const pct = (ticks: number) => (100 * ticks) / ticksPerSecond() / seconds;
+  const d = spent(before, after, [daemon]);
+  const h = spent(before, after, [...helpers, ...daemonChildren]);
+  const k = spent(before, after, [kubeletPid]);
+  // The daemon is its own process; what it spawned and reaped (runc exec for skiffd's probes) is a
+  // helper's cost, as runc exec under containerd's shim is.
+  const cpu = { daemon: pct(d.self), helpers: pct(d.reaped + h.self + h.reaped), kubelet: pct(k.self + k.reaped), total: 0 };
+  cpu.total = cpu.daemon + cpu.helpers;
+  const readings: { d: Memory; h: Memory }[] = [];
+  for (let i = 0; i < 3; i++) {
+    if (i > 0) await sleep(500);
+    readings.push({ d: memoryOf(daemon), h: sumMemory([...helpers, ...daemonChildren]) });
+  }
+  const med = (v: number[]) => [...v].sort((a, b) => a - b)[1];
+  const pss = { daemon: med(readings.map((r) => r.d.pss)), helpers: med(readings.map((r) => r.h.pss)), total: 0 };
+  pss.total = pss.daemon + pss.helpers;
+  return { windowS: seconds, windowMonotonicUs, cpu, pss, helperProcesses: helpers.size, loadAverage: load };
+}
+
 /** Runs the kubelet with `pods` static pods on `peer` and measures it. The peer is left running (the caller tears it down). */
 export async function measureNode(peer: Peer, o: NodeCostOptions, dir: string, say: (line: string) => void): Promise<NodeCostResult> {
   const result: NodeCostResult = { runtime: peer.name, description: peer.description, pods: o.pods, windowS: o.steadyS, loadAverage: '', errors: [] };
@@ -183,50 +234,12 @@ export async function measureNode(peer: Peer, o: NodeCostOptions, dir: string, s
     );
     await sleep(o.settleS * 1000);
 
-    // The processes of the window: the daemon, its own long-lived children (skiffd's helper shells),
-    // the per-container helpers, the kubelet.
-    const daemon = peer.daemonPid;
-    const kubeletPid = kubelet.child.pid!;
-    const helpers = new Set(peer.helperPids());
-    const daemonChildren = listProcesses()
-      .filter((p) => p.ppid === daemon && !helpers.has(p.pid))
-      .map((p) => p.pid);
-    const all = [daemon, kubeletPid, ...helpers, ...daemonChildren];
-    result.loadAverage = loadAverage();
-    const monoUs = () => Number(process.hrtime.bigint() / 1000n);
-    const before = snapshot(all);
-    const started = performance.now();
-    const monoStart = monoUs();
-    await sleep(o.steadyS * 1000);
-    const after = snapshot(all);
-    result.windowMonotonicUs = [monoStart, monoUs()];
-    const seconds = (performance.now() - started) / 1000;
-    result.windowS = seconds;
-    result.loadAverage += ` -> ${loadAverage()}`;
-    const pct = (ticks: number) => (100 * ticks) / ticksPerSecond() / seconds;
-    const d = spent(before, after, [daemon]);
-    const h = spent(before, after, [...helpers, ...daemonChildren]);
-    const k = spent(before, after, [kubeletPid]);
-    // The daemon is its own process; what it spawned and reaped (runc exec for skiffd's probes) is a
-    // helper's cost, as runc exec under containerd's shim is.
-    const cpu = { daemon: pct(d.self), helpers: pct(d.reaped + h.self + h.reaped), kubelet: pct(k.self + k.reaped), total: 0 };
-    cpu.total = cpu.daemon + cpu.helpers;
-    result.cpu = cpu;
-    const readings: { d: Memory; h: Memory }[] = [];
-    for (let i = 0; i < 3; i++) {
-      if (i > 0) await sleep(500);
-      readings.push({ d: memoryOf(daemon), h: sumMemory([...helpers, ...daemonChildren]) });
-    }
-    const med = (v: number[]) => [...v].sort((a, b) => a - b)[1];
-    const pss = { daemon: med(readings.map((r) => r.d.pss)), helpers: med(readings.map((r) => r.h.pss)), total: 0 };
-    pss.total = pss.daemon + pss.helpers;
-    result.pss = pss;
-    result.helperProcesses = helpers.size;
+    Object.assign(result, await measureSteadyWindow(peer, kubelet.child.pid!, o.steadyS));
     const list = await pods().catch(() => [] as KubePodLite[]);
     result.restarts = list.reduce((s, p) => s + (p.status?.containerStatuses ?? []).reduce((a, c) => a + (c.restartCount ?? 0), 0), 0);
     const notReady = o.pods - list.filter((p) => fullNames.includes(p.metadata.name) && isReady(p)).length;
     if (notReady > 0) result.errors.push(`${notReady} pods were not Ready at the end of the window`);
-    if (cpuTicks(daemon) === undefined) result.errors.push('the daemon exited during the window');
+    if (cpuTicks(peer.daemonPid) === undefined) result.errors.push('the daemon exited during the window');
   } catch (err) {
     result.errors.push((err as Error).message);
   } finally {

@@ -11,6 +11,7 @@ import type { Peer, PeerName } from './peer.ts';
 import { computeRatios, formatText, type BenchResult, type PeerResult } from './report.ts';
 import { startSkiffdPeer } from './skiffd-peer.ts';
 import { runKubeletPart } from './kubelet-run.ts';
+import { runClusterPart } from './cluster-run.ts';
 import { critestBenchmark, summarizeCritest, type CritestSamples } from './critest-bench.ts';
 import { kitMissing, startKitRegistry, type KitRegistry } from '../../test/support/cri-conformance.ts';
 import { freePort } from '../../test/support/netns.ts';
@@ -163,14 +164,14 @@ async function main(args: BenchArgs): Promise<number> {
     },
   });
 
-  if (args.kubelet) {
+  if (args.kubelet || args.cluster) {
     // stdout carries the results only (--json): the kubelet lock's waiting notices go to stderr.
     console.log = (...parts: unknown[]) => say(parts.map(String).join(' '));
-    const { results, text } = await runKubeletPart(args, dir, undo, say, () => stopping);
+    const { results, text } = args.cluster ? await runClusterPart(args, dir, undo, say, () => stopping) : await runKubeletPart(args, dir, undo, say, () => stopping);
     if (stopping) return 1;
     const header = `command: ${result.command}\nmachine: ${result.machine.cpus} cpus, ${result.machine.model}, kernel ${result.machine.kernel}, node ${result.machine.node}\n`;
     const out = args.json
-      ? JSON.stringify({ date: result.date, command: result.command, machine: result.machine, kubelet: results }, null, 2) + '\n'
+      ? JSON.stringify({ date: result.date, command: result.command, machine: result.machine, [args.cluster ? 'cluster' : 'kubelet']: results }, null, 2) + '\n'
       : `${header}\n${text}\n`;
     await new Promise<void>((resolve) => process.stdout.write(out, () => resolve()));
     return results.some((r) => r.errors.length > 0) ? 1 : 0;

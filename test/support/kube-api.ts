@@ -25,6 +25,11 @@ export interface KubeApi {
   /** GET that answers undefined for 404 instead of failing. */
   find<T = unknown>(path: string): Promise<T | undefined>;
   request<T = unknown>(method: string, path: string, body?: unknown, contentType?: string): Promise<T>;
+  /**
+   * Watches a collection (`path` without `watch=1`): calls `onEvent` for each event as it arrives, with
+   * the local time it arrived (performance.now()). Ends when `signal` aborts or the server closes.
+   */
+  watch<T = unknown>(path: string, onEvent: (type: string, object: T, at: number) => void, signal: AbortSignal): Promise<void>;
 }
 
 export function kubeApi(creds: KubeApiCredentials, timeoutMs = 15_000): KubeApi {
@@ -68,7 +73,36 @@ export function kubeApi(creds: KubeApiCredentials, timeoutMs = 15_000): KubeApi 
       req.on('error', reject);
       req.end(payload);
     });
+  const watch = <T>(path: string, onEvent: (type: string, object: T, at: number) => void, signal: AbortSignal): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const sep = path.includes('?') ? '&' : '?';
+      const req = request({ host: base.hostname, port: base.port, path: `${path}${sep}watch=1`, method: 'GET', ca, cert, key, signal }, (res) => {
+        if (res.statusCode !== 200) {
+          reject(new KubeApiError(res.statusCode ?? 0, `watch ${path}: HTTP ${res.statusCode}`));
+          res.resume();
+          return;
+        }
+        let pending = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const at = performance.now();
+          pending += chunk;
+          for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
+            const line = pending.slice(0, nl);
+            pending = pending.slice(nl + 1);
+            if (!line.trim()) continue;
+            const event = JSON.parse(line) as { type: string; object: T };
+            onEvent(event.type, event.object, at);
+          }
+        });
+        res.on('end', () => resolve());
+        res.on('error', (err) => (signal.aborted ? resolve() : reject(err)));
+      });
+      req.on('error', (err) => (signal.aborted ? resolve() : reject(err)));
+      req.end();
+    });
   return {
+    watch,
     get: (path) => call('GET', path),
     find: (path) =>
       call<never>('GET', path).catch((err: unknown) => {
