@@ -118,23 +118,50 @@ test('a skiffd node and a containerd node in one cluster', { timeout: 15 * 60_00
   });
 
   await t.test('a pod on each node reaches a pod on the other by pod IP', async () => {
-    const pods = (await c.pods(NS, 'app=spread')).filter((p) => isReady(p));
-    const onA = pods.find((p) => nodeOf(p) === c.nodeName)!;
-    const onB = pods.find((p) => nodeOf(p) === NODE_B)!;
+    // One busybox pod per node, each serving its node's name over HTTP.
+    const peer = (name: string, node: string) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: NS },
+      spec: {
+        nodeName: node,
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          container('http', {
+            script: `mkdir -p /www && echo "served on ${node}" > /www/index.html && exec httpd -f -p 8080 -h /www`,
+            extra: { readinessProbe: httpProbe(8080) },
+          }),
+        ],
+      },
+    });
+    await c.apply(peer('peer-a', c.nodeName), peer('peer-b', NODE_B));
+    const onA = await c.waitForPod(NS, 'peer-a', 'Ready', isReady);
+    const onB = await c.waitForPod(NS, 'peer-b', 'Ready', isReady);
     assert.ok(onA.status.podIP && onB.status.podIP);
     assert.notEqual(onA.status.podIP, onB.status.podIP);
     for (const [from, to] of [
       [onA, onB],
       [onB, onA],
     ]) {
-      const r = await c.kubectl(['exec', '-n', NS, from.metadata.name, '--', 'wget', '-qO-', '-T', '10', `http://${to.status.podIP}:80/`]);
-      assert.equal(r.code, 0, `${nodeOf(from)} -> ${nodeOf(to)} (${to.status.podIP}): ${r.stderr}`);
-      assert.ok(r.stdout.length > 0, 'an HTTP answer');
+      // A new pod's first packets across the two bridges can be refused for a moment after both pods
+      // are Ready: wait (bounded) for an answer rather than bet on the first try.
+      const url = `http://${to.status.podIP}:8080/`;
+      let last = '';
+      const answer: string = await c.waitFor(
+        `${nodeOf(from)} -> ${nodeOf(to)} (${url})`,
+        async () => {
+          const r = await c.kubectl(['exec', '-n', NS, from.metadata.name, '--', 'wget', '-qO-', url], { timeoutMs: 20_000 });
+          last = `exit ${r.code}: ${r.stderr}`;
+          return r.code === 0 && r.stdout;
+        },
+        30_000,
+      ).catch((err: Error) => assert.fail(`${err.message.split('\n')[0]}; last try: ${last}`));
+      assert.equal(answer, `served on ${nodeOf(to)}\n`);
     }
   });
 
   await t.test("draining skiffd's node moves its pods to containerd's and leaves none on skiffd", async () => {
-    await c.kubectlOk(['drain', c.nodeName, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=180s'], { timeoutMs: 200_000 });
+    await c.kubectlOk(['drain', c.nodeName, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=180s'], { timeoutMs: 200_000 });
     t.after(() => c.kubectl(['uncordon', c.nodeName]));
     assert.equal((await c.node()).spec.unschedulable, true);
     await c.waitFor(
