@@ -85,7 +85,8 @@ joined to it, and a Deployment of N replicas of the same pod as the kubelet part
 images already on the node. A watch on the API times each pod from its creation to all its containers
 running: p50, p90, p99 and the time to the last one; then the runtime's CPU and PSS over a steady
 window while they run. Targets: skiffd's p99 within the pod start-up SLO (5 s) at 30 pods, and at most
-0.7 of containerd's at 100. --pods, --steady, --settle and --only apply as for --kubelet.
+0.7 of containerd's at 100. The node settles for --settle seconds after it is Ready and before the
+Deployment. --pods, --steady, --settle and --only apply as for --kubelet.
   --cluster              run the cluster part
 
 containerd: the comparison runs when \`containerd\` is on PATH. To install it (Debian 12, 1.6.20):

@@ -167,7 +167,9 @@ async function main(args: BenchArgs): Promise<number> {
   if (args.kubelet || args.cluster) {
     // stdout carries the results only (--json): the kubelet lock's waiting notices go to stderr.
     console.log = (...parts: unknown[]) => say(parts.map(String).join(' '));
-    const { results, text } = args.cluster ? await runClusterPart(args, dir, undo, say, () => stopping) : await runKubeletPart(args, dir, undo, say, () => stopping);
+    const { results, text } = args.cluster
+      ? await runClusterPart(args, dir, undo, say, () => stopping)
+      : await runKubeletPart(args, dir, undo, say, () => stopping);
     if (stopping) return 1;
     const header = `command: ${result.command}\nmachine: ${result.machine.cpus} cpus, ${result.machine.model}, kernel ${result.machine.kernel}, node ${result.machine.node}\n`;
     const out = args.json

@@ -147,15 +147,17 @@ test('a skiffd node and a containerd node in one cluster', { timeout: 15 * 60_00
       // are Ready: wait (bounded) for an answer rather than bet on the first try.
       const url = `http://${to.status.podIP}:8080/`;
       let last = '';
-      const answer: string = await c.waitFor(
-        `${nodeOf(from)} -> ${nodeOf(to)} (${url})`,
-        async () => {
-          const r = await c.kubectl(['exec', '-n', NS, from.metadata.name, '--', 'wget', '-qO-', url], { timeoutMs: 20_000 });
-          last = `exit ${r.code}: ${r.stderr}`;
-          return r.code === 0 && r.stdout;
-        },
-        30_000,
-      ).catch((err: Error) => assert.fail(`${err.message.split('\n')[0]}; last try: ${last}`));
+      const answer: string = await c
+        .waitFor(
+          `${nodeOf(from)} -> ${nodeOf(to)} (${url})`,
+          async () => {
+            const r = await c.kubectl(['exec', '-n', NS, from.metadata.name, '--', 'wget', '-qO-', url], { timeoutMs: 20_000 });
+            last = `exit ${r.code}: ${r.stderr}`;
+            return r.code === 0 && r.stdout;
+          },
+          30_000,
+        )
+        .catch((err: Error) => assert.fail(`${err.message.split('\n')[0]}; last try: ${last}`));
       assert.equal(answer, `served on ${nodeOf(to)}\n`);
     }
   });
