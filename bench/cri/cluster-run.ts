@@ -4,7 +4,7 @@
 // joined to it. A Deployment of N replicas (images already on the node) is created, and a watch on the
 // API times each pod from its creation (ADDED) to all its containers running, as the watch sees it.
 // Then the runtime's CPU and PSS over a steady window while the pods run, as in the kubelet part.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { kitMissing, startKitRegistry } from '../../test/support/cri-conformance.ts';
 import { freePort } from '../../test/support/netns.ts';
@@ -16,6 +16,8 @@ import { containerdBinary, startContainerdPeer } from './containerd-peer.ts';
 import { KIT_PAUSE_IMAGE, KUBELET_LOCK_WAIT_S, measureSteadyWindow, NGINX_IMAGE, podManifest, type NodeCpu, type NodePss } from './kubelet-node.ts';
 import type { Peer, PeerName } from './peer.ts';
 import { startSkiffdPeer } from './skiffd-peer.ts';
+import { cpuTicks, snapshot, spent, ticksPerSecond } from './proc-cpu.ts';
+import { listProcesses } from './host.ts';
 import { removeAllPods } from './workload.ts';
 import { table } from './stats.ts';
 
@@ -36,6 +38,12 @@ export interface ClusterStartResult {
    * status report through the API).
    */
   phasesS?: { toSandbox: [number, number]; sandboxToStarted: [number, number]; startedToSeen: [number, number] };
+  /**
+   * CPU seconds spent from the Deployment's creation to the last pod running: by the runtime (its
+   * daemon with what it ran and reaped, and every helper process it started for the new pods), the
+   * kubelet, the control plane (etcd, API server, controllers, scheduler), and the whole machine.
+   */
+  startupCpuS?: { runtime: number; kubelet: number; controlPlane: number; machine: number };
   windowS: number;
   cpu?: NodeCpu;
   pss?: NodePss;
@@ -100,6 +108,15 @@ async function measureStartup(
     .catch((err: Error) => result.errors.push(`watch: ${err.message}`));
   try {
     await sleep(500); // the watch is open before the first pod exists
+    const cpPids = controlPlanePids(cp.dir);
+    const kubeletPid = kubelet.process.child.pid!;
+    const helpersBefore = new Set(peer.helperPids());
+    // The daemon's own long-lived children (skiffd's helper shells) reap what they ran for the new pods.
+    const daemonChildren = listProcesses()
+      .filter((p) => p.ppid === peer.daemonPid && !helpersBefore.has(p.pid))
+      .map((p) => p.pid);
+    const procBefore = snapshot([peer.daemonPid, ...daemonChildren, kubeletPid, ...cpPids]);
+    const machineBefore = machineBusyTicks();
     const t0 = performance.now();
     await cp.api.request('POST', `/apis/apps/v1/namespaces/${o.ns}/deployments`, deployment(o.ns, o.pods));
     const timeoutS = Math.max(180, o.pods * 4);
@@ -110,6 +127,28 @@ async function measureStartup(
     const latencies = [...started].map(([uid, at]) => (at - (added.get(uid) ?? at)) / 1000).sort((a, b) => a - b);
     result.startupS = { p50: quantile(latencies, 0.5), p90: quantile(latencies, 0.9), p99: quantile(latencies, 0.99), max: latencies.at(-1)! };
     result.lastS = (Math.max(...started.values()) - t0) / 1000;
+    const procAfter = snapshot([peer.daemonPid, ...daemonChildren, kubeletPid, ...cpPids]);
+    const machineAfter = machineBusyTicks();
+    const daemonChildrenBefore = new Set(daemonChildren);
+    // Helpers started for the new pods, and daemon children that came with them (skiffd's extra helper shells).
+    const newHelpers = [
+      ...peer.helperPids(),
+      ...listProcesses()
+        .filter((p) => p.ppid === peer.daemonPid)
+        .map((p) => p.pid),
+    ].filter((pid, i, all) => !helpersBefore.has(pid) && !daemonChildrenBefore.has(pid) && all.indexOf(pid) === i);
+    const helperTicks = newHelpers.reduce((sum, pid) => {
+      const t = cpuTicks(pid);
+      return sum + (t ? t.self + t.reaped : 0);
+    }, 0);
+    const both = (x: { self: number; reaped: number }) => x.self + x.reaped;
+    const hz = ticksPerSecond();
+    result.startupCpuS = {
+      runtime: (both(spent(procBefore, procAfter, [peer.daemonPid, ...daemonChildren])) + helperTicks) / hz,
+      kubelet: both(spent(procBefore, procAfter, [kubeletPid])) / hz,
+      controlPlane: both(spent(procBefore, procAfter, cpPids)) / hz,
+      machine: (machineAfter - machineBefore) / hz,
+    };
     result.phasesS = await startupPhases(peer, added, started, wall);
     say(
       `  ${peer.name}: ${o.pods} pods running; start-up p50 ${result.startupS.p50.toFixed(2)} s, p99 ${result.startupS.p99.toFixed(2)} s, ` +
@@ -122,6 +161,26 @@ async function measureStartup(
   await sleep(o.args.settleS * 1000);
   Object.assign(result, await measureSteadyWindow(peer, kubelet.process.child.pid!, o.args.steadyS));
   return result;
+}
+
+/** Busy ticks of all CPUs (everything but idle and iowait), from /proc/stat. */
+function machineBusyTicks(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal
+  return f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
+}
+
+/** The pids cluster.sh wrote for etcd and the control plane's components. */
+function controlPlanePids(dir: string): number[] {
+  return ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler']
+    .map((name) => {
+      try {
+        return Number(readFileSync(`${dir}/${name}.pid`, 'utf8').trim());
+      } catch {
+        return 0;
+      }
+    })
+    .filter((pid) => pid > 0);
 }
 
 /** Splits each pod's start-up at the runtime's sandbox creation and container start (see ClusterStartResult.phasesS). */
@@ -276,6 +335,11 @@ export function formatClusterStartup(results: ClusterStartResult[]): string {
     row('  sandbox created to container started, p99', (r) => r.phasesS?.sandboxToStarted[1], sec);
     row('  container started to running in the API, p50', (r) => r.phasesS?.startedToSeen[0], sec);
     row('  container started to running in the API, p99', (r) => r.phasesS?.startedToSeen[1], sec);
+    const cpuS = (v: number | undefined) => (v === undefined ? '-' : `${v.toFixed(1)} s`);
+    row('CPU during start-up: the runtime', (r) => r.startupCpuS?.runtime, cpuS);
+    row('CPU during start-up: the kubelet', (r) => r.startupCpuS?.kubelet, cpuS);
+    row('CPU during start-up: the control plane', (r) => r.startupCpuS?.controlPlane, cpuS);
+    row('CPU during start-up: the whole machine', (r) => r.startupCpuS?.machine, cpuS);
     row('runtime CPU, daemon', (r) => r.cpu?.daemon, pct);
     row('runtime CPU, helpers', (r) => r.cpu?.helpers, pct);
     row('runtime CPU, total', (r) => r.cpu?.total, pct);

@@ -74,3 +74,44 @@ test('helper shell: more calls at once than helpers all complete with their own 
     Array.from({ length: 12 }, (_, i) => [0, `${i}\n`, `e${i}\n`]),
   );
 });
+
+test('helper shell: a burst of concurrent commands gets more shells, which leave once idle', { timeout: 120_000 }, async () => {
+  const helperCount = () =>
+    readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          return ppid === process.pid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('skiffd-helper');
+        } catch {
+          return false;
+        }
+      }).length;
+  // Twelve commands at once, each holding its shell until all have started: a spawn each is what the shells spare.
+  const barrier = `/tmp/skiff-helper-burst-${process.pid}`;
+  const burst = Array.from({ length: 12 }, (_, i) =>
+    runCommand(
+      'sh',
+      ['-c', `touch ${barrier}.${i}; i=0; while [ $(ls ${barrier}.* | wc -l) -lt 12 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; echo $PPID`],
+      {
+        timeoutMs: 30_000,
+      },
+    ),
+  );
+  const results = await Promise.all(burst);
+  const { rmSync } = await import('node:fs');
+  for (let i = 0; i < 12; i++) rmSync(`${barrier}.${i}`, { force: true });
+  const parents = new Set(results.map((r) => r.stdout.trim()));
+  assert.ok(results.every((r) => r.code === 0));
+  assert.ok(!parents.has(String(process.pid)), 'no command of the burst was spawned by the daemon itself');
+  assert.ok(parents.size > 4 && parents.size <= 12, `the burst ran in ${parents.size} shells`);
+  assert.ok(helperCount() <= 16, 'never more than 16 shells');
+  // The surge shells leave after 20 s idle; the base set of four stays.
+  const deadline = Date.now() + 60_000;
+  while (helperCount() > 4) {
+    assert.ok(Date.now() < deadline, `still ${helperCount()} helper shells 60 s after the burst`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.ok(helperCount() >= 1, 'the base shells stay');
+});

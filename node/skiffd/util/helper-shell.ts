@@ -52,9 +52,11 @@ class HelperShell {
   private stdout = '';
   private stderr = '';
   private current: { job: Job; timer: NodeJS.Timeout; code?: number } | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
   dead = false;
 
-  constructor() {
+  /** `surge`: a shell beyond the base set, which leaves after SURGE_IDLE_MS without work. */
+  constructor(private readonly surge = false) {
     // Its own process group, so a timeout can kill the shell and whatever it runs at once.
     this.child = spawn('/bin/sh', ['-c', SCRIPT, 'skiffd-helper', this.token], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     this.child.unref();
@@ -77,6 +79,7 @@ class HelperShell {
   }
 
   run(job: Job): void {
+    clearTimeout(this.idleTimer);
     const timer = setTimeout(() => {
       // The command hangs: the shell goes with it (its group), and the call gets what it printed.
       const current = this.current;
@@ -107,6 +110,12 @@ class HelperShell {
     if (errAt < 0) return;
     clearTimeout(current.timer);
     this.current = undefined;
+    if (this.surge) {
+      this.idleTimer = setTimeout(() => {
+        if (!this.current) this.kill();
+      }, SURGE_IDLE_MS);
+      this.idleTimer.unref();
+    }
     const code = current.code;
     current.job.resolve({
       code: code > 128 && code < 160 ? null : code,
@@ -137,7 +146,12 @@ function signalName(n: number): NodeJS.Signals | null {
   return names[n] ?? null;
 }
 
-const MAX_SHELLS = 4;
+// A node starting many pods at once runs dozens of commands concurrently: up to MAX_SHELLS shells then
+// take them (each new one is a single fork of the daemon, instead of one per command); beyond the base
+// set, a shell leaves once it has been idle for SURGE_IDLE_MS, so a quiet node keeps only BASE_SHELLS.
+const BASE_SHELLS = 4;
+const MAX_SHELLS = 16;
+const SURGE_IDLE_MS = 20_000;
 const shells: HelperShell[] = [];
 
 /** Whether a call can go through a helper shell (no newline in any argument or in the input). */
@@ -155,7 +169,7 @@ export function runThroughHelper(file: string, args: string[], timeoutMs: number
   let shell = shells.find((s) => !s.busy);
   if (!shell) {
     if (shells.length >= MAX_SHELLS) return undefined;
-    shell = new HelperShell();
+    shell = new HelperShell(shells.length >= BASE_SHELLS);
     shells.push(shell);
   }
   const chosen = shell;
