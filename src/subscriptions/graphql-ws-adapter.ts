@@ -8,23 +8,13 @@ import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type 
 import { Lru } from '../handler/lru.ts';
 import { createSharedSubscribe, type ConnectionParams, type SubscriptionShareKey } from './shared-subscribe.ts';
 import type { SharedExecutionStats } from './shared-executions.ts';
-import { Connection } from './socket-connection.ts';
+import { Connection, type WebSocketLike } from './socket-connection.ts';
+
+export type { WebSocketLike };
 
 export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
 
 /** What the adapter needs of a server-side WebSocket; Deno's, workerd's and `ws`'s all fit. */
-export interface WebSocketLike {
-  /** The negotiated subprotocol (workerd leaves it empty: pass `protocol` to serve()). */
-  readonly protocol?: string;
-  /** 0 connecting, 1 open, 2 closing, 3 closed (the standard values). */
-  readonly readyState: number;
-  readonly bufferedAmount?: number;
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
-  addEventListener(type: 'open' | 'close', listener: (event: { code?: number; reason?: string }) => void): void;
-}
-
 /** `ctx.extra` in graphql-ws callbacks (onConnect, context, onSubscribe…). */
 export interface GraphQLWebSocketExtra {
   socket: WebSocketLike;

@@ -1,7 +1,19 @@
 // One served socket as graphql-ws's core and the shared path see it: send, close and onMessage (called
 // as methods), keep-alive pings, and the message-size and backpressure limits.
 import { CloseCode } from 'graphql-ws';
-import type { WebSocketLike } from './graphql-ws-adapter.ts';
+
+/** What a connection needs of a standard WebSocket (the WHATWG one, ws, Bun's, workerd's). */
+export interface WebSocketLike {
+  /** The negotiated subprotocol (workerd leaves it empty: pass `protocol` to serve()). */
+  readonly protocol?: string;
+  /** 0 connecting, 1 open, 2 closing, 3 closed (the standard values). */
+  readonly readyState: number;
+  readonly bufferedAmount?: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: 'open' | 'close', listener: (event: { code?: number; reason?: string }) => void): void;
+}
 
 const OPEN = 1;
 const CLOSED = 3;
