@@ -12,6 +12,7 @@ import { KIT_IMAGES } from '../support/kubelet.ts';
 import { container, httpProbe } from '../support/kube-manifests.ts';
 import { isReady, type KubePod } from '../support/kube-types.ts';
 import { needs } from '../support/prereq.ts';
+import { ContainerState, PodSandboxState } from '../../proto/gen/runtime/v1/api.ts';
 import { containerdBinary, startContainerdPeer, CONTAINERD_INSTALL_HINT } from '../../bench/cri/containerd-peer.ts';
 import { KIT_PAUSE_IMAGE } from '../../bench/cri/kubelet-node.ts';
 
@@ -174,9 +175,15 @@ test('a skiffd node and a containerd node in one cluster', { timeout: 15 * 60_00
       },
       180_000,
     );
-    await c.waitFor("no pod sandbox of the namespace left on skiffd's node", async () => {
-      const { items } = await c.runtime.listPodSandbox({ filter: { id: '', state: undefined, labelSelector: { 'io.kubernetes.pod.namespace': NS } } });
-      return items.length === 0;
+    // Evicted pods are stopped at once; the kubelet removes their stopped sandboxes at its next garbage
+    // collection, up to a minute later, so what must be gone now is every running sandbox and container.
+    const labelSelector = { 'io.kubernetes.pod.namespace': NS };
+    await c.waitFor("no running pod of the namespace left on skiffd's node", async () => {
+      const { items } = await c.runtime.listPodSandbox({ filter: { id: '', state: { state: PodSandboxState.SANDBOX_READY }, labelSelector } });
+      const { containers } = await c.runtime.listContainers({
+        filter: { id: '', podSandboxId: '', state: { state: ContainerState.CONTAINER_RUNNING }, labelSelector },
+      });
+      return items.length === 0 && containers.length === 0;
     });
   });
 });
