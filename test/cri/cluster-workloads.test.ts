@@ -60,9 +60,9 @@ test('skiffd as a node of a real cluster, driven through kubectl', { timeout: 20
   await t.test('the scheduler places pods on skiffd; kubectl logs with --timestamps, --since and -f', async () => {
     const p = await c.waitForPod(NS, 'logs', 'running', (pod) => running(pod, 'talk') && pod);
     assert.equal((p.spec as { nodeName?: string }).nodeName, c.nodeName);
-    const all = await c.waitFor('three ticks in kubectl logs', async () => {
+    const all = await c.waitFor('six ticks in kubectl logs', async () => {
       const out = await c.kubectlOk(['logs', '-n', NS, 'logs']);
-      return /tick 3\n/.test(out) && out;
+      return /tick 6\n/.test(out) && out;
     });
     // stdout and stderr are separate pipes, so the stderr line may land among the first ticks.
     const lines = all.split('\n');
@@ -70,7 +70,7 @@ test('skiffd as a node of a real cluster, driven through kubectl', { timeout: 20
     assert.deepEqual(lines.filter((l) => l !== 'to stderr').slice(0, 3), ['first line', 'tick 1', 'tick 2']);
     const stamped = (await c.kubectlOk(['logs', '-n', NS, 'logs', '--timestamps'])).trim().split('\n');
     for (const line of stamped) assert.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z /);
-    // Ticks come every second: the last two seconds hold a few of them, not the first line.
+    // Ticks come every second and six have passed: the last two seconds hold a few, not the first line.
     const recent = await c.kubectlOk(['logs', '-n', NS, 'logs', '--since=2s']);
     assert.doesNotMatch(recent, /first line/);
     assert.ok(recent.split('\n').filter(Boolean).length < all.split('\n').filter(Boolean).length);
@@ -178,13 +178,13 @@ test('skiffd as a node of a real cluster, driven through kubectl', { timeout: 20
     assert.equal((agents[0].spec as { nodeName?: string }).nodeName, c.nodeName);
   });
 
-  await t.test('graceful deletion: preStop, then SIGTERM, within the grace period', async () => {
+  await t.test('graceful deletion: preStop, then SIGTERM, and the pod goes when its container exits', async () => {
     await c.waitForPod(NS, 'graceful', 'running', (p) => running(p, 'app'));
     await c.waitFor('the container to start', () => readIf(join(hostDir, 'events')).includes('started'));
-    const started = Date.now();
-    await c.kubectlOk(['delete', 'pod', '-n', NS, 'graceful', '--wait=true', '--timeout=60s'], { timeoutMs: 70_000 });
+    // The grace period is ten minutes: the pod can only be gone within kubectl's bound if the container's
+    // exit on SIGTERM ended it, not the kill at the end of the grace period.
+    await c.kubectlOk(['delete', 'pod', '-n', NS, 'graceful', '--wait=true', '--timeout=150s'], { timeoutMs: 160_000 });
     assert.deepEqual(readIf(join(hostDir, 'events')).trim().split('\n'), ['started', 'prestop', 'term']);
-    assert.ok(Date.now() - started < 25_000, `the pod went in ${Date.now() - started} ms, not at the end of its 30 s grace period`);
   });
 
   await t.test('pods the node cannot run say why in kubectl describe', async () => {
@@ -380,7 +380,7 @@ function manifests(hostDir: string): Json[] {
       { tier: 'backend' },
     ),
     podObject('graceful', {
-      terminationGracePeriodSeconds: 30,
+      terminationGracePeriodSeconds: 600,
       volumes: [{ name: 'host', hostPath: { path: hostDir, type: 'Directory' } }],
       containers: [
         container('app', {
