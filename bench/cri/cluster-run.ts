@@ -6,16 +6,15 @@
 // Then the runtime's CPU and PSS over a steady window while the pods run, as in the kubelet part.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { kitMissing, startKitRegistry } from '../../test/support/cri-conformance.ts';
-import { freePort } from '../../test/support/netns.ts';
+import { kitMissing } from '../../test/support/cri-conformance.ts';
+import { startKitMirrors, startNodePeer } from './node-peers.ts';
 import { joinKubelet, startControlPlane, type ControlPlane, type JoinedKubelet } from '../../test/support/cluster.ts';
 import { removeKubepodsCgroups, takeKubeletLock } from '../../test/support/kubelet-host.ts';
 import type { KubePod } from '../../test/support/kube-types.ts';
 import type { BenchArgs } from './args.ts';
-import { containerdBinary, startContainerdPeer } from './containerd-peer.ts';
+import { containerdBinary } from './containerd-peer.ts';
 import { KIT_PAUSE_IMAGE, KUBELET_LOCK_WAIT_S, measureSteadyWindow, NGINX_IMAGE, podManifest, type NodeCpu, type NodePss } from './kubelet-node.ts';
 import type { Peer, PeerName } from './peer.ts';
-import { startSkiffdPeer } from './skiffd-peer.ts';
 import { cpuTicks, snapshot, spent, ticksPerSecond } from './proc-cpu.ts';
 import { listProcesses } from './host.ts';
 import { removeAllPods } from './workload.ts';
@@ -219,10 +218,7 @@ export async function runClusterPart(
   if (wanted.includes('containerd') && !containerdBinary()) throw new Error('containerd is not installed (apt-get install containerd)');
 
   say("starting the conformance kit's registry and control plane");
-  const kit = await startKitRegistry(await freePort());
-  undo.push({ what: 'stopping the kit registry', fn: () => kit.stop() });
-  const mirrors = Object.fromEntries(['registry.k8s.io', 'gcr.io', 'public.ecr.aws', 'docker.io'].map((h) => [h, kit.url]));
-  const kitHost = new URL(kit.url).host;
+  const kit = await startKitMirrors(undo);
   const cp = await startControlPlane(join(dir, 'control-plane'));
   undo.push({ what: 'stopping the control plane', fn: () => cp.stop() });
 
@@ -236,13 +232,7 @@ export async function runClusterPart(
       let peer: Peer | undefined;
       const ns = `startup-${name}-${pods}`;
       try {
-        peer =
-          name === 'skiffd'
-            ? await startSkiffdPeer(peerDir, kitHost, args.skiffd, {
-                mirrors,
-                nodeFlags: [...(args.skiffdCpuProf ? ['--cpu-prof', `--cpu-prof-dir=${args.skiffdCpuProf}`] : []), ...args.skiffdNodeFlags],
-              })
-            : await startContainerdPeer(peerDir, kitHost, KIT_PAUSE_IMAGE, mirrors);
+        peer = await startNodePeer(name, peerDir, kit, args);
         const p = peer;
         const step = { what: `tearing down ${name}`, fn: () => p.teardown() };
         undo.push(step);

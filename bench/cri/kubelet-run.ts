@@ -2,15 +2,14 @@
 // started fresh (own state, socket, CNI network) and measured by kubelet-node.ts, then torn down.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { kitMissing, startKitRegistry } from '../../test/support/cri-conformance.ts';
-import { freePort } from '../../test/support/netns.ts';
+import { kitMissing } from '../../test/support/cri-conformance.ts';
+import { startKitMirrors, startNodePeer } from './node-peers.ts';
 import { kubeBin } from '../../test/support/kubelet-host.ts';
 import type { BenchArgs } from './args.ts';
-import { containerdBinary, startContainerdPeer } from './containerd-peer.ts';
-import { KIT_PAUSE_IMAGE, measureNode, type NodeCostResult } from './kubelet-node.ts';
+import { containerdBinary } from './containerd-peer.ts';
+import { measureNode, type NodeCostResult } from './kubelet-node.ts';
 import { formatNodeCost } from './kubelet-report.ts';
 import type { Peer, PeerName } from './peer.ts';
-import { startSkiffdPeer } from './skiffd-peer.ts';
 
 type Undo = { what: string; fn: () => Promise<void> };
 
@@ -27,10 +26,7 @@ export async function runKubeletPart(
   if (wanted.includes('containerd') && !containerdBinary()) throw new Error('containerd is not installed (apt-get install containerd)');
 
   say("starting the conformance kit's registry (the kubelet's images)");
-  const kit = await startKitRegistry(await freePort());
-  undo.push({ what: 'stopping the kit registry', fn: () => kit.stop() });
-  const mirrors = Object.fromEntries(['registry.k8s.io', 'gcr.io', 'public.ecr.aws', 'docker.io'].map((h) => [h, kit.url]));
-  const kitHost = new URL(kit.url).host;
+  const kit = await startKitMirrors(undo);
 
   const results: NodeCostResult[] = [];
   for (const pods of args.kubeletPods) {
@@ -41,13 +37,7 @@ export async function runKubeletPart(
       say(`kubelet, ${pods} pods: starting ${name}`);
       let peer: Peer | undefined;
       try {
-        peer =
-          name === 'skiffd'
-            ? await startSkiffdPeer(peerDir, kitHost, args.skiffd, {
-                mirrors,
-                nodeFlags: [...(args.skiffdCpuProf ? ['--cpu-prof', `--cpu-prof-dir=${args.skiffdCpuProf}`] : []), ...args.skiffdNodeFlags],
-              })
-            : await startContainerdPeer(peerDir, kitHost, KIT_PAUSE_IMAGE, mirrors);
+        peer = await startNodePeer(name, peerDir, kit, args);
         const step = { what: `tearing down ${name}`, fn: () => peer!.teardown() };
         undo.push(step);
         const r = await measureNode(

@@ -5,13 +5,14 @@
 // IP across the runtimes; draining skiffd's node moves its pods to containerd's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, rmdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCluster, joinKubelet } from '../support/cluster.ts';
 import { KIT_IMAGES } from '../support/kubelet.ts';
 import { container, httpProbe } from '../support/kube-manifests.ts';
 import { isReady, type KubePod } from '../support/kube-types.ts';
 import { needs } from '../support/prereq.ts';
+import { removeCgroupTree } from '../support/kubelet-host.ts';
 import { ContainerState, PodSandboxState } from '../../proto/gen/runtime/v1/api.ts';
 import { containerdBinary, startContainerdPeer, CONTAINERD_INSTALL_HINT } from '../../bench/cri/containerd-peer.ts';
 import { KIT_PAUSE_IMAGE } from '../../bench/cri/kubelet-node.ts';
@@ -22,28 +23,11 @@ const CGROUP_ROOT_B = '/node-b';
 
 const nodeOf = (p: KubePod) => (p.spec as { nodeName?: string }).nodeName ?? '';
 
-/** The second kubelet's cgroup root in every controller of this cgroup v1 host; removed deepest first after. */
+/** The second kubelet's cgroup root in every controller of this cgroup v1 host. */
 function cgroupRootDirs(): string[] {
   return readdirSync('/sys/fs/cgroup', { withFileTypes: true })
     .filter((e) => e.isDirectory())
     .map((e) => join('/sys/fs/cgroup', e.name, CGROUP_ROOT_B.slice(1)));
-}
-
-function removeCgroupTree(dir: string): void {
-  let children: string[] = [];
-  try {
-    children = readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => join(dir, e.name));
-  } catch {
-    return;
-  }
-  for (const child of children) removeCgroupTree(child);
-  try {
-    rmdirSync(dir);
-  } catch {
-    /* still busy: reported by the runtime's own cleanup */
-  }
 }
 
 test('a skiffd node and a containerd node in one cluster', { timeout: 15 * 60_000 }, async (t) => {

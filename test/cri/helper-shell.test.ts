@@ -7,6 +7,21 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { execCommand, runCommand } from '../../node/skiffd/util/command.ts';
 
+/** The helper shells this process runs now (its children named skiffd-helper). */
+function helperCount(): number {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === process.pid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('skiffd-helper');
+      } catch {
+        return false;
+      }
+    }).length;
+}
+
 test('helper shell: arguments, stdout/stderr, exit codes and signals come back as from a spawn', async () => {
   const args = ['a b', '', 'x\\y', ' lead', 'trail ', '$HOME', '"q"', "'s'", '*', '-n'];
   const echo = await runCommand('/usr/bin/printf', ['%s|', ...args], { timeoutMs: 10_000 });
@@ -20,18 +35,8 @@ test('helper shell: arguments, stdout/stderr, exit codes and signals come back a
   assert.equal(killed.signal, 'SIGTERM');
 
   // The calls above went through a helper shell, a child of this process, not a spawn each.
-  const helpers = readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        return ppid === process.pid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('skiffd-helper');
-      } catch {
-        return false;
-      }
-    });
-  assert.ok(helpers.length >= 1 && helpers.length <= 4, `one to four helper shells run (found ${helpers.length})`);
+  const helpers = helperCount();
+  assert.ok(helpers >= 1 && helpers <= 4, `one to four helper shells run (found ${helpers})`);
 
   // An argument with a newline cannot go through the helper protocol: it is spawned and still arrives intact.
   const multi = await runCommand('/usr/bin/printf', ['%s', 'one\ntwo'], { timeoutMs: 10_000 });
@@ -76,18 +81,6 @@ test('helper shell: more calls at once than helpers all complete with their own 
 });
 
 test('helper shell: a burst of concurrent commands gets more shells, which leave once idle', { timeout: 120_000 }, async () => {
-  const helperCount = () =>
-    readdirSync('/proc')
-      .filter((p) => /^\d+$/.test(p))
-      .filter((p) => {
-        try {
-          const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-          return ppid === process.pid && readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('skiffd-helper');
-        } catch {
-          return false;
-        }
-      }).length;
   // Twelve commands at once, each holding its shell until all have started: a spawn each is what the shells spare.
   const barrier = `/tmp/skiff-helper-burst-${process.pid}`;
   const burst = Array.from({ length: 12 }, (_, i) =>

@@ -20,7 +20,16 @@ import { runCommand, type CommandOptions, type CommandResult } from './commands.
 import { skiffdCommand, startSkiffd, type ImageClient, type RuntimeClient, type SkiffdHandle } from './skiffd.ts';
 import { createTestNetwork, freePort, skiffdNetworkConfig, type TestNetwork } from './netns.ts';
 import { kitDir, kitMissing, startKitRegistry, type KitRegistry } from './cri-conformance.ts';
-import { kubeBin, removeKubepodsCgroups, removeTree, spawnKubelet, takeKubeletLock, type HostLock, type KubeletProcess } from './kubelet-host.ts';
+import {
+  kubeBin,
+  removeAllPods,
+  removeKubepodsCgroups,
+  removeTree,
+  spawnKubelet,
+  takeKubeletLock,
+  type HostLock,
+  type KubeletProcess,
+} from './kubelet-host.ts';
 import { kubeApi, type KubeApi } from './kube-api.ts';
 import type { KubePod, StatsSummary } from './kube-types.ts';
 
@@ -472,17 +481,6 @@ async function start(options: ClusterOptions, lock: HostLock, cleanups: (() => P
     },
   };
   return cluster;
-}
-
-/** Every pod sandbox the runtime has, stopped and removed (their containers with them). */
-export async function removeAllPods(runtime: RuntimeClient): Promise<void> {
-  const { containers } = await runtime.listContainers({});
-  for (const c of containers) await runtime.removeContainer({ containerId: c.id }).catch(() => {});
-  const { items } = await runtime.listPodSandbox({});
-  for (const p of items) {
-    await runtime.stopPodSandbox({ podSandboxId: p.id });
-    await runtime.removePodSandbox({ podSandboxId: p.id });
-  }
 }
 
 function sleep(ms: number): Promise<void> {

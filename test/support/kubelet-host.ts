@@ -6,6 +6,7 @@ import { closeSync, createWriteStream, existsSync, openSync, readdirSync, readFi
 import { join } from 'node:path';
 import { runCommand } from './commands.ts';
 import { kitDir } from './cri-conformance.ts';
+import type { RuntimeClient } from './skiffd.ts';
 import { allCgroupDirs } from '../../node/skiffd/cgroups/layout.ts';
 
 /**
@@ -176,26 +177,42 @@ export function podCgroupUids(): Set<string> {
  * still has a process is left and reported: that is a leftover.
  */
 export function removeKubepodsCgroups(): string[] {
+  return kubepodsDirs().flatMap((d) => removeCgroupTree(d));
+}
+
+/** Removes a cgroup directory and every one below it, deepest first; returns those still in use. */
+export function removeCgroupTree(dir: string): string[] {
   const busy: string[] = [];
-  const remove = (dir: string) => {
+  const remove = (d: string) => {
     let children: string[] = [];
     try {
-      children = readdirSync(dir, { withFileTypes: true })
+      children = readdirSync(d, { withFileTypes: true })
         .filter((e) => e.isDirectory())
-        .map((e) => join(dir, e.name));
+        .map((e) => join(d, e.name));
     } catch {
       return;
     }
     for (const c of children) remove(c);
     try {
-      rmdirSync(dir);
+      rmdirSync(d);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT') busy.push(`${dir} (${code})`);
+      if (code !== 'ENOENT') busy.push(`${d} (${code})`);
     }
   };
-  for (const d of kubepodsDirs()) remove(d);
+  remove(dir);
   return busy;
+}
+
+/** Every pod sandbox the runtime has, stopped and removed (their containers with them). */
+export async function removeAllPods(runtime: RuntimeClient): Promise<void> {
+  const { containers } = await runtime.listContainers({});
+  for (const c of containers) await runtime.removeContainer({ containerId: c.id }).catch(() => {});
+  const { items } = await runtime.listPodSandbox({});
+  for (const p of items) {
+    await runtime.stopPodSandbox({ podSandboxId: p.id });
+    await runtime.removePodSandbox({ podSandboxId: p.id });
+  }
 }
 
 /** Mount points at or under `dir`, deepest first. */

@@ -21,6 +21,7 @@ import { createTestNetwork, freePort, skiffdNetworkConfig, type TestNetwork } fr
 import { kitMissing, startKitRegistry, type KitRegistry } from './cri-conformance.ts';
 import {
   podLogDirs,
+  removeAllPods,
   removeKubepodsCgroups,
   removeTree,
   spawnKubelet,
@@ -156,7 +157,7 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
     await kubelet?.stop();
     // A daemon the test killed comes back to clean up after itself.
     if (skiffd.child.exitCode !== null || skiffd.child.signalCode !== null) skiffd = await launchSkiffd();
-    await removeAllPods(skiffd);
+    await removeAllPods(skiffd.runtime);
     await skiffd.cleanup();
     for (const d of podLogDirs(POD_LOGS_DIR, written)) rmSync(d, { recursive: true, force: true });
     const busy = removeKubepodsCgroups();
@@ -334,17 +335,6 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
     },
   };
   return node;
-}
-
-/** Every pod sandbox the runtime has, stopped and removed (their containers with them). */
-async function removeAllPods(d: SkiffdHandle): Promise<void> {
-  const { containers } = await d.runtime.listContainers({});
-  for (const c of containers) await d.runtime.removeContainer({ containerId: c.id }).catch(() => {});
-  const { items } = await d.runtime.listPodSandbox({});
-  for (const p of items) {
-    await d.runtime.stopPodSandbox({ podSandboxId: p.id });
-    await d.runtime.removePodSandbox({ podSandboxId: p.id });
-  }
 }
 
 /** The text of CRI log lines (`TIME STREAM F|P TEXT`), partial pieces joined per stream. */
