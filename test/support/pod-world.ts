@@ -10,7 +10,7 @@ export interface PodWorld {
   dir: string;
   net: TestNetwork;
   registry: Awaited<ReturnType<typeof startRegistry>>;
-  /** Run newest first when the test ends, before the registry, network and dir go; failures ignored. */
+  /** Run newest first when the test ends, before the registry, network and dir go; a failure is logged and the rest still run. */
   cleanups: (() => Promise<void>)[];
 }
 
@@ -20,7 +20,8 @@ export async function startPodWorld(t: import('node:test').TestContext, prefix: 
   const registry = await startRegistry();
   const cleanups: (() => Promise<void>)[] = [];
   t.after(async () => {
-    for (const c of cleanups.reverse()) await c().catch(() => {});
+    // A failed step is printed, not thrown: the others still run, and a leftover can be traced to its call.
+    for (const c of cleanups.reverse()) await c().catch((err: Error) => console.error(`# ${prefix} cleanup: ${err.message}`));
     await registry.stop();
     await net.cleanup();
     rmSync(dir, { recursive: true, force: true });
