@@ -57,7 +57,10 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   const config = `${skiffdNetworkConfig(net)}\n[registry.configs."${registry.host}"]\ninsecure = true\n`;
   let d: SkiffdHandle = await startSkiffd({ config });
   const first = d;
+  // Cleanups run newest first: the pods go through whichever daemon runs then (the restarted one, later),
+  // then that daemon stops, then the first one's handle removes the temp dir.
   cleanups.push(() => first.cleanup());
+  cleanups.push(() => d.cleanup());
   cleanups.push(async () => {
     for (const p of (await d.runtime.listPodSandbox({})).items) await d.runtime.removePodSandbox({ podSandboxId: p.id });
   });
@@ -250,7 +253,6 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
   abort.abort();
   await stream;
   d = await startSkiffd({ config, dir: first.dir });
-  cleanups.push(() => d.cleanup());
   assert.equal((await status(svc)).state, ContainerState.CONTAINER_RUNNING, 'svc survived the daemon');
   const se = await status(ends);
   assert.deepEqual([se.state, se.exitCode, se.reason], [ContainerState.CONTAINER_EXITED, 9, 'Error']);
