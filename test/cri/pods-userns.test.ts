@@ -87,7 +87,10 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   const config = `${skiffdNetworkConfig(net)}\n[registry.configs."${registry.host}"]\ninsecure = true\n`;
   let d: SkiffdHandle = await startSkiffd({ config });
   const first = d;
+  // Cleanups run newest first: the pods go through whichever daemon runs then (the restarted one, later),
+  // then that daemon stops, then the first one's handle removes the temp dir.
   cleanups.push(() => first.cleanup());
+  cleanups.push(() => d.cleanup());
   cleanups.push(async () => {
     for (const p of (await d.runtime.listPodSandbox({})).items) await d.runtime.removePodSandbox({ podSandboxId: p.id });
   });
@@ -245,7 +248,6 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   // and a new container joins the same user namespace.
   assert.equal((await d.stop('SIGKILL')).signal, 'SIGKILL');
   d = await startSkiffd({ config, dir: first.dir });
-  cleanups.push(() => d.cleanup());
   assert.equal((await d.runtime.podSandboxStatus({ podSandboxId })).status?.state, 0, 'the pod is still SANDBOX_READY');
   assert.equal((await status(holder)).state, ContainerState.CONTAINER_RUNNING);
   const after = await create('after-restart', { command: ['busybox', 'readlink', '/proc/self/ns/user'] });
