@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCluster } from '../support/cluster.ts';
-import { container } from '../support/kube-manifests.ts';
+import { apiPod, container } from '../support/kube-manifests.ts';
 import { containerStatus, isReady } from '../support/kube-types.ts';
 import { httpGetIndex, runCommand } from '../support/commands.ts';
 import { needs } from '../support/prereq.ts';
@@ -31,12 +31,8 @@ test('kubectl reaches pods on skiffd through kube-apiserver and the kubelet', { 
   t.after(() => cluster.cleanup());
   const c = cluster;
   await c.namespace(NS);
-  await c.apply({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'web', namespace: NS },
-    spec: {
-      terminationGracePeriodSeconds: 1,
+  await c.apply(
+    apiPod(NS, 'web', {
       restartPolicy: 'Never',
       containers: [
         container('shell', {
@@ -49,8 +45,8 @@ test('kubectl reaches pods on skiffd through kube-apiserver and the kubelet', { 
         container('echo2', { script: 'while read line; do echo "got $line"; done; echo "stdin closed"', extra: { stdin: true, stdinOnce: true } }),
         container('term', { extra: { command: ['sh'], stdin: true, tty: true } }),
       ],
-    },
-  });
+    }),
+  );
   await c.waitForPod(NS, 'web', 'Ready', isReady);
   const kubectl = (args: string[], env: Record<string, string>, o: { input?: string; timeoutMs?: number } = {}) =>
     c.kubectl(['-n', NS, ...args], { env, timeoutMs: 60_000, ...o });

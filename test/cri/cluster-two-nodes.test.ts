@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCluster, joinKubelet } from '../support/cluster.ts';
 import { KIT_IMAGES } from '../support/kubelet.ts';
-import { container, httpProbe } from '../support/kube-manifests.ts';
+import { apiPod, container, httpProbe } from '../support/kube-manifests.ts';
 import { isReady, type KubePod } from '../support/kube-types.ts';
 import { needs } from '../support/prereq.ts';
 import { removeCgroupTree } from '../support/kubelet-host.ts';
@@ -104,21 +104,16 @@ test('a skiffd node and a containerd node in one cluster', { timeout: 15 * 60_00
 
   await t.test('a pod on each node reaches a pod on the other by pod IP', async () => {
     // One busybox pod per node, each serving its node's name over HTTP.
-    const peer = (name: string, node: string) => ({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: NS },
-      spec: {
+    const peer = (name: string, node: string) =>
+      apiPod(NS, name, {
         nodeName: node,
-        terminationGracePeriodSeconds: 1,
         containers: [
           container('http', {
             script: `mkdir -p /www && echo "served on ${node}" > /www/index.html && exec httpd -f -p 8080 -h /www`,
             extra: { readinessProbe: httpProbe(8080) },
           }),
         ],
-      },
-    });
+      });
     await c.apply(peer('peer-a', c.nodeName), peer('peer-b', NODE_B));
     const onA = await c.waitForPod(NS, 'peer-a', 'Ready', isReady);
     const onB = await c.waitForPod(NS, 'peer-b', 'Ready', isReady);

@@ -13,18 +13,13 @@ import { join } from 'node:path';
 import { startCluster } from '../support/cluster.ts';
 import { KIT_IMAGES } from '../support/kubelet.ts';
 import { containerStatus, condition, isReady, type KubePod } from '../support/kube-types.ts';
-import { container, execProbe, httpProbe } from '../support/kube-manifests.ts';
+import { apiPod, container, execProbe, httpProbe } from '../support/kube-manifests.ts';
 import { deletionSnapshot, leftoversOf, type DeletionSnapshot } from '../support/kube-leftovers.ts';
 
 const NS = 'work';
 type Json = Record<string, unknown>;
 
-const podObject = (name: string, spec: Json, labels: Record<string, string> = {}): Json => ({
-  apiVersion: 'v1',
-  kind: 'Pod',
-  metadata: { name, namespace: NS, labels: { test: 'cluster', ...labels } },
-  spec: { terminationGracePeriodSeconds: 1, ...spec },
-});
+const podObject = (name: string, spec: Json & { containers: Json[] }, labels?: Record<string, string>) => apiPod(NS, name, spec, labels);
 
 const running = (p: KubePod, c: string) => !!containerStatus(p, c)?.state.running;
 

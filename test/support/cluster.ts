@@ -350,6 +350,13 @@ async function start(options: ClusterOptions, lock: HostLock, cleanups: (() => P
       .map((l) => l.slice(0, 600))
       .join('\n');
   const diagnose = () => `kubelet log tail:\n${kubeletTail()}\n\nskiffd log tail:\n${skiffd.logs().slice(-2500)}`;
+  const pki = join(cp.dir, 'pki');
+  const kubeletApi = kubeApi({
+    server: `https://127.0.0.1:${joined.port}`,
+    caFile: join(pki, 'ca.crt'),
+    certFile: join(pki, 'apiserver-kubelet-client.crt'),
+    keyFile: join(pki, 'apiserver-kubelet-client.key'),
+  });
   const kubectl = cp.kubectl;
   const kubectlOk = async (args: string[], o?: CommandOptions) => {
     const r = await kubectl(args, o);
@@ -436,34 +443,9 @@ async function start(options: ClusterOptions, lock: HostLock, cleanups: (() => P
       }
     },
     waitFor,
-    async statsSummary() {
-      const pki = join(cp.dir, 'pki');
-      const { request } = await import('node:https');
-      return new Promise<StatsSummary>((resolve, reject) => {
-        const req = request(
-          {
-            host: '127.0.0.1',
-            port: joined.port,
-            path: '/stats/summary',
-            cert: readFileSync(join(pki, 'apiserver-kubelet-client.crt')),
-            key: readFileSync(join(pki, 'apiserver-kubelet-client.key')),
-            // The kubelet's serving certificate is its client certificate, signed by the cluster's CA.
-            ca: readFileSync(join(pki, 'ca.crt')),
-            timeout: 15_000,
-          },
-          (res) => {
-            let body = '';
-            res.setEncoding('utf8').on('data', (d: string) => (body += d));
-            res.on('end', () =>
-              res.statusCode === 200 ? resolve(JSON.parse(body) as StatsSummary) : reject(new Error(`/stats/summary: HTTP ${res.statusCode} ${body}`)),
-            );
-          },
-        );
-        req.on('timeout', () => req.destroy(new Error('/stats/summary: no answer within 15 s')));
-        req.on('error', reject);
-        req.end();
-      });
-    },
+    // The kubelet's API as the API server reaches it: its kubelet-client certificate; the kubelet's
+    // serving certificate is signed by the cluster's CA.
+    statsSummary: () => kubeletApi.get<StatsSummary>('/stats/summary'),
     diagnose,
     async restartSkiffd(signal = 'SIGKILL') {
       await skiffd.stop(signal).catch(() => {});

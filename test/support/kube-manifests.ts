@@ -30,6 +30,11 @@ export function pod(name: string, spec: Json & { containers: Json[] }): { metada
   return { metadata: { name }, spec: { terminationGracePeriodSeconds: 1, ...spec } };
 }
 
+/** A Pod object for the API (`kubectl apply`) in namespace `ns`: grace period 1 s unless `spec` says otherwise. */
+export function apiPod(ns: string, name: string, spec: Json & { containers: Json[] }, labels: Record<string, string> = {}): Json {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels }, spec: { terminationGracePeriodSeconds: 1, ...spec } };
+}
+
 /** An emptyDir volume and the mount of it at `path`. */
 export function emptyDir(name: string, path: string): { volume: Json; mount: Json } {
   return { volume: { name, emptyDir: {} }, mount: { name, mountPath: path } };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { startCluster } from './cluster.ts';
 import { httpGetIndex } from './commands.ts';
-import { container } from './kube-manifests.ts';
+import { apiPod, container } from './kube-manifests.ts';
 import { isReady } from './kube-types.ts';
 
 export const STREAMING_DAEMON_PREREQS = { root: true, commands: ['kubectl'] };
@@ -18,18 +18,14 @@ export async function streamingThroughDaemon(t: import('node:test').TestContext,
   if (!c) return;
   t.after(() => c.cleanup());
   await c.namespace('stream');
-  await c.apply({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'streampod', namespace: 'stream' },
-    spec: {
-      terminationGracePeriodSeconds: 1,
+  await c.apply(
+    apiPod('stream', 'streampod', {
       containers: [
         container('shell', { script: 'mkdir -p /www && echo hello-from-daemon-pod > /www/index.html && httpd -p 8080 -h /www && exec sleep 3600' }),
         container('echo', { script: 'while read line; do echo "got $line"; done; echo "stdin closed"', extra: { stdin: true, stdinOnce: true } }),
       ],
-    },
-  });
+    }),
+  );
   await c.waitForPod('stream', 'streampod', 'Ready', isReady);
   const kubectl = (args: string[], input?: string) => c.kubectl(['-n', 'stream', ...args], { env: SPDY, input });
 
