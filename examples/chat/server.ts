@@ -1,7 +1,7 @@
-// The chat example on Node: GraphQL over HTTP (queries, mutations) and over WebSocket
-// (subscriptions) on the same /graphql URL, on the Node dev server, with the in-process pub/sub or
-// a shared one (Redis) when given.
-import { startServer } from '../../node/graphql/app.ts';
+// The chat example on Node: GraphQL over HTTP (queries, mutations, and subscriptions over SSE and
+// multipart) and over WebSocket on the same /graphql URL, on the Node dev server, with the
+// in-process pub/sub or a shared one (Redis) when given.
+import { peerAddress, startServer } from '../../node/graphql/app.ts';
 import type { NodeGraphQLWebSocketOptions } from '../../node/graphql/websocket.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import type { PubSub } from '../../src/subscriptions/pubsub.ts';
@@ -35,7 +35,9 @@ export interface ChatServer {
 export async function startChatServer(options: ChatServerOptions = {}): Promise<ChatServer> {
   const schema = createChatSchema({ pubsub: options.pubsub });
   const server = await startServer({
-    handler: createGraphQLHandler({ schema }),
+    // Clients reach this server directly: its stream cap counts per socket address.
+    handler: createGraphQLHandler({ schema, subscriptions: { clientKey: peerAddress } }),
+    peerAddresses: true,
     port: options.port ?? 4000,
     hostname: options.hostname,
     graphiql: options.graphiql,

@@ -11,7 +11,18 @@ import type { RequestLog } from './logging.ts';
 import type { ServerMetrics } from './metrics.ts';
 
 /** A GraphQL handler, or any fetch-style function (tests serve their own). */
-export type AppHandler = ((request: Request) => Response | Promise<Response>) & Partial<Pick<GraphQLFetchHandler, 'fetch'>>;
+export type AppHandler = ((request: Request) => Response | Promise<Response>) & Partial<Pick<GraphQLFetchHandler, 'fetch' | 'closeStreams'>>;
+
+// The socket address of each request being served, for per-client limits (see `peerAddress`).
+const peers = new WeakMap<Request, string>();
+
+/**
+ * The address of the client that sent `request` to this server, or null: the `clientKey` for the
+ * handler's per-client stream cap when clients reach the server directly, not through a proxy.
+ */
+export function peerAddress(request: Request): string | null {
+  return peers.get(request) ?? null;
+}
 
 export interface AppOptions {
   /** GraphiQL on `GET /graphql` with `Accept: text/html`, assets under `/graphiql/`. Default off. */
@@ -20,6 +31,8 @@ export interface AppOptions {
   log?: RequestLog | null;
   /** Prometheus metrics (see metrics.ts), served on their path; none by default. */
   metrics?: ServerMetrics | null;
+  /** Remember each request's socket address for `peerAddress`. Default off (it costs a map entry per request). */
+  peerAddresses?: boolean;
 }
 
 /** A Hono app handing every request to the GraphQL handler, which owns paths, methods and errors. */
@@ -40,7 +53,14 @@ export function createApp(handler: AppHandler, options: AppOptions = {}): Hono {
   }
   if (options.log) app.use('*', options.log.middleware);
   const serveRequest = answer;
-  app.all('*', (c) => serveRequest(c.req.raw));
+  if (options.peerAddresses) {
+    app.all('*', (c) => {
+      const request = c.req.raw;
+      const address = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress;
+      if (address !== undefined) peers.set(request, address);
+      return serveRequest(request);
+    });
+  } else app.all('*', (c) => serveRequest(c.req.raw));
   return app;
 }
 
@@ -66,6 +86,8 @@ export interface StartOptions {
   metrics?: ServerMetrics | null;
   /** GraphQL over WebSocket (graphql-transport-ws) on `path`, e.g. `{ schema }`. Default off. */
   subscriptions?: Omit<NodeGraphQLWebSocketOptions, 'path'>;
+  /** Remember socket addresses for `peerAddress` (a handler's per-client stream cap). Default off. */
+  peerAddresses?: boolean;
 }
 
 export interface RunningServer {
@@ -86,7 +108,7 @@ export interface RunningServer {
 
 export function startServer(options: StartOptions): Promise<RunningServer> {
   const graphiql = options.graphiql === true ? { endpoint: options.path ?? '/graphql' } : options.graphiql;
-  const app = createApp(options.handler, { graphiql, log: options.log, metrics: options.metrics });
+  const app = createApp(options.handler, { graphiql, log: options.log, metrics: options.metrics, peerAddresses: options.peerAddresses });
   return new Promise((resolve, reject) => {
     const server = createAdaptorServer({ fetch: app.fetch, hostname: options.hostname }) as Server;
     server.once('error', reject);
@@ -104,6 +126,8 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
           // close() drops the connections idle now; a keep-alive one whose request is still in flight
           // goes idle later, and is dropped by a later sweep (no per-request cost while serving).
           server.closeIdleConnections();
+          // Subscription streams end too (without completing, so their clients reconnect elsewhere).
+          options.handler.closeStreams?.();
           const sweep = setInterval(() => server.closeIdleConnections(), 50);
           try {
             await ws?.close();

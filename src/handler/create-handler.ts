@@ -4,14 +4,16 @@ import { createDocumentCache } from './document-cache.ts';
 import { createHealthChecks } from './health.ts';
 import { endRequestSpan, failRequestSpan, startRequestSpan, type RequestTrace } from './tracing.ts';
 import { parseOptionsFor, resolveLimits } from './limits.ts';
-import { acceptableMediaTypes, negotiateMediaType, type GraphQLMediaType } from './negotiation.ts';
+import { acceptableMediaTypes, applicationJson, negotiateMediaType, type GraphQLMediaType } from './negotiation.ts';
 import { createOperationRunner } from './operation.ts';
 import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions, type OperationContext, type RequestParams } from './options.ts';
 import { pathnameOf } from './path.ts';
 import { createProductionFeatures, newRequestState, type RequestState } from './production.ts';
 import { readBodyThen } from './request-body.ts';
 import { bodyReadError, paramsFromBody, paramsFromGet, postRefusal } from './request-params.ts';
-import { refusal, thrownAnswer, type Answer } from './responses.ts';
+import { errorsJson, refusal, resultJson, thrownAnswer, type Answer } from './responses.ts';
+import { createHttpSubscriptions } from '../streams/http-subscriptions.ts';
+import { negotiateStreamFormat, singleResultAnswer } from '../streams/stream-formats.ts';
 
 /**
  * A GraphQL-over-HTTP endpoint as a fetch handler, for any runtime with web-standard Request and
@@ -41,6 +43,17 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   // Caching, persisted queries, limits, masking, CORS, the response observer: see production.ts.
   const features = createProductionFeatures(options as GraphQLHandlerOptions<never>, schema, limits, documents);
   const { formatError, queryResolver } = features;
+  // Subscriptions over SSE and multipart, for a schema that has them.
+  const streams =
+    options.subscriptions === false || !schema.getSubscriptionType()
+      ? null
+      : createHttpSubscriptions({
+          options: options.subscriptions ?? {},
+          hasContext: options.context !== undefined,
+          serialize: (result) => resultJson(result, formatError),
+          serializeErrors: (errors) => errorsJson(errors, formatError),
+          subscribe: options.subscribe,
+        });
   const runOperation = createOperationRunner({
     schema,
     documents,
@@ -52,6 +65,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     // `execute` opts out, and so does a disabled document cache (plans live with cached documents).
     compiled: options.compiledExecution === true && options.execute === undefined && documentCacheSize > 0 ? createCompiledExecution(schema) : null,
     formatError,
+    streams,
   });
 
   const health = createHealthChecks(options.health);
@@ -93,15 +107,19 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     }
     const preflight = features.preflight(request);
     if (preflight !== null) return preflight;
-    const mediaType = negotiateMediaType(request.headers.get('accept'));
-    if (mediaType === null) {
+    const accept = request.headers.get('accept');
+    const negotiated = negotiateMediaType(accept);
+    const streamFormat = negotiateStreamFormat(accept);
+    if (negotiated === null && streamFormat === null) {
       return features.finish(request, {
         status: 406,
         headers: { accept: acceptableMediaTypes, 'content-type': 'text/plain; charset=utf-8' },
         body: `Not Acceptable: accept ${acceptableMediaTypes}`,
       });
     }
-    const state = newRequestState();
+    // A client that accepts only a stream (graphql-sse) gets every answer as one; errors are formatted as under application/json.
+    const mediaType = negotiated ?? applicationJson;
+    const state = newRequestState(streamFormat === null ? null : { format: streamFormat, only: negotiated === null });
     if (trace !== undefined) state.trace = trace;
     if (request.method === 'GET') return answer(request, state, mediaType, () => paramsFromGet(request.url, queryResolver));
     const refused = postRefusal(request);
@@ -164,12 +182,12 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     } catch (error) {
       return thrownAnswer(error, mediaType, formatError);
     }
-    return isAnswer(admission) ? admission : runOperation(request, admission, mediaType, state.trace);
+    return isAnswer(admission) ? admission : runOperation(request, admission, mediaType, state.trace, state.stream);
   }
 
   function respond(request: Request, state: RequestState, answered: Answer): Response {
     try {
-      return features.respond(request, state, answered);
+      return features.respond(request, state, state.stream?.only ? singleResultAnswer(answered, state.stream.format) : answered);
     } catch (error) {
       return internalError(request, error, state);
     }
@@ -188,7 +206,9 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       return Promise.reject(error);
     }
   };
-  return Object.assign(handleGraphQL, { fetch: entry });
+  const subscriptionStats = () => streams?.stats() ?? { executions: 0, members: 0, open: 0 };
+  const closeStreams = () => streams?.closeAll();
+  return Object.assign(handleGraphQL, { fetch: entry, subscriptionStats, closeStreams });
 }
 
 /** An answer already (a refusal, a cached response) rather than parameters to go on with. */

@@ -14,6 +14,8 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { CompiledExecution, OperationPlan } from '../execution/compiled-execution.ts';
+import type { HttpSubscriptions } from '../streams/http-subscriptions.ts';
+import type { StreamFormat } from '../streams/stream-formats.ts';
 import type { DocumentCache } from './document-cache.ts';
 import type { GraphQLMediaType } from './negotiation.ts';
 import type { FormatError, RequestParams } from './options.ts';
@@ -33,16 +35,30 @@ export interface OperationOptions {
   /** Plans for valid queries, or null to execute everything with graphql-js. */
   compiled: CompiledExecution | null;
   formatError: FormatError;
+  /** Subscriptions over SSE and multipart, or null when they are off. */
+  streams: HttpSubscriptions | null;
+}
+
+/** How the client asked for a stream: the format, and whether it accepts nothing but a stream. */
+export interface StreamRequest {
+  format: StreamFormat;
+  only: boolean;
 }
 
 /**
  * Answers admitted parameters; `mediaType` is the negotiated response type. Throws (or rejects with)
  * unexpected failures only: a throwing context factory or executor, which the handler makes a 500.
  */
-export type RunOperation = (request: Request, params: RequestParams, mediaType: GraphQLMediaType, trace?: RequestTrace) => Answer | Promise<Answer>;
+export type RunOperation = (
+  request: Request,
+  params: RequestParams,
+  mediaType: GraphQLMediaType,
+  trace?: RequestTrace,
+  stream?: StreamRequest | null,
+) => Answer | Promise<Answer>;
 
 export function createOperationRunner(options: OperationOptions): RunOperation {
-  const { schema, documents, rootValue, context, compiled, formatError } = options;
+  const { schema, documents, rootValue, context, compiled, formatError, streams } = options;
   const execute = options.execute ?? graphqlExecute;
   const rules = [...specifiedRules, ...options.validationRules];
 
@@ -53,6 +69,7 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
     document: DocumentNode,
     contextValue: unknown,
     trace: RequestTrace | undefined,
+    stream: StreamRequest | null | undefined,
   ): Answer | Promise<Answer> {
     const errors =
       trace === undefined
@@ -71,7 +88,19 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
     const operation = getOperationAST(document, params.operationName);
     if (operation == null) return errorsAnswer([new GraphQLError('Unable to detect operation AST')], mediaType, formatError);
     if (operation.operation === 'subscription') {
-      return errorsAnswer([new GraphQLError('Subscriptions are not supported')], mediaType, formatError);
+      if (streams === null) {
+        return errorsAnswer([new GraphQLError('Subscriptions are not served over HTTP here: use GraphQL over WebSocket')], mediaType, formatError);
+      }
+      if (stream == null) {
+        return errorsAnswer(
+          [new GraphQLError('A subscription needs a stream: send Accept: text/event-stream (SSE) or multipart/mixed;subscriptionSpec="1.0", or use GraphQL over WebSocket')],
+          mediaType,
+          formatError,
+        );
+      }
+      const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
+      const key = JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null]);
+      return streams.start(request, args, key, stream.format);
     }
     if (operation.operation === 'mutation' && request.method === 'GET') {
       // As graphql-http answers it: a bare 405 whose body (unformatted) says why.
@@ -97,18 +126,18 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
     return resultAnswer(result, mediaType, formatError);
   }
 
-  return (request, params, mediaType, trace) => {
+  return (request, params, mediaType, trace, stream) => {
     let document: DocumentNode;
     try {
       document = trace === undefined ? documents.parse(params.query) : childSpan(trace, 'graphql.parse', () => documents.parse(params.query));
     } catch (error) {
       return thrownAnswer(error, mediaType, formatError);
     }
-    if (typeof context !== 'function') return withContext(request, params, mediaType, document, context, trace);
+    if (typeof context !== 'function') return withContext(request, params, mediaType, document, context, trace, stream);
     const made: unknown = context(request, params);
     return made instanceof Promise
-      ? made.then((contextValue) => withContext(request, params, mediaType, document, contextValue, trace))
-      : withContext(request, params, mediaType, document, made, trace);
+      ? made.then((contextValue) => withContext(request, params, mediaType, document, contextValue, trace, stream))
+      : withContext(request, params, mediaType, document, made, trace, stream);
   };
 }
 

@@ -6,6 +6,8 @@ import type { HealthOptions } from './health.ts';
 import type { LimitOptions } from './limits.ts';
 import type { PersistedQueriesOptions } from './persisted-queries.ts';
 import type { ResponseCacheOptions } from './response-cache.ts';
+import type { HttpStreamOptions } from '../streams/http-subscriptions.ts';
+import type { SharedExecutionStats } from '../subscriptions/shared-executions.ts';
 
 /** The parameters of a GraphQL request, from a GET's query string or a POST's JSON body. */
 export interface RequestParams {
@@ -31,6 +33,16 @@ export interface GraphQLFetchHandler {
    * asynchronous response path.
    */
   readonly fetch: (request: Request) => Response | Promise<Response>;
+  /**
+   * Subscriptions streaming over SSE and multipart now (`open`), and the executions behind them with
+   * their members (shared executions count once); all zero when HTTP subscriptions are off.
+   */
+  subscriptionStats(): SharedExecutionStats & { open: number };
+  /**
+   * Ends every open subscription stream without a completion, so clients reconnect: for a server
+   * that shuts down (streams would otherwise hold their connections open to the end).
+   */
+  closeStreams(): void;
 }
 
 /** Builds the GraphQL context value for one operation from the incoming web request. */
@@ -64,6 +76,15 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   compiledExecution?: boolean;
   /** Replaces graphql-js `execute` (same contract), e.g. for a compiled executor. */
   execute?: (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>;
+  /** Replaces graphql-js `subscribe` (same contract) for subscriptions over SSE and multipart. */
+  subscribe?: (args: ExecutionArgs) => Promise<AsyncGenerator<ExecutionResult, void, void> | ExecutionResult>;
+  /**
+   * Subscriptions over HTTP streams, negotiated by Accept: server-sent events (`text/event-stream`,
+   * graphql-sse's distinct connections) and multipart (`multipart/mixed;subscriptionSpec="1.0"`,
+   * Apollo Client). On by default for a schema with a subscription type; `false` turns them off.
+   * Limits and keep-alive: docs/graphql/subscriptions.md.
+   */
+  subscriptions?: HttpStreamOptions | false;
   /** Maps every reported error (GraphQL or request error) before it is serialized. */
   formatError?: FormatError;
   /**

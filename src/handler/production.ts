@@ -1,4 +1,5 @@
 import type { RequestTrace } from './tracing.ts';
+import type { StreamRequest } from './operation.ts';
 import { getOperationAST, NoSchemaIntrospectionCustomRule, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { cacheControlValue } from './cache-control.ts';
 import { createCors, type Cors } from './cors.ts';
@@ -26,10 +27,12 @@ export interface RequestState {
   trace?: RequestTrace;
   /** Whether the query was in the document cache on arrival; only looked up for `onResponse`. */
   documentCached?: boolean;
+  /** The stream the client accepts (SSE, multipart), when it named one. */
+  stream: StreamRequest | null;
 }
 
-export function newRequestState(): RequestState {
-  return { operationName: undefined, query: undefined, cacheKey: undefined, cached: undefined };
+export function newRequestState(stream: StreamRequest | null): RequestState {
+  return { operationName: undefined, query: undefined, cacheKey: undefined, cached: undefined, stream };
 }
 
 /**
@@ -166,7 +169,7 @@ export function createProductionFeatures(
     respond(request, state, answer) {
       const { headers, body } = answer;
       let status = answer.status;
-      const succeeded = status === 200 && body !== null && body.startsWith('{"data"');
+      const succeeded = status === 200 && typeof body === 'string' && body.startsWith('{"data"');
       let etag = state.cached?.etag;
       if (httpCaching && request.method === 'GET') {
         headers.vary = varyGet;
@@ -174,7 +177,7 @@ export function createProductionFeatures(
           if (cacheControl !== null) headers['cache-control'] = cacheControl;
           if (useEtag) {
             if (etag === undefined) {
-              etag = etagOf(body);
+              etag = etagOf(body as string);
               if (state.cached) state.cached.etag = etag;
             }
             headers.etag = etag;
@@ -190,7 +193,7 @@ export function createProductionFeatures(
       } else if (cors) {
         headers.vary = 'Origin';
       }
-      if (succeeded && state.cacheKey !== undefined) responseCache?.set(state.cacheKey, body, etag);
+      if (succeeded && state.cacheKey !== undefined) responseCache?.set(state.cacheKey, body as string, etag);
       if (cors) cors.apply(request, headers);
       const response = new Response(status === 304 ? null : body, { status, headers });
       observe(request, response, state);

@@ -9,7 +9,8 @@ export interface Answer {
   status: number;
   /** Plain header names in lowercase; the HTTP layer adds to them. */
   headers: Record<string, string>;
-  body: string | null;
+  /** Text, or a stream of results (subscriptions and incremental delivery over SSE or multipart). */
+  body: string | ReadableStream<Uint8Array> | null;
 }
 
 export const jsonContentType = contentTypeOf(applicationJson);
@@ -62,8 +63,17 @@ export function errorsAnswer(errors: readonly GraphQLError[], mediaType: GraphQL
 
 /** An execution result from graphql-js, serialized as graphql-js's clients expect it. */
 export function resultAnswer(result: ExecutionResult, mediaType: GraphQLMediaType, formatError: FormatError): Answer {
-  const body = result.errors ? { ...result, errors: result.errors.map(formatError) } : result;
-  return ok(JSON.stringify(body, errorReplacer), mediaType);
+  return ok(resultJson(result, formatError), mediaType);
+}
+
+/** The JSON text of a result, its errors formatted (masked) first. */
+export function resultJson(result: ExecutionResult, formatError: FormatError): string {
+  return JSON.stringify(result.errors ? { ...result, errors: result.errors.map(formatError) } : result, errorReplacer);
+}
+
+/** The JSON text of errors alone, formatted. */
+export function errorsJson(errors: readonly GraphQLError[], formatError: FormatError): string {
+  return JSON.stringify(errors.map(formatError), errorReplacer);
 }
 
 /** A result the compiled plan wrote: `data` is JSON text already. Errors come first, as graphql-js orders them. */

@@ -1,6 +1,7 @@
 // Shared subscription executions: subscribers whose operation (document, operation name, variables)
 // and declared context key are equal join one execution. Each event is executed once and its result
-// serialized once; every member's `next` frame is that same payload text behind its own operation id.
+// serialized once; every member's frame is that same payload text inside its own transport's framing
+// (a graphql-ws `next` message behind its operation id, an SSE event, a multipart part).
 // Fan-out is one synchronous loop over the members, so a thousand subscribers cost a thousand string
 // concatenations and socket writes per event, not a thousand executions and promise chains.
 import type { ExecutionResult } from 'graphql';
@@ -9,8 +10,12 @@ import type { ExecutionResult } from 'graphql';
 export interface Member {
   /** Writes one text frame to this member's socket (the adapter applies backpressure limits). */
   send(frame: string): void;
-  /** `{"id":"…","type":"next","payload":` for this member: the frame is this + payload + "}". */
+  /**
+   * What goes before and after the payload text in this member's frame, e.g. `{"id":"…","type":"next","payload":`
+   * and `}` on graphql-ws. Members with equal prefixes must have equal suffixes (one transport).
+   */
   readonly nextPrefix: string;
+  readonly nextSuffix: string;
   /** The execution produced errors outside the result (a throwing source): tell this member. */
   error(errors: readonly { message: string }[]): void;
   /** The execution ended (source done, or a one-off result was sent): complete this member. */
@@ -27,11 +32,19 @@ export interface SharedExecutionStats {
   members: number;
 }
 
+/** Turns one event's result into the payload text every member's frame carries. */
+export type SerializeResult = (result: ExecutionResult) => string;
+
 export class SharedExecutions {
+  readonly #serialize: SerializeResult;
   /** Shared executions by operation key. */
   readonly #running = new Map<string, Execution>();
   /** Every running execution, shared or of one member. */
   readonly #all = new Set<Execution>();
+
+  constructor(serialize: SerializeResult = JSON.stringify) {
+    this.#serialize = serialize;
+  }
 
   /**
    * Adds `member` to the execution under `key`, starting it with `start` when there is none. With
@@ -41,7 +54,7 @@ export class SharedExecutions {
   join(key: string | undefined, member: Member, start: () => Promise<Started> | Started): { remove(member: Member): void } {
     let execution = key === undefined ? undefined : this.#running.get(key);
     if (!execution) {
-      const created = new Execution(() => {
+      const created = new Execution(this.#serialize, () => {
         this.#all.delete(created);
         if (key !== undefined && this.#running.get(key) === created) this.#running.delete(key);
       });
@@ -65,11 +78,13 @@ export class SharedExecutions {
 
 class Execution {
   readonly #members = new Set<Member>();
+  readonly #serialize: SerializeResult;
   readonly #onEnd: () => void;
   #iterator: AsyncIterator<ExecutionResult> | undefined;
   #ended = false;
 
-  constructor(onEnd: () => void) {
+  constructor(serialize: SerializeResult, onEnd: () => void) {
+    this.#serialize = serialize;
     this.#onEnd = onEnd;
   }
 
@@ -104,9 +119,9 @@ class Execution {
       if (!isAsyncIterable(started)) {
         // A one-off result: the subscribe resolver failed, or the operation could not start.
         this.#end();
-        const frame = JSON.stringify(started);
+        const payload = this.#serialize(started);
         for (const member of this.#take()) {
-          member.send(`${member.nextPrefix}${frame}}`);
+          member.send(`${member.nextPrefix}${payload}${member.nextSuffix}`);
           member.complete();
         }
         return;
@@ -121,7 +136,7 @@ class Execution {
       for (;;) {
         const step = await iterator.next();
         if (step.done || this.#ended) break;
-        const payload = JSON.stringify(step.value);
+        const payload = this.#serialize(step.value);
         // Members with the same operation id (clients mostly use the same ids) get the same string, so
         // a transport can encode it once for all of them.
         let prefix: string | undefined;
@@ -130,7 +145,7 @@ class Execution {
         for (const member of this.#members) {
           if (member.nextPrefix !== prefix) {
             prefix = member.nextPrefix;
-            frame = `${prefix}${payload}}`;
+            frame = `${prefix}${payload}${member.nextSuffix}`;
           }
           member.send(frame);
         }

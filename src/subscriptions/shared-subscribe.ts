@@ -118,6 +118,7 @@ interface SubscriberHooks<E> {
  */
 class Subscriber<E> implements Member {
   readonly nextPrefix: string;
+  readonly nextSuffix = '}';
   ended = false;
   execution: { remove(member: Member): void } | undefined;
 

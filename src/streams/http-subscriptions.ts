@@ -1,0 +1,168 @@
+// Subscriptions over plain HTTP: each request that asks for a stream (SSE or multipart) and carries a
+// subscription becomes one member of a shared execution (../subscriptions/shared-executions.ts, the
+// same machinery the WebSocket path runs on), writing into its own response body. The response body
+// closing, however it closes, takes the member out, so a client that goes away releases its
+// pub/sub topic at once.
+import { subscribe as graphqlSubscribe, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
+import { SharedExecutions, type Member, type SharedExecutionStats } from '../subscriptions/shared-executions.ts';
+import type { Answer } from '../handler/responses.ts';
+import { StreamChannel } from './stream-channel.ts';
+import { framingOf, type StreamFormat, type StreamFraming } from './stream-formats.ts';
+import { clientKeyFromHeaders, OpenStreams } from './open-streams.ts';
+
+/** Decides which HTTP subscribers share one execution; see `HttpStreamOptions.subscriptionShareKey`. */
+export type HttpSubscriptionShareKey = (request: Request, args: ExecutionArgs) => string | undefined | Promise<string | undefined>;
+
+/** Subscriptions over server-sent events and multipart HTTP (docs/graphql/subscriptions.md). */
+export interface HttpStreamOptions {
+  /** Keep-alive frames (an SSE comment, a multipart heartbeat) after this many ms of silence. 0 disables. Default 12,000. */
+  keepAlive?: number;
+  /** Bytes queued unread for one stream past which it is cut and its subscription ended. Default 1 MiB. */
+  maxBufferedBytes?: number;
+  /** Streams one client may hold open at once; past it a request gets 429. Default 100. */
+  maxStreamsPerClient?: number;
+  /**
+   * The client a request comes from, for `maxStreamsPerClient`; null leaves it uncapped. Default: the
+   * address a proxy put in `cf-connecting-ip`, `x-real-ip` or `x-forwarded-for` (see open-streams.ts).
+   */
+  clientKey?: (request: Request) => string | null;
+  /**
+   * Which subscribers share one execution: equal operations (document, operation name, variables)
+   * whose keys are equal share it, run with the first one's context value; `undefined` runs a
+   * subscriber alone. Return every part of the context the resolvers read. Default: share when the
+   * handler has no `context` option, never otherwise. `false` never shares.
+   */
+  subscriptionShareKey?: HttpSubscriptionShareKey | false;
+}
+
+export interface HttpSubscriptionsSetup {
+  options: HttpStreamOptions;
+  /** Whether the handler builds a context per request (then sharing needs a declared key). */
+  hasContext: boolean;
+  /** The handler's error formatting, applied to every event's errors (masking). */
+  serialize(result: ExecutionResult): string;
+  /** The JSON text of errors outside execution (a throwing event source). */
+  serializeErrors(errors: readonly GraphQLError[]): string;
+  subscribe?: (args: ExecutionArgs) => ReturnType<typeof graphqlSubscribe>;
+}
+
+export interface HttpSubscriptions {
+  /** The streamed answer to a valid subscription, or a 429 when the client has too many streams open. */
+  start(request: Request, args: ExecutionArgs, operationKey: string, format: StreamFormat): Answer | Promise<Answer>;
+  /** Subscriptions streaming now (`open`), and the executions behind them with their members. */
+  stats(): SharedExecutionStats & { open: number };
+  /** Ends every open stream without completing it, so clients reconnect (to another instance). */
+  closeAll(): void;
+}
+
+export const httpStreamDefaults = { keepAlive: 12_000, maxBufferedBytes: 1 << 20, maxStreamsPerClient: 100 } as const;
+
+export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubscriptions {
+  const { options } = setup;
+  const keepAliveMs = nonNegative('keepAlive', options.keepAlive ?? httpStreamDefaults.keepAlive);
+  const maxBufferedBytes = positive('maxBufferedBytes', options.maxBufferedBytes ?? httpStreamDefaults.maxBufferedBytes);
+  const open = new OpenStreams(positive('maxStreamsPerClient', options.maxStreamsPerClient ?? httpStreamDefaults.maxStreamsPerClient));
+  const clientKey = options.clientKey ?? clientKeyFromHeaders;
+  const shareKey: HttpSubscriptionShareKey | false = options.subscriptionShareKey ?? (setup.hasContext ? false : () => '');
+  const executions = new SharedExecutions(setup.serialize);
+  const run = setup.subscribe ?? graphqlSubscribe;
+  const channels = new Set<StreamChannel>();
+
+  function streamed(request: Request, args: ExecutionArgs, key: string | undefined, format: StreamFormat, client: string | null): Answer {
+    const framing = framingOf(format);
+    const subscriber = new StreamSubscriber(framing, setup.serializeErrors);
+    subscriber.channel = new StreamChannel({
+      open: framing.open,
+      keepAlive: framing.keepAlive,
+      keepAliveMs,
+      maxBufferedBytes,
+      onClose: () => {
+        channels.delete(subscriber.channel);
+        subscriber.execution?.remove(subscriber);
+        open.release(client);
+      },
+    });
+    channels.add(subscriber.channel);
+    // A runtime that does not cancel the body when the client leaves still aborts the request.
+    request.signal?.addEventListener('abort', () => subscriber.channel.cancel(), { once: true });
+    subscriber.execution = executions.join(key, subscriber, () => run(args) as Promise<AsyncIterable<ExecutionResult> | ExecutionResult>);
+    return {
+      status: 200,
+      headers: { 'content-type': framing.contentType, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
+      body: subscriber.channel.body,
+    };
+  }
+
+  return {
+    start(request, args, operationKey, format) {
+      const client = clientKey(request);
+      if (!open.acquire(client)) {
+        return {
+          status: 429,
+          headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '5' },
+          body: JSON.stringify({
+            errors: [{ message: `Too many open subscription streams: at most ${open.maxPerClient} per client; close one before opening another` }],
+          }),
+        };
+      }
+      let key: string | undefined | Promise<string | undefined>;
+      try {
+        key = shareKey === false ? undefined : shareKey(request, args);
+      } catch (error) {
+        open.release(client);
+        throw error;
+      }
+      const withKey = (shared: string | undefined) => streamed(request, args, shared === undefined ? undefined : `${operationKey}\u0000${shared}`, format, client);
+      if (!(key instanceof Promise)) return withKey(key);
+      return key.then(withKey, (error: unknown) => {
+        open.release(client);
+        throw error;
+      });
+    },
+    stats() {
+      return { ...executions.stats(), open: open.total };
+    },
+    closeAll() {
+      for (const channel of channels) channel.cancel();
+    },
+  };
+}
+
+/** One HTTP subscriber: a member of an execution that writes into its response body. */
+class StreamSubscriber implements Member {
+  readonly nextPrefix: string;
+  readonly nextSuffix: string;
+  channel!: StreamChannel;
+  execution: { remove(member: Member): void } | undefined;
+
+  constructor(
+    readonly framing: StreamFraming,
+    readonly serializeErrors: (errors: readonly GraphQLError[]) => string,
+  ) {
+    this.nextPrefix = framing.nextPrefix;
+    this.nextSuffix = framing.nextSuffix;
+  }
+
+  send(frame: string): void {
+    this.channel.write(frame);
+  }
+
+  error(errors: readonly { message: string }[]): void {
+    this.channel.write(this.framing.failure(this.serializeErrors(errors as readonly GraphQLError[])));
+    this.channel.end(this.framing.end);
+  }
+
+  complete(): void {
+    this.channel.end(this.framing.end);
+  }
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`createGraphQLHandler: subscriptions.${name} must be a positive integer (got ${value})`);
+  return value;
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`createGraphQLHandler: subscriptions.${name} must be a non-negative integer (got ${value})`);
+  return value;
+}
