@@ -1,13 +1,17 @@
-// Cloudflare: subscriptions that reach every isolate. Isolates share no memory, so the sockets live in
-// one Durable Object (one process, an in-process pub/sub) while queries and mutations keep running in
-// the stateless Worker; a mutation publishes by POSTing the event to the object, which fans it out.
+// Cloudflare: subscriptions that reach every isolate. Isolates share no memory, so the subscribers live
+// in one Durable Object (one process, an in-process pub/sub) while queries and mutations keep running
+// in the stateless Worker; a mutation publishes by POSTing the event to the object, which fans it out.
 //
 //   Worker fetch ──/graphql, Upgrade: websocket──▶ Durable Object ── graphql-ws ──▶ clients
+//   Worker fetch ──/graphql, subscription, Accept: SSE or multipart──▶ Durable Object ── stream ──▶ clients
 //   Worker mutation ── pubsub.publish ──POST /publish──▶ Durable Object ── in-process pub/sub
 //
 // Sockets are held with the standard accept() API, not hibernation: graphql-ws keeps per-connection
 // state in memory, so the object stays resident while clients are connected.
-import type { GraphQLSchema } from 'graphql';
+import { getOperationAST, parse, type GraphQLSchema } from 'graphql';
+import { createGraphQLHandler } from '../src/handler/create-handler.ts';
+import type { GraphQLHandlerOptions } from '../src/handler/options.ts';
+import { negotiateStreamFormat } from '../src/streams/stream-formats.ts';
 import type { GraphQLWebSocketOptions, GraphQLWebSocketServer } from '../src/subscriptions/graphql-ws-adapter.ts';
 import { createInProcessPubSub, type PubSub, type TopicMap } from '../src/subscriptions/pubsub.ts';
 import { withGraphQLWebSocket, type FetchHandler } from './websocket-workerd.ts';
@@ -51,7 +55,10 @@ export function durableObjectPubSub<Topics extends TopicMap = TopicMap>(
   };
 }
 
-/** Routes WebSocket upgrades on `path` to the Durable Object and everything else to `handler`. */
+/**
+ * Routes subscriptions on `path` to the Durable Object (WebSocket upgrades, and subscriptions asking
+ * for an SSE or multipart stream) and everything else to `handler`.
+ */
 export function routeSubscriptionsToDurableObject(
   handler: FetchHandler,
   namespace: DurableObjectNamespaceLike,
@@ -59,11 +66,29 @@ export function routeSubscriptionsToDurableObject(
 ): FetchHandler {
   const name = options.name ?? 'graphql-subscriptions';
   const path = options.path ?? '/graphql';
+  const toObject = (request: Request) => namespace.get(namespace.idFromName(name)).fetch(request);
   return (request) => {
-    const upgrade = (request.headers.get('upgrade') ?? '').toLowerCase() === 'websocket';
-    if (upgrade && new URL(request.url).pathname === path) return namespace.get(namespace.idFromName(name)).fetch(request);
-    return handler(request);
+    if (new URL(request.url).pathname !== path) return handler(request);
+    if ((request.headers.get('upgrade') ?? '').toLowerCase() === 'websocket') return toObject(request);
+    if (negotiateStreamFormat(request.headers.get('accept')) === null) return handler(request);
+    return isSubscription(request).then((subscription) => (subscription ? toObject(request) : handler(request)));
   };
+}
+
+/** Whether a GraphQL request carries a subscription; false for anything unreadable (the handler answers it). */
+async function isSubscription(request: Request): Promise<boolean> {
+  try {
+    let params: { query?: unknown; operationName?: unknown };
+    if (request.method === 'GET') {
+      const search = new URL(request.url).searchParams;
+      params = { query: search.get('query'), operationName: search.get('operationName') };
+    } else params = (await request.clone().json()) as typeof params;
+    if (typeof params.query !== 'string') return false;
+    const operationName = typeof params.operationName === 'string' ? params.operationName : undefined;
+    return getOperationAST(parse(params.query), operationName)?.operation === 'subscription';
+  } catch {
+    return false;
+  }
 }
 
 export interface SubscriptionsObjectSetup {
@@ -71,6 +96,8 @@ export interface SubscriptionsObjectSetup {
   /** Must be in-process: the object is the one place every event and socket meets. */
   pubsub: PubSub<TopicMap>;
   webSocket?: Omit<GraphQLWebSocketOptions, 'schema'>;
+  /** Options of the handler serving subscriptions over SSE and multipart in the object. */
+  http?: Omit<GraphQLHandlerOptions<never>, 'schema' | 'path'>;
 }
 
 /**
@@ -84,12 +111,14 @@ export function createSubscriptionsObject<Env>(setup: (env: Env) => Subscription
     readonly #fetch: FetchHandler;
     /** The object's GraphQL over WebSocket server (open sockets, shared subscription executions). */
     readonly webSocketServer: GraphQLWebSocketServer;
+    /** The object's HTTP handler (subscriptions over SSE and multipart). */
+    readonly graphql: ReturnType<typeof createGraphQLHandler>;
 
     constructor(_state: unknown, env: Env) {
-      const { schema, pubsub, webSocket } = setup(env);
+      const { schema, pubsub, webSocket, http } = setup(env);
       this.#pubsub = pubsub;
-      const refuse = (): Response => new Response('This Durable Object only accepts WebSocket upgrades and events', { status: 404 });
-      const fetch = withGraphQLWebSocket(refuse, { ...webSocket, schema, path: null }, { inDurableObject: true });
+      this.graphql = createGraphQLHandler({ ...(http as GraphQLHandlerOptions<never>), schema, path: null });
+      const fetch = withGraphQLWebSocket(this.graphql, { ...webSocket, schema, path: null }, { inDurableObject: true });
       this.#fetch = fetch;
       this.webSocketServer = fetch.webSocketServer;
     }

@@ -4,7 +4,10 @@ import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import { createChatSchema } from './schema.ts';
 
 const schema = createChatSchema();
-const fetch = withGraphQLWebSocket(createGraphQLHandler({ schema }), { schema });
+// Over plain HTTP a stream belongs to its request, and workerd lets no other request's event (a
+// mutation's) reach it: chat subscriptions over SSE or multipart need the Durable Object
+// (edge/websocket-durable-object.ts). Here they go over WebSocket.
+const fetch = withGraphQLWebSocket(createGraphQLHandler({ schema, subscriptions: false }), { schema });
 
 export default {
   fetch(request: Request): Response | Promise<Response> {

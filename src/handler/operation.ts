@@ -93,7 +93,11 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
       }
       if (stream == null) {
         return errorsAnswer(
-          [new GraphQLError('A subscription needs a stream: send Accept: text/event-stream (SSE) or multipart/mixed;subscriptionSpec="1.0", or use GraphQL over WebSocket')],
+          [
+            new GraphQLError(
+              'A subscription needs a stream: send Accept: text/event-stream (SSE) or multipart/mixed;subscriptionSpec="1.0", or use GraphQL over WebSocket',
+            ),
+          ],
           mediaType,
           formatError,
         );

@@ -88,7 +88,8 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
     subscriber.execution = executions.join(key, subscriber, () => run(args) as Promise<AsyncIterable<ExecutionResult> | ExecutionResult>);
     return {
       status: 200,
-      headers: { 'content-type': framing.contentType, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
+      // identity: a runtime that compresses on its own (workerd) would hold parts back in its encoder.
+      headers: { 'content-type': framing.contentType, 'cache-control': 'no-cache', 'content-encoding': 'identity', 'x-accel-buffering': 'no' },
       body: subscriber.channel.body,
     };
   }
@@ -112,7 +113,8 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
         open.release(client);
         throw error;
       }
-      const withKey = (shared: string | undefined) => streamed(request, args, shared === undefined ? undefined : `${operationKey}\u0000${shared}`, format, client);
+      const withKey = (shared: string | undefined) =>
+        streamed(request, args, shared === undefined ? undefined : `${operationKey}\u0000${shared}`, format, client);
       if (!(key instanceof Promise)) return withKey(key);
       return key.then(withKey, (error: unknown) => {
         open.release(client);
@@ -149,11 +151,11 @@ class StreamSubscriber implements Member {
 
   error(errors: readonly { message: string }[]): void {
     this.channel.write(this.framing.failure(this.serializeErrors(errors as readonly GraphQLError[])));
-    this.channel.end(this.framing.end);
+    this.complete();
   }
 
   complete(): void {
-    this.channel.end(this.framing.end);
+    this.channel.end(this.framing.end, this.framing.endAfterKeepAlive);
   }
 }
 
@@ -163,6 +165,7 @@ function positive(name: string, value: number): number {
 }
 
 function nonNegative(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`createGraphQLHandler: subscriptions.${name} must be a non-negative integer (got ${value})`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new TypeError(`createGraphQLHandler: subscriptions.${name} must be a non-negative integer (got ${value})`);
   return value;
 }

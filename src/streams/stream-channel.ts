@@ -36,6 +36,7 @@ export class StreamChannel {
   #controller!: ReadableStreamDefaultController<Uint8Array>;
   #open = true;
   #sentSinceTick = false;
+  #lastWasKeepAlive = false;
   #timer: ReturnType<typeof setInterval> | undefined;
   readonly #options: StreamChannelOptions;
 
@@ -75,13 +76,14 @@ export class StreamChannel {
       return;
     }
     this.#sentSinceTick = true;
+    this.#lastWasKeepAlive = false;
     this.#controller.enqueue(bytes);
   }
 
-  /** Writes `last` and closes the body normally. */
-  end(last: string): void {
+  /** Writes `last` (or `afterKeepAlive` when a keep-alive was the last write) and closes the body normally. */
+  end(last: string, afterKeepAlive = last): void {
     if (!this.#open) return;
-    this.write(last);
+    this.write(this.#lastWasKeepAlive ? afterKeepAlive : last);
     if (!this.#open) return;
     this.#close('ended');
     this.#controller.close();
@@ -99,7 +101,10 @@ export class StreamChannel {
   }
 
   #tick(): void {
-    if (!this.#sentSinceTick) this.write(this.#options.keepAlive);
+    if (!this.#sentSinceTick) {
+      this.write(this.#options.keepAlive);
+      this.#lastWasKeepAlive = true;
+    }
     this.#sentSinceTick = false;
   }
 

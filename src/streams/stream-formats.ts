@@ -19,6 +19,8 @@ export interface StreamFraming {
   readonly keepAlive: string;
   /** Ends the stream once results are done. */
   readonly end: string;
+  /** Ends it when the last thing written was a keep-alive; default `end`. */
+  readonly endAfterKeepAlive?: string;
   /** A failure outside GraphQL execution (the event source threw): the frame for `errors`, then `end`. */
   failure(errorsJson: string): string;
 }
@@ -36,29 +38,35 @@ const eventStream: StreamFraming = {
   failure: (errors) => `event: next\ndata: {"errors":${errors}}\n\n`,
 };
 
-const graphqlPart = `\r\n--graphql\r\n${jsonPart}`;
+// Every multipart frame ends with the boundary delimiter, so a client can parse a part the moment it
+// arrives instead of waiting for the next one to begin.
+const graphqlBoundary = '\r\n--graphql';
+const heartbeat = `\r\n${jsonPart}{}${graphqlBoundary}`;
 const multipartSubscription: StreamFraming = {
   contentType: 'multipart/mixed; boundary="graphql"; subscriptionSpec="1.0"',
   // `{}` is the protocol's heartbeat; clients skip it.
-  open: `${graphqlPart}{}`,
-  nextPrefix: `${graphqlPart}{"payload":`,
-  nextSuffix: '}',
-  keepAlive: `${graphqlPart}{}`,
-  end: '\r\n--graphql--\r\n',
+  open: `${graphqlBoundary}${heartbeat}`,
+  nextPrefix: `\r\n${jsonPart}{"payload":`,
+  nextSuffix: `}${graphqlBoundary}`,
+  keepAlive: heartbeat,
+  end: '--\r\n',
   // A transport-level error: no payload, the errors beside it.
-  failure: (errors) => `${graphqlPart}{"payload":null,"errors":${errors}}`,
+  failure: (errors) => `\r\n${jsonPart}{"payload":null,"errors":${errors}}${graphqlBoundary}`,
 };
 
-const dashPart = `\r\n---\r\n${jsonPart}`;
+const dashBoundary = '\r\n---';
 const multipartMixed: StreamFraming = {
   contentType: 'multipart/mixed; boundary="-"',
-  open: '',
-  nextPrefix: dashPart,
-  nextSuffix: '',
-  // Whitespace after a part's JSON body: parsers skip it, proxies see traffic.
-  keepAlive: '\r\n',
-  end: '\r\n-----\r\n',
-  failure: (errors) => `${dashPart}{"errors":${errors}}`,
+  open: dashBoundary,
+  nextPrefix: `\r\n${jsonPart}`,
+  nextSuffix: dashBoundary,
+  // Transport padding after the last delimiter (RFC 2046 §5.1.1): no part, so no client takes it for a
+  // result, yet a proxy sees traffic and a runtime notices a client that is gone.
+  keepAlive: ' ',
+  end: '--\r\n',
+  // The close delimiter cannot follow padding: a last part that says there is nothing more comes first.
+  endAfterKeepAlive: `\r\n${jsonPart}{"hasNext":false}${dashBoundary}--\r\n`,
+  failure: (errors) => `\r\n${jsonPart}{"errors":${errors}}${dashBoundary}`,
 };
 
 export function framingOf(format: StreamFormat): StreamFraming {
