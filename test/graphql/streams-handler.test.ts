@@ -1,0 +1,124 @@
+// The HTTP stream side of the fetch handler, in-process: which Accept headers open which stream, the
+// bound on a client that does not read, masking of event errors, shutdown, options, and the Node
+// server's per-address cap.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
+import { negotiateStreamFormat } from '../../src/streams/stream-formats.ts';
+import { createInProcessPubSub } from '../../src/subscriptions/pubsub.ts';
+import { createChatSchema, type ChatTopics } from '../../examples/chat/schema.ts';
+import { peerAddress, startServer } from '../../node/graphql/app.ts';
+import { countingPubSub } from '../fixtures/ws/chat-app.ts';
+import { MESSAGE_ADDED, until, within } from '../fixtures/ws/clients.ts';
+import { APOLLO_MULTIPART, SSE, StreamRead } from '../fixtures/streams/clients.ts';
+
+const request = (query: string, accept: string, variables?: Record<string, unknown>) =>
+  new Request('http://localhost/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept },
+    body: JSON.stringify({ query, variables }),
+  });
+
+describe('HTTP streams in the fetch handler', () => {
+  it('opens a stream only for an Accept header that names one', () => {
+    assert.equal(negotiateStreamFormat('text/event-stream'), 'event-stream');
+    assert.equal(negotiateStreamFormat('multipart/mixed;boundary=graphql;subscriptionSpec=1.0, application/json'), 'multipart-subscription');
+    assert.equal(negotiateStreamFormat('multipart/mixed;deferSpec=20220824, application/json'), 'multipart-mixed');
+    assert.equal(negotiateStreamFormat('text/event-stream, multipart/mixed'), 'event-stream', 'the first of equal weights');
+    assert.equal(negotiateStreamFormat('multipart/mixed;q=0.5, text/event-stream;q=0.9'), 'event-stream', 'the higher weight');
+    assert.equal(negotiateStreamFormat('text/event-stream;q=0, application/json'), null, 'q=0 refuses it');
+    assert.equal(negotiateStreamFormat('*/*'), null, 'a wildcard never opens a stream');
+    assert.equal(negotiateStreamFormat(null), null);
+    assert.equal(negotiateStreamFormat('application/graphql-response+json, application/json'), null);
+  });
+
+  it('answers queries as JSON to a client that accepts JSON and a stream alike', async () => {
+    const handler = createGraphQLHandler({ schema: createChatSchema() });
+    const response = await handler(request('{ messages { id } }', APOLLO_MULTIPART));
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.deepEqual(await response.json(), { data: { messages: [] } });
+  });
+
+  it('cuts a client that does not read past its buffer, and releases its subscription', async () => {
+    const pubsub = countingPubSub(createInProcessPubSub<ChatTopics>());
+    const handler = createGraphQLHandler({ schema: createChatSchema({ pubsub }), subscriptions: { maxBufferedBytes: 16 * 1024 } });
+    const response = await handler(request(MESSAGE_ADDED, SSE, { room: 'slow' }));
+    assert.equal(response.status, 200);
+    assert.equal(pubsub.live(), 1);
+    const text = 'x'.repeat(1500);
+    // Nobody reads the body: 30 events of 1.5 kB are twice the bound.
+    for (let i = 0; i < 30 && pubsub.live() > 0; i++) {
+      await pubsub.publish('room:slow', { id: String(i), room: 'slow', author: 'a', text, createdAt: new Date().toISOString() });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await until(() => pubsub.live() === 0, 5000, 'the slow reader to be cut and its subscription released');
+    assert.deepEqual(handler.subscriptionStats(), { executions: 0, members: 0, open: 0 });
+    await assert.rejects(response.text(), /did not read fast enough/);
+  });
+
+  it('masks unexpected errors in events as it does in results', async () => {
+    const schema = new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLString } } }),
+      subscription: new GraphQLObjectType({
+        name: 'Subscription',
+        fields: {
+          secret: {
+            type: GraphQLString,
+            subscribe: async function* () {
+              yield 1;
+            },
+            resolve: () => {
+              throw new Error('database password is hunter2');
+            },
+          },
+        },
+      }),
+    });
+    const masked: unknown[] = [];
+    const handler = createGraphQLHandler({ schema, onMaskedError: (error) => masked.push(error) });
+    const text = await (await handler(request('subscription { secret }', SSE))).text();
+    assert.doesNotMatch(text, /hunter2/);
+    assert.match(text, /"message":"Unexpected error\."/);
+    assert.match(text, /event: complete/);
+    assert.equal(masked.length, 1);
+  });
+
+  it('ends every open stream without completing it on closeStreams(), for a shutdown', async () => {
+    const handler = createGraphQLHandler({ schema: createChatSchema() });
+    const response = await handler(request(MESSAGE_ADDED, SSE, { room: 'bye' }));
+    assert.equal(handler.subscriptionStats().open, 1);
+    handler.closeStreams();
+    const text = await within(response.text(), 5000, 'the body to end');
+    assert.equal(text, ':\n\n', 'no complete event: the client reconnects');
+    assert.deepEqual(handler.subscriptionStats(), { executions: 0, members: 0, open: 0 });
+  });
+
+  it('refuses bad stream options with a message naming them, and subscriptions when they are off', async () => {
+    const schema = createChatSchema();
+    assert.throws(() => createGraphQLHandler({ schema, subscriptions: { maxBufferedBytes: 0 } }), /subscriptions\.maxBufferedBytes must be a positive integer/);
+    assert.throws(() => createGraphQLHandler({ schema, subscriptions: { keepAlive: -1 } }), /subscriptions\.keepAlive must be a non-negative integer/);
+    const off = createGraphQLHandler({ schema, subscriptions: false });
+    const response = await off(request(MESSAGE_ADDED, SSE, { room: 'off' }));
+    assert.match(await response.text(), /not served over HTTP here: use GraphQL over WebSocket/);
+  });
+
+  it('caps streams per socket address on the Node server, and closes them when it stops', async () => {
+    const handler = createGraphQLHandler({ schema: createChatSchema(), subscriptions: { clientKey: peerAddress, maxStreamsPerClient: 2 } });
+    const server = await startServer({ handler, port: 0, hostname: '127.0.0.1', peerAddresses: true });
+    const reads: StreamRead[] = [];
+    try {
+      for (let i = 0; i < 2; i++) reads.push(await StreamRead.open(server.url, { query: MESSAGE_ADDED, variables: { room: 'cap' }, accept: SSE }));
+      const third = await StreamRead.open(server.url, { query: MESSAGE_ADDED, variables: { room: 'cap' }, accept: SSE });
+      assert.equal(third.response.status, 429);
+      await third.finished();
+      assert.match(third.text, /at most 2 per client/);
+    } finally {
+      // Open streams must not hold the server up.
+      await within(server.close(), 5000, 'the server to close with streams open');
+    }
+    for (const read of reads) await read.finished();
+    assert.deepEqual(handler.subscriptionStats(), { executions: 0, members: 0, open: 0 });
+  });
+});
