@@ -49,8 +49,9 @@ export class StreamChannel {
         },
         cancel: () => this.#close('cancelled'),
       },
-      // desiredSize then counts bytes: how much room is left before the bound.
-      new ByteLengthQueuingStrategy({ highWaterMark: options.maxBufferedBytes }),
+      // desiredSize then counts bytes: how much room is left before the bound. (A plain strategy object:
+      // Vercel's edge runtime has no ByteLengthQueuingStrategy.)
+      { highWaterMark: options.maxBufferedBytes, size: (chunk: Uint8Array) => chunk.byteLength },
     );
     if (options.open !== '') this.write(options.open);
     if (options.keepAliveMs > 0 && options.keepAlive !== '') {

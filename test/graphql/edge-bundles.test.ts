@@ -21,6 +21,8 @@ interface Case {
   init?: RequestInit;
   /** Extra facts to assert on the parsed body, beyond matching the in-process answer. */
   check?: (body: any) => void;
+  /** The same for a body that is no JSON document (a stream). */
+  checkText?: (text: string) => void;
 }
 
 const q1 = '{ country(code: "BR") { name capital currency languages { name } } }';
@@ -99,6 +101,13 @@ const cases: Case[] = [
     },
   },
   {
+    // graphql-sse's client asks for nothing but a stream, queries included.
+    name: 'a query to a client that accepts only server-sent events',
+    path: '/graphql',
+    init: { method: 'POST', headers: { ...json, accept: 'text/event-stream' }, body: JSON.stringify({ query: '{ country(code: "FR") { name } }' }) },
+    checkText: (text) => assert.equal(text, ':\n\nevent: next\ndata: {"data":{"country":{"name":"France"}}}\n\nevent: complete\ndata:\n\n'),
+  },
+  {
     name: 'the subgraph SDL',
     path: '/graphql',
     init: { method: 'POST', headers: json, body: JSON.stringify({ query: '{ _service { sdl } }' }) },
@@ -120,7 +129,8 @@ async function answersLikeNode(fetchFn: FetchFn, options: { anyPath?: boolean } 
     assert.equal(actual.status, expected.status, c.name);
     assert.equal(actual.headers.get('content-type'), expected.headers.get('content-type'), c.name);
     assert.equal(actualText, expectedText, c.name);
-    c.check?.(JSON.parse(actualText));
+    if (c.checkText) c.checkText(actualText);
+    else c.check?.(JSON.parse(actualText));
   }
 }
 
