@@ -107,7 +107,12 @@ export interface RunningServer {
 }
 
 export function startServer(options: StartOptions): Promise<RunningServer> {
-  const graphiql = options.graphiql === true ? { endpoint: options.path ?? '/graphql' } : options.graphiql;
+  // GraphiQL subscribes over the WebSocket when this server has one, else over server-sent events.
+  const subscriptions = options.subscriptions ? ('websocket' as const) : ('sse' as const);
+  const graphiql =
+    options.graphiql === true
+      ? { endpoint: options.path ?? '/graphql', subscriptions }
+      : options.graphiql && { subscriptions, ...options.graphiql };
   const app = createApp(options.handler, { graphiql, log: options.log, metrics: options.metrics, peerAddresses: options.peerAddresses });
   return new Promise((resolve, reject) => {
     const server = createAdaptorServer({ fetch: app.fetch, hostname: options.hostname }) as Server;

@@ -22,6 +22,7 @@ export const assetSources: readonly [string, string, string, string][] = [
   ['graphiql.min.js', 'graphiql', 'graphiql.min.js', js],
   ['graphiql.min.css', 'graphiql', 'graphiql.min.css', 'text/css; charset=utf-8'],
   ['graphql-ws.min.js', 'graphql-ws', 'umd/graphql-ws.min.js', js],
+  ['graphql-sse.min.js', 'graphql-sse', 'umd/graphql-sse.min.js', js],
 ];
 
 /** The start script, beside this module. */

@@ -2,11 +2,20 @@
 // A browser script, kept as a file of its own so the page's CSP can forbid inline scripts.
 (() => {
   // The endpoint comes from the script tag, so this file is the same for every server.
-  const endpoint = document.currentScript.dataset.endpoint;
-  // Subscriptions go over graphql-ws on the same URL (when the server has WebSockets wired in).
+  const { endpoint, subscriptions } = document.currentScript.dataset;
+  // Subscriptions go over graphql-ws on the same URL when the server has WebSockets wired in, else
+  // over server-sent events (graphql-sse's distinct connections) on the same URL.
   const wsUrl = new URL(endpoint, location.href);
   wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
   let wsClient;
+  function subscribe(params, opts) {
+    if (subscriptions === 'sse') {
+      const client = graphqlSse.createClient({ url: endpoint, singleConnection: false, retryAttempts: 0, headers: () => opts?.headers ?? {} });
+      return client.iterate(params);
+    }
+    wsClient = wsClient || graphqlWs.createClient({ url: wsUrl.href, lazy: true, connectionParams: () => opts?.headers ?? {} });
+    return wsClient.iterate(params);
+  }
   // Read from the query text itself: GraphiQL's parsed document can lag behind what was just typed.
   function isSubscription(params) {
     const text = String(params.query || '').replace(/"""[\s\S]*?"""|"(?:[^"\\\n]|\\.)*"|#[^\n\r]*/g, ' ');
@@ -31,10 +40,7 @@
   }
   // GraphiQL passes the headers typed into its Headers tab as opts.headers.
   async function fetcher(params, opts) {
-    if (isSubscription(params)) {
-      wsClient = wsClient || graphqlWs.createClient({ url: wsUrl.href, lazy: true, connectionParams: () => opts?.headers ?? {} });
-      return wsClient.iterate(params);
-    }
+    if (isSubscription(params)) return subscribe(params, opts);
     const response = await fetch(endpoint, {
       method: 'POST',
       headers: { ...opts?.headers, 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },

@@ -1,7 +1,8 @@
 // GraphiQL for the Node dev server, served entirely from this process: the page's scripts and styles
-// come from the graphiql, react, react-dom and graphql-ws npm packages (plus graphiql-start.js), so it
-// works with no network at all. Subscriptions run over graphql-ws when the server has WebSockets on
-// the endpoint. The edge bundles leave GraphiQL out (its assets are about 1.8 MB).
+// come from the graphiql, react, react-dom, graphql-ws and graphql-sse npm packages (plus
+// graphiql-start.js), so it works with no network at all. Subscriptions run over graphql-ws when the
+// server has WebSockets on the endpoint, else over server-sent events. The edge bundles leave GraphiQL
+// out (its assets are about 1.8 MB).
 import { createHash } from 'node:crypto';
 import { loadAssetFiles } from './graphiql-assets.ts';
 
@@ -12,6 +13,8 @@ export interface GraphiQLOptions {
   assetsPath?: string;
   /** Title of the page. Default `GraphiQL`. */
   title?: string;
+  /** How the page subscribes: graphql-ws on the endpoint, or server-sent events. Default `websocket`. */
+  subscriptions?: 'websocket' | 'sse';
 }
 
 interface Asset {
@@ -59,8 +62,8 @@ function page(options: Required<GraphiQLOptions>): string {
 <script src="${a}/react.production.min.js"></script>
 <script src="${a}/react-dom.production.min.js"></script>
 <script src="${a}/graphiql.min.js"></script>
-<script src="${a}/graphql-ws.min.js"></script>
-<script src="${a}/start.js" data-endpoint="${attribute(options.endpoint)}"></script>
+<script src="${a}/${options.subscriptions === 'sse' ? 'graphql-sse' : 'graphql-ws'}.min.js"></script>
+<script src="${a}/start.js" data-endpoint="${attribute(options.endpoint)}" data-subscriptions="${options.subscriptions}"></script>
 </body>
 </html>
 `;
@@ -93,6 +96,7 @@ export function createGraphiQL(options: GraphiQLOptions = {}): (request: Request
     endpoint: options.endpoint ?? '/graphql',
     assetsPath: (options.assetsPath ?? '/graphiql').replace(/\/+$/, ''),
     title: options.title ?? 'GraphiQL',
+    subscriptions: options.subscriptions ?? 'websocket',
   };
   const html = page(resolved);
   const pageEtag = strongEtag(html);

@@ -16,6 +16,8 @@ import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import { createCountriesHandler } from '../../src/index.ts';
 import { needs } from '../support/prereq.ts';
 import { within } from '../support/graphql-fixtures.ts';
+import { until } from '../fixtures/ws/clients.ts';
+import { createChatSchema } from '../../examples/chat/schema.ts';
 
 const chromiumPath = '/usr/bin/chromium';
 
@@ -167,6 +169,38 @@ test('GraphiQL runs subscriptions over graphql-ws on the same URL', { timeout: 1
   const result = await resultContaining(page, '"countdown": 0');
   assert.deepEqual(JSON.parse(result), { data: { countdown: 0 } });
   assert.deepEqual(sockets, [`ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`]);
+  assert.deepEqual(browser.offsite, [], 'nothing left the dev server');
+  assert.deepEqual(browser.pageErrors, [], 'no script or policy errors on the page');
+});
+
+test('GraphiQL runs subscriptions over server-sent events where the server has no WebSocket', { timeout: 120_000 }, async (t) => {
+  if (!needs(t, { commands: [chromiumPath] })) return;
+  const handler = createGraphQLHandler({ schema: createChatSchema() });
+  // No `subscriptions` (WebSocket) option: the page subscribes over SSE on the same URL.
+  const server = await startServer({ handler, port: 0, hostname: '127.0.0.1', graphiql: true });
+  const browser = await openBrowser(t, new URL(server.url).origin, [() => server.close()]);
+  const { page } = browser;
+  const sockets: string[] = [];
+  page.on('websocket', (socket) => sockets.push(socket.url()));
+  const streams: string[] = [];
+  page.on('request', (request) => {
+    if (request.headers().accept === 'text/event-stream') streams.push(request.url());
+  });
+
+  await page.goto(server.url);
+  await typeQuery(page, 'subscription { messageAdded(room: "ui") { author text } }');
+  await page.locator('.graphiql-execute-button').click();
+  await until(() => handler.subscriptionStats().open === 1, 20_000, "GraphiQL's stream to open");
+  const posted = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'mutation { postMessage(room: "ui", author: "test", text: "over SSE") { id } }' }),
+  });
+  assert.equal(posted.status, 200);
+  const result = await resultContaining(page, 'over SSE');
+  assert.deepEqual(JSON.parse(result), { data: { messageAdded: { author: 'test', text: 'over SSE' } } });
+  assert.deepEqual(streams, [server.url], 'one event stream, to the endpoint');
+  assert.deepEqual(sockets, [], 'no WebSocket');
   assert.deepEqual(browser.offsite, [], 'nothing left the dev server');
   assert.deepEqual(browser.pageErrors, [], 'no script or policy errors on the page');
 });
