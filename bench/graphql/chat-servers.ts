@@ -1,7 +1,8 @@
 // The subscription bench's servers: the chat example schema (examples/chat/schema.ts, the same
 // resolvers and in-process pub/sub) behind our Node server and behind Mercurius, both speaking
-// graphql-transport-ws on /graphql. Each publish of a burst event is timed where the resolver hands it
-// to the pub/sub (publish-clock.ts), the same point for both.
+// graphql-transport-ws on /graphql, and behind our server and graphql-yoga speaking GraphQL over
+// server-sent events (graphql-sse's distinct connections) on /graphql. Each publish of a burst event is
+// timed where the resolver hands it to the pub/sub (publish-clock.ts), the same point for all.
 import type { AddressInfo } from 'node:net';
 import { startChatServer } from '../../examples/chat/server.ts';
 import { createChatSchema, type ChatTopics } from '../../examples/chat/schema.ts';
@@ -27,6 +28,8 @@ export interface ChatBenchServer {
   label: string;
   /** Node flags the server runs with: what its own start command passes. */
   nodeFlags: readonly string[];
+  /** How its subscribers subscribe: one WebSocket each, or one SSE response each. */
+  transport: 'websocket' | 'sse';
   start(): Promise<{ port: number; close(): Promise<void> }>;
 }
 
@@ -36,15 +39,14 @@ export const chatServers: ChatBenchServer[] = [
     label: 'skiff (shared executions)',
     // As `npm start` and the server image run it.
     nodeFlags: SERVER_NODE_FLAGS,
-    async start() {
-      const server = await startChatServer({ port: 0, hostname: '127.0.0.1', pubsub: timedPubSub() });
-      return { port: server.port, close: () => server.close() };
-    },
+    transport: 'websocket',
+    start: startSkiff,
   },
   {
     name: 'chat-mercurius',
     label: 'Mercurius 16 (Fastify)',
     nodeFlags: [],
+    transport: 'websocket',
     async start() {
       const { default: Fastify } = await import('fastify');
       const { default: mercurius } = await import('mercurius');
@@ -54,4 +56,42 @@ export const chatServers: ChatBenchServer[] = [
       return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };
     },
   },
+  {
+    name: 'chat-skiff-sse',
+    label: 'skiff over SSE',
+    nodeFlags: SERVER_NODE_FLAGS,
+    transport: 'sse',
+    start: startSkiff,
+  },
+  {
+    name: 'chat-yoga-sse',
+    label: 'graphql-yoga 5 over SSE',
+    nodeFlags: [],
+    transport: 'sse',
+    async start() {
+      const { createYoga } = await import('graphql-yoga');
+      const { createServer } = await import('node:http');
+      const yoga = createYoga({ schema: createChatSchema({ pubsub: timedPubSub() }), graphqlEndpoint: '/graphql', logging: false });
+      const server = createServer(yoga);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve);
+      });
+      return {
+        port: (server.address() as AddressInfo).port,
+        close: () =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      };
+    },
+  },
 ];
+
+/** The chat example's own Node server (WebSocket and HTTP streams on the same URL). */
+async function startSkiff(): Promise<{ port: number; close(): Promise<void> }> {
+  // Every SSE subscriber comes from this one address: lift the per-address cap.
+  const server = await startChatServer({ port: 0, hostname: '127.0.0.1', pubsub: timedPubSub(), streams: { maxStreamsPerClient: 1_000_000 } });
+  return { port: server.port, close: () => server.close() };
+}

@@ -20,7 +20,7 @@ export class SubscriberPool {
   #failure: Error | undefined;
 
   /** `threads` workers for up to `subscribers` sockets receiving up to `events` events each. */
-  constructor(url: string, subscription: string, subscribers: number, events: number, threads: number) {
+  constructor(url: string, transport: 'websocket' | 'sse', subscription: string, subscribers: number, events: number, threads: number) {
     const counters = new SharedArrayBuffer(4 * 4);
     this.#counters = new Int32Array(counters);
     for (let i = 0; i < threads; i++) {
@@ -28,6 +28,7 @@ export class SubscriberPool {
       const capacity = share * events;
       const data: SubscriberWorkerData = {
         url,
+        transport,
         subscription,
         events,
         receiptSeq: new SharedArrayBuffer(4 * capacity),

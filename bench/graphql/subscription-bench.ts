@@ -1,4 +1,4 @@
-// Subscriptions at scale: N graphql-ws subscribers (one WebSocket each) on one chat room of a server
+// Subscriptions at scale: N subscribers (one WebSocket or one SSE response each) on one chat room of a server
 // in its own process. Bursts of mutations, each published to every subscriber, measure the server's
 // CPU time per delivery (deliveries per CPU-second: per core) and the wait from sending a mutation to
 // each receipt at saturation; then mutations at a fixed rate measure latency from the publish in the
@@ -127,7 +127,7 @@ function quantile(sorted: Float64Array, q: number): number {
 
 async function measureOne(name: string, cell: CellOptions): Promise<SubscriptionMeasurement> {
   const { subscribers, events, warmupBursts } = cell;
-  const { label, nodeFlags } = chatServers.find((s) => s.name === name)!;
+  const { label, nodeFlags, transport } = chatServers.find((s) => s.name === name)!;
   const bursts = Math.max(1, Math.min(40, Math.round(cell.minDeliveries / (events * subscribers))));
   const warmupEvents = events * warmupBursts;
   const burstEvents = events * (warmupBursts + bursts);
@@ -136,7 +136,8 @@ async function measureOne(name: string, cell: CellOptions): Promise<Subscription
   const total = burstEvents + pacedEvents;
   const server = await startServerProcess(name, undefined, nodeFlags);
   const http = `http://127.0.0.1:${server.port}/graphql`;
-  const pool = new SubscriberPool(http.replace(/^http/, 'ws'), SUBSCRIPTION, subscribers, total, Math.min(cell.threads, subscribers));
+  const url = transport === 'sse' ? http : http.replace(/^http/, 'ws');
+  const pool = new SubscriberPool(url, transport, SUBSCRIPTION, subscribers, total, Math.min(cell.threads, subscribers));
   /** When each event's mutation was sent (monotonic ms). */
   const sentAt = new Float64Array(total);
   const received = () => {
@@ -294,7 +295,7 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
   return results;
 }
 
-/** The markdown table, one row per subscriber count and server, with skiff's ratios to Mercurius. */
+/** The markdown table, one row per subscriber count and server, with skiff's ratios to Mercurius and, over SSE, to graphql-yoga. */
 export function subscriptionTable(results: SubscriptionMeasurement[]): string {
   const lines = [
     '| subscribers | server | bursts: deliveries / CPU-s | bursts: p50 / p99 from the request | fixed rate: p50 / p99 publish → receipt | fixed rate: first subscriber p50 / p99 | KB / subscriber (marginal) | lost | duplicated |',
@@ -306,20 +307,35 @@ export function subscriptionTable(results: SubscriptionMeasurement[]): string {
     );
   }
   const targets: string[] = [];
+  const find = (server: string, n: number) => results.find((m) => m.server === server && m.subscribers === n);
   for (const n of new Set(results.map((m) => m.subscribers))) {
-    const ours = results.find((m) => m.server === 'chat-skiff' && m.subscribers === n);
-    const theirs = results.find((m) => m.server === 'chat-mercurius' && m.subscribers === n);
-    if (!ours || !theirs) continue;
-    const perCore = ours.deliveriesPerCoreSecond / theirs.deliveriesPerCoreSecond;
-    const p99 = ours.p99Ms / theirs.p99Ms;
-    const burstP99 = ours.burstP99Ms / theirs.burstP99Ms;
-    const firstP99 = ours.firstP99Ms / theirs.firstP99Ms;
-    targets.push(
-      `${n} subscribers: ${perCore.toFixed(2)}× Mercurius's deliveries per core${n >= 1000 ? (perCore >= 2 ? ' (target ≥ 2×: met)' : ' (target ≥ 2×: MISSED)') : ''}, ` +
-        `publish→receipt p99 at a fixed rate ${p99.toFixed(2)}× its p99 (target ≤ 0.5×: ${p99 <= 0.5 ? 'met' : 'MISSED'}; first subscriber ${firstP99.toFixed(2)}×; in the bursts, from the request, ${burstP99.toFixed(2)}×), ` +
-        `${ours.kbPerSubscriber.toFixed(1)} KB per subscriber (target ≤ 15: ${ours.kbPerSubscriber <= 15 ? 'met' : 'MISSED'}), ` +
-        `lost/duplicated ${ours.lost}/${ours.duplicated}`,
-    );
+    const ours = find('chat-skiff', n);
+    const theirs = find('chat-mercurius', n);
+    if (ours && theirs) {
+      const perCore = ours.deliveriesPerCoreSecond / theirs.deliveriesPerCoreSecond;
+      const p99 = ours.p99Ms / theirs.p99Ms;
+      const burstP99 = ours.burstP99Ms / theirs.burstP99Ms;
+      const firstP99 = ours.firstP99Ms / theirs.firstP99Ms;
+      targets.push(
+        `${n} subscribers: ${perCore.toFixed(2)}× Mercurius's deliveries per core${n >= 1000 ? (perCore >= 2 ? ' (target ≥ 2×: met)' : ' (target ≥ 2×: MISSED)') : ''}, ` +
+          `publish→receipt p99 at a fixed rate ${p99.toFixed(2)}× its p99 (target ≤ 0.5×: ${p99 <= 0.5 ? 'met' : 'MISSED'}; first subscriber ${firstP99.toFixed(2)}×; in the bursts, from the request, ${burstP99.toFixed(2)}×), ` +
+          `${ours.kbPerSubscriber.toFixed(1)} KB per subscriber (target ≤ 15: ${ours.kbPerSubscriber <= 15 ? 'met' : 'MISSED'}), ` +
+          `lost/duplicated ${ours.lost}/${ours.duplicated}`,
+      );
+    }
+    const sse = find('chat-skiff-sse', n);
+    const yoga = find('chat-yoga-sse', n);
+    if (sse && yoga) {
+      const perCore = sse.deliveriesPerCoreSecond / yoga.deliveriesPerCoreSecond;
+      const line = [`${n} subscribers over SSE: ${perCore.toFixed(2)}× graphql-yoga's deliveries per core (target ≥ 2×: ${perCore >= 2 ? 'met' : 'MISSED'})`];
+      if (ours) {
+        // Cost per delivery is the inverse of deliveries per core.
+        const costRatio = ours.deliveriesPerCoreSecond / sse.deliveriesPerCoreSecond;
+        line.push(`${costRatio.toFixed(2)}× skiff's WebSocket cost per delivery (target ≤ 1.5×: ${costRatio <= 1.5 ? 'met' : 'MISSED'})`);
+      }
+      line.push(`p99 publish→receipt ${(sse.p99Ms / yoga.p99Ms).toFixed(2)}× yoga's`, `${sse.kbPerSubscriber.toFixed(1)} KB per subscriber`, `lost/duplicated ${sse.lost}/${sse.duplicated}`);
+      targets.push(line.join(', '));
+    }
   }
   return [...lines, '', ...targets].join('\n');
 }

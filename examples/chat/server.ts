@@ -5,6 +5,7 @@ import { peerAddress, startServer } from '../../node/graphql/app.ts';
 import type { NodeGraphQLWebSocketOptions } from '../../node/graphql/websocket.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import type { PubSub } from '../../src/subscriptions/pubsub.ts';
+import type { HttpStreamOptions } from '../../src/streams/http-subscriptions.ts';
 import type { GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 import { createChatSchema, type ChatTopics } from './schema.ts';
 
@@ -18,6 +19,8 @@ export interface ChatServerOptions {
   webSocket?: Omit<NodeGraphQLWebSocketOptions, 'schema' | 'path'>;
   /** GraphiQL (with subscriptions) for browsers on the same URL. Default off. */
   graphiql?: boolean;
+  /** Options for subscriptions over SSE and multipart (keep-alive, buffers, the per-address cap). */
+  streams?: Omit<HttpStreamOptions, 'clientKey'>;
 }
 
 export interface ChatServer {
@@ -36,7 +39,7 @@ export async function startChatServer(options: ChatServerOptions = {}): Promise<
   const schema = createChatSchema({ pubsub: options.pubsub });
   const server = await startServer({
     // Clients reach this server directly: its stream cap counts per socket address.
-    handler: createGraphQLHandler({ schema, subscriptions: { clientKey: peerAddress } }),
+    handler: createGraphQLHandler({ schema, subscriptions: { ...options.streams, clientKey: peerAddress } }),
     peerAddresses: true,
     port: options.port ?? 4000,
     hostname: options.hostname,

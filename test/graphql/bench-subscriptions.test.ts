@@ -1,10 +1,10 @@
-// The subscription part of `npm run bench` at a tiny size: both servers start, every subscriber gets
+// The subscription part of `npm run bench` at a tiny size: every server starts, every subscriber gets
 // every event once, and the numbers it reports are there. No timing targets here; the bench measures.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runSubscriptionBench, subscriptionServers, subscriptionTable } from '../../bench/graphql/subscription-bench.ts';
 
-test('the subscription bench runs skiff and Mercurius on the chat schema without losing a message', { timeout: 180_000 }, async () => {
+test('the subscription bench runs skiff and Mercurius over WebSocket, skiff and graphql-yoga over SSE, on the chat schema without losing a message', { timeout: 180_000 }, async () => {
   const lines: string[] = [];
   const results = await runSubscriptionBench({
     servers: subscriptionServers,
@@ -17,7 +17,7 @@ test('the subscription bench runs skiff and Mercurius on the chat schema without
   });
   assert.deepEqual(
     results.map((m) => m.server),
-    ['chat-skiff', 'chat-mercurius'],
+    ['chat-skiff', 'chat-mercurius', 'chat-skiff-sse', 'chat-yoga-sse'],
   );
   for (const m of results) {
     assert.equal(m.bursts, 2, m.server);
@@ -35,5 +35,7 @@ test('the subscription bench runs skiff and Mercurius on the chat schema without
     assert.ok(Number.isFinite(m.kbPerSubscriber), `${m.server}: memory measured`);
   }
   assert.match(subscriptionTable(results), /\| 20 \| skiff \(shared executions\) \|/);
-  assert.equal(lines.length, 2);
+  assert.match(subscriptionTable(results), /\| 20 \| skiff over SSE \|/);
+  assert.match(subscriptionTable(results), /20 subscribers over SSE: [\d.]+× graphql-yoga's deliveries per core/);
+  assert.equal(lines.length, 4);
 });
