@@ -333,7 +333,11 @@ export function subscriptionTable(results: SubscriptionMeasurement[]): string {
         const costRatio = ours.deliveriesPerCoreSecond / sse.deliveriesPerCoreSecond;
         line.push(`${costRatio.toFixed(2)}× skiff's WebSocket cost per delivery (target ≤ 1.5×: ${costRatio <= 1.5 ? 'met' : 'MISSED'})`);
       }
-      line.push(`p99 publish→receipt ${(sse.p99Ms / yoga.p99Ms).toFixed(2)}× yoga's`, `${sse.kbPerSubscriber.toFixed(1)} KB per subscriber`, `lost/duplicated ${sse.lost}/${sse.duplicated}`);
+      line.push(
+        `p99 publish→receipt ${(sse.p99Ms / yoga.p99Ms).toFixed(2)}× yoga's`,
+        `${sse.kbPerSubscriber.toFixed(1)} KB per subscriber`,
+        `lost/duplicated ${sse.lost}/${sse.duplicated}`,
+      );
       targets.push(line.join(', '));
     }
   }

@@ -1,6 +1,6 @@
 // The Node dev server: the runtime-agnostic fetch handler behind Hono on @hono/node-server.
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { Hono } from 'hono';
 import { createAdaptorServer } from '@hono/node-server';
 import type { GraphQLFetchHandler } from '../../src/handler/options.ts';
@@ -8,10 +8,18 @@ import { createGraphiQL, type GraphiQLOptions } from './graphiql.ts';
 import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from './websocket.ts';
 import type { GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 import type { RequestLog } from './logging.ts';
+import { sendStreamDirectly } from './stream-responses.ts';
 import type { ServerMetrics } from './metrics.ts';
 
 /** A GraphQL handler, or any fetch-style function (tests serve their own). */
-export type AppHandler = ((request: Request) => Response | Promise<Response>) & Partial<Pick<GraphQLFetchHandler, 'fetch' | 'closeStreams'>>;
+export type AppHandler = ((request: Request) => Response | Promise<Response>) &
+  Partial<Pick<GraphQLFetchHandler, 'fetch' | 'closeStreams' | 'httpSubscriptions'>>;
+
+/** What @hono/node-server passes as a request's env. */
+interface NodeEnv {
+  incoming?: { socket?: { remoteAddress?: string } };
+  outgoing?: ServerResponse;
+}
 
 // The socket address of each request being served, for per-client limits (see `peerAddress`).
 const peers = new WeakMap<Request, string>();
@@ -53,12 +61,20 @@ export function createApp(handler: AppHandler, options: AppOptions = {}): Hono {
   }
   if (options.log) app.use('*', options.log.middleware);
   const serveRequest = answer;
-  if (options.peerAddresses) {
-    app.all('*', (c) => {
+  // A handler with subscriptions over HTTP: their streams are written straight to the socket.
+  const streams = handler.httpSubscriptions === true;
+  const sendStreams = (response: Response, env: NodeEnv | undefined) => sendStreamDirectly(response, env?.outgoing);
+  if (options.peerAddresses || streams) {
+    app.all('*', (c): Response | Promise<Response> => {
       const request = c.req.raw;
-      const address = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket?.remoteAddress;
-      if (address !== undefined) peers.set(request, address);
-      return serveRequest(request);
+      const env = c.env as NodeEnv | undefined;
+      if (options.peerAddresses) {
+        const address = env?.incoming?.socket?.remoteAddress;
+        if (address !== undefined) peers.set(request, address);
+      }
+      const response = serveRequest(request);
+      if (!streams) return response;
+      return response instanceof Promise ? response.then((settled) => sendStreams(settled, env)) : sendStreams(response, env);
     });
   } else app.all('*', (c) => serveRequest(c.req.raw));
   return app;
@@ -110,9 +126,7 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
   // GraphiQL subscribes over the WebSocket when this server has one, else over server-sent events.
   const subscriptions = options.subscriptions ? ('websocket' as const) : ('sse' as const);
   const graphiql =
-    options.graphiql === true
-      ? { endpoint: options.path ?? '/graphql', subscriptions }
-      : options.graphiql && { subscriptions, ...options.graphiql };
+    options.graphiql === true ? { endpoint: options.path ?? '/graphql', subscriptions } : options.graphiql && { subscriptions, ...options.graphiql };
   const app = createApp(options.handler, { graphiql, log: options.log, metrics: options.metrics, peerAddresses: options.peerAddresses });
   return new Promise((resolve, reject) => {
     const server = createAdaptorServer({ fetch: app.fetch, hostname: options.hostname }) as Server;

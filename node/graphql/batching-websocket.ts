@@ -1,16 +1,10 @@
 // A `ws` WebSocket whose frames within one turn of the event loop leave the process together after
-// the first: a socket's first frame of a turn is written at once, a second one corks the TCP socket,
-// and a setImmediate at the end of the turn uncorks every corked socket. So an event reaches each
-// client as soon as its fan-out gets there, and a burst of events to one client still goes out in
-// one writev instead of one syscall per frame.
+// the first (turn-corking.ts): an event reaches each client as soon as its fan-out gets there, and a
+// burst of events to one client still goes out in one writev instead of one syscall per frame.
 // It also listens more cheaply than ws's addEventListener (see below).
 import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
-
-const corked: Duplex[] = [];
-/** Counts turns in which something was sent; a socket remembers the last one it wrote in. */
-let turn = 1;
-let turnEnding = false;
+import { corkAfterFirstWrite, onTurnEnd } from './turn-corking.ts';
 
 /** The last text message sent and its whole WebSocket frame: a fan-out sends one string to many sockets. */
 let lastText: string | undefined;
@@ -60,29 +54,11 @@ function canWriteDirectly(ws: WebSocket): boolean {
   );
 }
 
-function endTurn(): void {
-  turnEnding = false;
-  turn++;
+// The cached frame is for one turn's fan-out; a later turn starts afresh.
+onTurnEnd(() => {
   lastText = undefined;
   lastFrame = undefined;
-  for (const socket of corked.splice(0)) if (!socket.destroyed) socket.uncork();
-}
-
-/** Lets `ws`'s first frame of this turn through; corks its connection for the rest of the turn. */
-function corkAfterFirstFrame(ws: BatchingWebSocket): void {
-  if (!turnEnding) {
-    turnEnding = true;
-    setImmediate(endTurn);
-  }
-  if (ws.sentInTurn !== turn) {
-    ws.sentInTurn = turn;
-    return;
-  }
-  const socket = (ws as unknown as WsInternals)._socket;
-  if (socket?.writableCorked !== 0 || socket.destroyed) return;
-  socket.cork();
-  corked.push(socket);
-}
+});
 
 type Listener = (event: { data?: unknown; code?: number; reason?: string }) => void;
 
@@ -91,7 +67,7 @@ export class BatchingWebSocket extends WebSocket {
   onMessageListener: Listener | undefined;
   onCloseListener: Listener | undefined;
   onOpenListener: Listener | undefined;
-  /** The turn this socket last sent a frame in (see corkAfterFirstFrame). */
+  /** The turn this socket last sent a frame in (see turn-corking.ts). */
   sentInTurn = 0;
 }
 
@@ -140,7 +116,7 @@ function both(first: Listener | undefined, second: Listener): Listener {
 const baseSend = WebSocket.prototype.send as (this: WebSocket, ...args: unknown[]) => void;
 Object.defineProperty(BatchingWebSocket.prototype, 'send', {
   value: function send(this: WebSocket, ...args: unknown[]): void {
-    corkAfterFirstFrame(this as BatchingWebSocket);
+    corkAfterFirstWrite(this as BatchingWebSocket, (this as unknown as WsInternals)._socket);
     const data = args[0];
     if (args.length === 1 && typeof data === 'string' && canWriteDirectly(this)) {
       // Framed once per distinct message, not once per socket, and written in one piece.

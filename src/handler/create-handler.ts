@@ -208,7 +208,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   };
   const subscriptionStats = () => streams?.stats() ?? { executions: 0, members: 0, open: 0 };
   const closeStreams = () => streams?.closeAll();
-  return Object.assign(handleGraphQL, { fetch: entry, subscriptionStats, closeStreams });
+  return Object.assign(handleGraphQL, { fetch: entry, subscriptionStats, closeStreams, httpSubscriptions: streams !== null });
 }
 
 /** An answer already (a refusal, a cached response) rather than parameters to go on with. */

@@ -43,6 +43,8 @@ export interface GraphQLFetchHandler {
    * that shuts down (streams would otherwise hold their connections open to the end).
    */
   closeStreams(): void;
+  /** Whether it serves subscriptions over SSE and multipart (the schema has them, and they are on). */
+  readonly httpSubscriptions: boolean;
 }
 
 /** Builds the GraphQL context value for one operation from the incoming web request. */

@@ -2,6 +2,11 @@
 // every runtime (Node through Hono, Deno, workerd, Bun, Vercel's edge) writes as the client reads.
 // The channel owns what a stream needs beyond that: a bound on bytes queued for a client that does
 // not read, keep-alive frames while nothing else is sent, and one `onClose` however it ends.
+//
+// A server adapter may take a stream over instead (`divertStream`): then frames go straight into its
+// sink (the Node server writes them to the socket), with no web stream and no promise per frame in
+// between. It has until the end of the turn that made the response to do so; the frames written
+// before then go to whichever consumer it turns out to be.
 
 export interface StreamChannelOptions {
   /** Written first, so the client sees headers and a byte at once; '' for nothing. */
@@ -18,6 +23,17 @@ export interface StreamChannelOptions {
   onClose(reason: 'ended' | 'cancelled' | 'overflow'): void;
 }
 
+/** Where a diverted stream writes: a server adapter's connection. */
+export interface StreamSink {
+  write(bytes: Uint8Array): void;
+  /** Bytes written but not yet taken by the client's connection. */
+  bufferedBytes(): number;
+  /** Ends the response normally. */
+  end(): void;
+  /** Cuts the connection (a client that did not keep up). */
+  destroy(): void;
+}
+
 const encoder = new TextEncoder();
 // Fan-out writes one frame string to many channels in a row: encode it once.
 let lastText = '';
@@ -31,9 +47,42 @@ function encode(text: string): Uint8Array {
   return lastBytes;
 }
 
+const channelOfBody = new WeakMap<ReadableStream<Uint8Array>, StreamChannel>();
+const channels = new WeakMap<Response, StreamChannel>();
+
+/** Marks a response made with a channel's body as that channel's, so a server adapter can divert it. */
+export function registerStreamResponse(response: Response, body: ReadableStream<Uint8Array>): void {
+  const channel = channelOfBody.get(body);
+  if (channel !== undefined) channels.set(response, channel);
+}
+
+/** Whether `response` is a stream a server adapter may still take over. */
+export function canDivertStream(response: Response): boolean {
+  return channels.get(response)?.divertible === true;
+}
+
+/**
+ * Takes a streamed response over: its frames go to `sink` from now on (those written so far first),
+ * and its body is never read. False when `response` is no stream, or it is too late (its body has
+ * been handed out already). `onGone` is for the adapter to call when the client goes away.
+ */
+export function divertStream(response: Response, sink: StreamSink): { onGone(): void } | null {
+  const channel = channels.get(response);
+  if (channel === undefined || !channel.divert(sink)) return null;
+  return { onGone: () => channel.cancel() };
+}
+
+type Consumer = 'undecided' | 'body' | 'sink';
+
 export class StreamChannel {
   readonly body: ReadableStream<Uint8Array>;
   #controller!: ReadableStreamDefaultController<Uint8Array>;
+  #consumer: Consumer = 'undecided';
+  /** Frames written before the consumer is known, and whether the stream ended meanwhile. */
+  #early: Uint8Array[] = [];
+  #earlyBytes = 0;
+  #endedEarly = false;
+  #sink: StreamSink | undefined;
   #open = true;
   #sentSinceTick = false;
   #lastWasKeepAlive = false;
@@ -53,7 +102,10 @@ export class StreamChannel {
       // Vercel's edge runtime has no ByteLengthQueuingStrategy.)
       { highWaterMark: options.maxBufferedBytes, size: (chunk: Uint8Array) => chunk.byteLength },
     );
+    channelOfBody.set(this.body, this);
     if (options.open !== '') this.write(options.open);
+    // No adapter took it over within this turn: the body is what the client reads.
+    setTimeout(() => this.#useBody(), 0);
     if (options.keepAliveMs > 0 && options.keepAlive !== '') {
       this.#timer = setInterval(() => this.#tick(), options.keepAliveMs);
       // Deno and Node would otherwise stay up for an idle stream's timer alone.
@@ -65,20 +117,36 @@ export class StreamChannel {
     return this.#open;
   }
 
+  get divertible(): boolean {
+    return this.#consumer === 'undecided';
+  }
+
   /** Queues `text`; a client that leaves more than the bound unread is cut instead. */
   write(text: string): void {
     if (!this.#open) return;
     const bytes = encode(text);
-    const room = this.#controller.desiredSize ?? 0;
-    if (bytes.byteLength > room && room < this.#options.maxBufferedBytes) {
-      // Over the bound with something already waiting: the client is not keeping up.
-      this.#close('overflow');
-      this.#controller.error(new Error('stream closed: the client did not read fast enough'));
-      return;
+    const max = this.#options.maxBufferedBytes;
+    switch (this.#consumer) {
+      case 'sink': {
+        const waiting = this.#sink!.bufferedBytes();
+        if (waiting > 0 && waiting + bytes.byteLength > max) return this.#overflow();
+        this.#sink!.write(bytes);
+        break;
+      }
+      case 'body': {
+        const room = this.#controller.desiredSize ?? 0;
+        // Over the bound with something already waiting: the client is not keeping up.
+        if (bytes.byteLength > room && room < max) return this.#overflow();
+        this.#controller.enqueue(bytes);
+        break;
+      }
+      default:
+        if (this.#earlyBytes > 0 && this.#earlyBytes + bytes.byteLength > max) return this.#overflow();
+        this.#early.push(bytes);
+        this.#earlyBytes += bytes.byteLength;
     }
     this.#sentSinceTick = true;
     this.#lastWasKeepAlive = false;
-    this.#controller.enqueue(bytes);
   }
 
   /** Writes `last` (or `afterKeepAlive` when a keep-alive was the last write) and closes the body normally. */
@@ -87,17 +155,58 @@ export class StreamChannel {
     this.write(this.#lastWasKeepAlive ? afterKeepAlive : last);
     if (!this.#open) return;
     this.#close('ended');
-    this.#controller.close();
+    this.#finish();
   }
 
-  /** Ends the stream at once, for a client that is gone (its request was aborted). */
+  /** Ends the stream at once, without a last frame: a client that is gone, or a server shutting down. */
   cancel(): void {
     if (!this.#open) return;
     this.#close('cancelled');
+    this.#finish();
+  }
+
+  /** Sends every frame to `sink` from now on; false once the body has been chosen. */
+  divert(sink: StreamSink): boolean {
+    if (this.#consumer !== 'undecided') return false;
+    this.#consumer = 'sink';
+    this.#sink = sink;
+    for (const bytes of this.#early) sink.write(bytes);
+    this.#early = [];
+    if (this.#endedEarly) sink.end();
+    return true;
+  }
+
+  #useBody(): void {
+    if (this.#consumer !== 'undecided') return;
+    this.#consumer = 'body';
     try {
-      this.#controller.close();
+      for (const bytes of this.#early) this.#controller.enqueue(bytes);
+      if (this.#endedEarly) this.#controller.close();
     } catch {
-      // already closed by the runtime
+      // the body was cancelled meanwhile
+    }
+    this.#early = [];
+  }
+
+  /** Ends whichever consumer there is, normally. */
+  #finish(): void {
+    if (this.#consumer === 'sink') this.#sink!.end();
+    else if (this.#consumer === 'body') {
+      try {
+        this.#controller.close();
+      } catch {
+        // already closed by the runtime
+      }
+    } else this.#endedEarly = true;
+  }
+
+  #overflow(): void {
+    this.#close('overflow');
+    if (this.#consumer === 'sink') this.#sink!.destroy();
+    else {
+      this.#consumer = 'body';
+      this.#early = [];
+      this.#controller.error(new Error('stream closed: the client did not read fast enough'));
     }
   }
 

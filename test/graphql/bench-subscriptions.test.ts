@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runSubscriptionBench, subscriptionServers, subscriptionTable } from '../../bench/graphql/subscription-bench.ts';
 
-test('the subscription bench runs skiff and Mercurius over WebSocket, skiff and graphql-yoga over SSE, on the chat schema without losing a message', { timeout: 180_000 }, async () => {
+test('the subscription bench runs skiff and Mercurius over WebSocket, skiff and graphql-yoga over SSE, on the chat schema without losing a message', {
+  timeout: 180_000,
+}, async () => {
   const lines: string[] = [];
   const results = await runSubscriptionBench({
     servers: subscriptionServers,

@@ -57,10 +57,14 @@ describe('GraphQL clients subscribing over HTTP streams', () => {
       subscription.unsubscribe();
       client.stop();
     }
-    await until(async () => {
-      const counts = await target.counts();
-      return counts.live === 0 && counts.streams.open === 0;
-    }, 10_000, 'the unsubscribed stream to be released');
+    await until(
+      async () => {
+        const counts = await target.counts();
+        return counts.live === 0 && counts.streams.open === 0;
+      },
+      10_000,
+      'the unsubscribed stream to be released',
+    );
   });
 
   it("urql's fetchSubscriptions receives a subscription as server-sent events, and unsubscribing releases it", async () => {
@@ -75,9 +79,13 @@ describe('GraphQL clients subscribing over HTTP streams', () => {
     } finally {
       unsubscribe();
     }
-    await until(async () => {
-      const counts = await target.counts();
-      return counts.live === 0 && counts.streams.open === 0;
-    }, 10_000, 'the unsubscribed stream to be released');
+    await until(
+      async () => {
+        const counts = await target.counts();
+        return counts.live === 0 && counts.streams.open === 0;
+      },
+      10_000,
+      'the unsubscribed stream to be released',
+    );
   });
 });

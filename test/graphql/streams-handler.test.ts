@@ -2,6 +2,7 @@
 // bound on a client that does not read, masking of event errors, shutdown, options, and the Node
 // server's per-address cap.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { describe, it } from 'node:test';
 import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
@@ -56,6 +57,31 @@ describe('HTTP streams in the fetch handler', () => {
     await until(() => pubsub.live() === 0, 5000, 'the slow reader to be cut and its subscription released');
     assert.deepEqual(handler.subscriptionStats(), { executions: 0, members: 0, open: 0 });
     await assert.rejects(response.text(), /did not read fast enough/);
+  });
+
+  it('cuts a client that does not read on the Node server too, where streams go straight to the socket', async () => {
+    const pubsub = countingPubSub(createInProcessPubSub<ChatTopics>());
+    const handler = createGraphQLHandler({ schema: createChatSchema({ pubsub }), subscriptions: { maxBufferedBytes: 16 * 1024 } });
+    const server = await startServer({ handler, port: 0, hostname: '127.0.0.1' });
+    const socket = connect(server.port, '127.0.0.1');
+    try {
+      await within(new Promise((resolve) => socket.once('connect', resolve)), 5000, 'the connection');
+      const body = JSON.stringify({ query: MESSAGE_ADDED, variables: { room: 'deaf' } });
+      socket.write(`POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: ${SSE}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      // It reads nothing from here on: the kernel's buffers fill, then the server's.
+      socket.pause();
+      await until(() => pubsub.live() === 1, 5000, 'the subscription');
+      const text = 'x'.repeat(1500);
+      for (let i = 0; i < 40_000 && pubsub.live() > 0; i++) {
+        await pubsub.publish('room:deaf', { id: String(i), room: 'deaf', author: 'a', text, createdAt: '' });
+        if (i % 100 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      await until(() => pubsub.live() === 0, 5000, 'the deaf client to be cut and its subscription released');
+      assert.deepEqual(handler.subscriptionStats(), { executions: 0, members: 0, open: 0 });
+    } finally {
+      socket.destroy();
+      await server.close();
+    }
   });
 
   it('masks unexpected errors in events as it does in results', async () => {
