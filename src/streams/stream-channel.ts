@@ -129,19 +129,28 @@ export class StreamChannel {
     switch (this.#consumer) {
       case 'sink': {
         const waiting = this.#sink!.bufferedBytes();
-        if (waiting > 0 && waiting + bytes.byteLength > max) return this.#overflow();
+        if (waiting > 0 && waiting + bytes.byteLength > max) {
+          this.#overflow();
+          return;
+        }
         this.#sink!.write(bytes);
         break;
       }
       case 'body': {
         const room = this.#controller.desiredSize ?? 0;
         // Over the bound with something already waiting: the client is not keeping up.
-        if (bytes.byteLength > room && room < max) return this.#overflow();
+        if (bytes.byteLength > room && room < max) {
+          this.#overflow();
+          return;
+        }
         this.#controller.enqueue(bytes);
         break;
       }
       default:
-        if (this.#earlyBytes > 0 && this.#earlyBytes + bytes.byteLength > max) return this.#overflow();
+        if (this.#earlyBytes > 0 && this.#earlyBytes + bytes.byteLength > max) {
+          this.#overflow();
+          return;
+        }
         this.#early.push(bytes);
         this.#earlyBytes += bytes.byteLength;
     }
