@@ -14,6 +14,8 @@ export type {
 } from './handler/options.ts';
 export type { HealthOptions } from './handler/health.ts';
 export * from './subscriptions/index.ts';
+export type { HttpStreamOptions, HttpSubscriptionShareKey } from './streams/http-subscriptions.ts';
+export { canDivertStream, divertStream, type StreamSink } from './streams/stream-channel.ts';
 
 /**
  * The countries API with any handler options but the schema (e.g. `path: null` on Vercel). Its

@@ -1,5 +1,5 @@
 // `npx tsx examples/chat/serve.ts`: the chat example on http://localhost:$PORT/graphql (default 4000),
-// subscriptions on ws://localhost:$PORT/graphql. With REDIS_URL set (redis://host:port), several of
+// subscriptions on the same URL over WebSocket, server-sent events or multipart. With REDIS_URL set (redis://host:port), several of
 // these processes share events through Redis pub/sub.
 import { Redis } from 'ioredis';
 import { createRedisPubSub } from '../../src/subscriptions/pubsub-redis.ts';
@@ -37,7 +37,9 @@ if (redisUrl) {
 
 try {
   const server = await startChatServer({ port, hostname: process.env.HOST || undefined, pubsub, graphiql: true });
-  console.log(`Chat example ready at ${server.url} (subscriptions: ${server.wsUrl}${redisUrl ? ', pub/sub: Redis' : ''}; GraphiQL in a browser)`);
+  console.log(
+    `Chat example ready at ${server.url} (subscriptions: ${server.wsUrl}, or SSE and multipart on the same URL${redisUrl ? '; pub/sub: Redis' : ''}; GraphiQL in a browser)`,
+  );
   const stop = () => {
     server.close().then(
       () => process.exit(0),
