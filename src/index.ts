@@ -19,10 +19,11 @@ export { canDivertStream, divertStream, type StreamSink } from './streams/stream
 
 /**
  * The countries API with any handler options but the schema (e.g. `path: null` on Vercel). Its
- * resolvers are synchronous reads of a static dataset, so compiled execution is on by default.
+ * resolvers are synchronous reads of a static dataset, so compiled execution is on by default, and
+ * so are @defer and @stream for clients that ask for multipart or SSE.
  */
 export function createCountriesHandler(options: Omit<GraphQLHandlerOptions, 'schema'> = {}): GraphQLFetchHandler {
-  return createGraphQLHandler({ compiledExecution: true, ...options, schema: countriesSchema });
+  return createGraphQLHandler({ compiledExecution: true, incrementalDelivery: true, ...options, schema: countriesSchema });
 }
 
 /** The countries API on `/graphql`, in the `{ fetch }` shape Deno, workerd and Bun serve directly. */

@@ -6,4 +6,4 @@ import { createChatSchema } from './schema.ts';
 
 const schema = createChatSchema();
 
-export default { fetch: withGraphQLWebSocket(createGraphQLHandler({ schema }), { schema }) };
+export default { fetch: withGraphQLWebSocket(createGraphQLHandler({ schema, incrementalDelivery: true }), { schema }) };

@@ -39,7 +39,7 @@ export async function startChatServer(options: ChatServerOptions = {}): Promise<
   const schema = createChatSchema({ pubsub: options.pubsub });
   const server = await startServer({
     // Clients reach this server directly: its stream cap counts per socket address.
-    handler: createGraphQLHandler({ schema, subscriptions: { ...options.streams, clientKey: peerAddress } }),
+    handler: createGraphQLHandler({ schema, incrementalDelivery: true, subscriptions: { ...options.streams, clientKey: peerAddress } }),
     peerAddresses: true,
     port: options.port ?? 4000,
     hostname: options.hostname,

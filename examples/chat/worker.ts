@@ -7,7 +7,7 @@ const schema = createChatSchema();
 // Over plain HTTP a stream belongs to its request, and workerd lets no other request's event (a
 // mutation's) reach it: chat subscriptions over SSE or multipart need the Durable Object
 // (edge/websocket-durable-object.ts). Here they go over WebSocket.
-const fetch = withGraphQLWebSocket(createGraphQLHandler({ schema, subscriptions: false }), { schema });
+const fetch = withGraphQLWebSocket(createGraphQLHandler({ schema, subscriptions: false, incrementalDelivery: true }), { schema });
 
 export default {
   fetch(request: Request): Response | Promise<Response> {

@@ -12,7 +12,8 @@ import { createProductionFeatures, newRequestState, type RequestState } from './
 import { readBodyThen } from './request-body.ts';
 import { bodyReadError, paramsFromBody, paramsFromGet, postRefusal } from './request-params.ts';
 import { errorsJson, refusal, resultJson, thrownAnswer, type Answer } from './responses.ts';
-import { createHttpSubscriptions } from '../streams/http-subscriptions.ts';
+import { createHttpSubscriptions, httpStreamDefaults } from '../streams/http-subscriptions.ts';
+import { createIncrementalDelivery, withIncrementalDirectives } from '../streams/incremental-delivery.ts';
 import { negotiateStreamFormat, singleResultAnswer } from '../streams/stream-formats.ts';
 
 /**
@@ -25,7 +26,8 @@ import { negotiateStreamFormat, singleResultAnswer } from '../streams/stream-for
  * Each step hands the next what it found; whatever needs no waiting is answered synchronously.
  */
 export function createGraphQLHandler<Context extends OperationContext = undefined>(options: GraphQLHandlerOptions<Context>): GraphQLFetchHandler {
-  const { schema } = options;
+  // With incremental delivery the schema defines @defer and @stream, so documents using them validate.
+  const schema = options.incrementalDelivery === true ? withIncrementalDirectives(options.schema) : options.schema;
   assertValidSchema(schema);
   const path = options.path === undefined ? defaults.path : options.path;
   if (path !== null && !path.startsWith('/')) {
@@ -43,14 +45,24 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   // Caching, persisted queries, limits, masking, CORS, the response observer: see production.ts.
   const features = createProductionFeatures(options as GraphQLHandlerOptions<never>, schema, limits, documents);
   const { formatError, queryResolver } = features;
+  const streamOptions = options.subscriptions || {};
+  const incremental =
+    options.incrementalDelivery === true
+      ? createIncrementalDelivery({
+          formatErrors: (errors) => errors.map(formatError),
+          keepAliveMs: streamOptions.keepAlive ?? httpStreamDefaults.keepAlive,
+          maxBufferedBytes: streamOptions.maxBufferedBytes ?? httpStreamDefaults.maxBufferedBytes,
+        })
+      : null;
   // Subscriptions over SSE and multipart, for a schema that has them.
   const streams =
     options.subscriptions === false || !schema.getSubscriptionType()
       ? null
       : createHttpSubscriptions({
-          options: options.subscriptions ?? {},
+          options: streamOptions,
           hasContext: options.context !== undefined,
-          serialize: (result) => resultJson(result, formatError),
+          // Events of a subscription that uses @defer come as incremental payloads.
+          serialize: (result) => (incremental !== null && 'incremental' in result ? incremental.serialize(result) : resultJson(result, formatError)),
           serializeErrors: (errors) => errorsJson(errors, formatError),
           subscribe: options.subscribe,
         });
@@ -66,6 +78,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     compiled: options.compiledExecution === true && options.execute === undefined && documentCacheSize > 0 ? createCompiledExecution(schema) : null,
     formatError,
     streams,
+    incremental,
   });
 
   const health = createHealthChecks(options.health);

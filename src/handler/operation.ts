@@ -16,6 +16,7 @@ import {
 import type { CompiledExecution, OperationPlan } from '../execution/compiled-execution.ts';
 import type { HttpSubscriptions } from '../streams/http-subscriptions.ts';
 import type { StreamFormat } from '../streams/stream-formats.ts';
+import { executeIncrementally, usesIncrementalDelivery, type IncrementalDelivery } from '../streams/incremental-delivery.ts';
 import type { DocumentCache } from './document-cache.ts';
 import type { GraphQLMediaType } from './negotiation.ts';
 import type { FormatError, RequestParams } from './options.ts';
@@ -37,6 +38,8 @@ export interface OperationOptions {
   formatError: FormatError;
   /** Subscriptions over SSE and multipart, or null when they are off. */
   streams: HttpSubscriptions | null;
+  /** @defer and @stream for clients that accept a stream, or null when they are off. */
+  incremental: IncrementalDelivery | null;
 }
 
 /** How the client asked for a stream: the format, and whether it accepts nothing but a stream. */
@@ -58,7 +61,7 @@ export type RunOperation = (
 ) => Answer | Promise<Answer>;
 
 export function createOperationRunner(options: OperationOptions): RunOperation {
-  const { schema, documents, rootValue, context, compiled, formatError, streams } = options;
+  const { schema, documents, rootValue, context, compiled, formatError, streams, incremental } = options;
   const execute = options.execute ?? graphqlExecute;
   const rules = [...specifiedRules, ...options.validationRules];
 
@@ -77,7 +80,9 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
         : childSpan(trace, 'graphql.validate', () => documents.validate(schema, document, rules));
     if (errors.length > 0) return errorsAnswer(errors, mediaType, formatError);
     describeOperation(trace, document, params.operationName);
-    const plan = compiled?.planFor(document, params.operationName) ?? null;
+    // @defer/@stream to a client that takes a stream: the incremental executor (incremental-delivery.ts).
+    const incrementally = incremental !== null && stream != null && usesIncrementalDelivery(document);
+    const plan = incrementally ? null : (compiled?.planFor(document, params.operationName) ?? null);
     if (plan !== null) {
       const answer =
         trace === undefined
@@ -104,13 +109,14 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
       }
       const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
       const key = JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null]);
-      return streams.start(request, args, key, stream.format);
+      return streams.start(request, args, key, stream.format, incrementally ? executeIncrementally : undefined);
     }
     if (operation.operation === 'mutation' && request.method === 'GET') {
       // As graphql-http answers it: a bare 405 whose body (unformatted) says why.
       return { status: 405, headers: { allow: 'POST' }, body: errorBody('Cannot perform mutations over GET') };
     }
     const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
+    if (incrementally) return incremental.run(args, stream.format);
     const result = trace === undefined ? execute(args) : childSpan(trace, 'graphql.execute', () => execute(args));
     return result instanceof Promise ? result.then((settled) => executed(settled, mediaType)) : executed(result, mediaType);
   }

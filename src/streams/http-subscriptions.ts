@@ -47,8 +47,17 @@ export interface HttpSubscriptionsSetup {
 }
 
 export interface HttpSubscriptions {
-  /** The streamed answer to a valid subscription, or a 429 when the client has too many streams open. */
-  start(request: Request, args: ExecutionArgs, operationKey: string, format: StreamFormat): Answer | Promise<Answer>;
+  /**
+   * The streamed answer to a valid subscription, or a 429 when the client has too many streams open.
+   * `run` replaces the subscribe function (an operation with @defer or @stream).
+   */
+  start(
+    request: Request,
+    args: ExecutionArgs,
+    operationKey: string,
+    format: StreamFormat,
+    run?: (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
+  ): Answer | Promise<Answer>;
   /** Subscriptions streaming now (`open`), and the executions behind them with their members. */
   stats(): SharedExecutionStats & { open: number };
   /** Ends every open stream without completing it, so clients reconnect (to another instance). */
@@ -68,7 +77,14 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
   const run = setup.subscribe ?? graphqlSubscribe;
   const channels = new Set<StreamChannel>();
 
-  function streamed(request: Request, args: ExecutionArgs, key: string | undefined, format: StreamFormat, client: string | null): Answer {
+  function streamed(
+    request: Request,
+    args: ExecutionArgs,
+    key: string | undefined,
+    format: StreamFormat,
+    client: string | null,
+    runWith: (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
+  ): Answer {
     const framing = framingOf(format);
     const subscriber = new StreamSubscriber(framing, setup.serializeErrors);
     subscriber.channel = new StreamChannel({
@@ -85,7 +101,7 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
     channels.add(subscriber.channel);
     // A runtime that does not cancel the body when the client leaves still aborts the request.
     request.signal?.addEventListener('abort', () => subscriber.channel.cancel(), { once: true });
-    subscriber.execution = executions.join(key, subscriber, () => run(args) as Promise<AsyncIterable<ExecutionResult> | ExecutionResult>);
+    subscriber.execution = executions.join(key, subscriber, () => runWith(args));
     return {
       status: 200,
       // identity: a runtime that compresses on its own (workerd) would hold parts back in its encoder.
@@ -95,7 +111,7 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
   }
 
   return {
-    start(request, args, operationKey, format) {
+    start(request, args, operationKey, format, runWith = run as (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>) {
       const client = clientKey(request);
       if (!open.acquire(client)) {
         return {
@@ -114,7 +130,7 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
         throw error;
       }
       const withKey = (shared: string | undefined) =>
-        streamed(request, args, shared === undefined ? undefined : `${operationKey}\u0000${shared}`, format, client);
+        streamed(request, args, shared === undefined ? undefined : `${operationKey}\u0000${shared}`, format, client, runWith);
       if (!(key instanceof Promise)) return withKey(key);
       return key.then(withKey, (error: unknown) => {
         open.release(client);

@@ -108,6 +108,23 @@ const cases: Case[] = [
     checkText: (text) => assert.equal(text, ':\n\nevent: next\ndata: {"data":{"country":{"name":"France"}}}\n\nevent: complete\ndata:\n\n'),
   },
   {
+    // Apollo Client's Accept for a query: the deferred field comes in a part of its own.
+    name: '@defer to a multipart client',
+    path: '/graphql',
+    init: {
+      method: 'POST',
+      headers: { ...json, accept: 'multipart/mixed;deferSpec=20220824, application/json' },
+      body: JSON.stringify({ query: '{ country(code: "FR") { name ... @defer { capital } } }' }),
+    },
+    checkText: (text) => {
+      const part = 'content-type: application/json; charset=utf-8\r\n\r\n';
+      assert.equal(
+        text,
+        `\r\n---\r\n${part}{"data":{"country":{"name":"France"}},"hasNext":true}\r\n---\r\n${part}{"incremental":[{"data":{"capital":"Paris"},"path":["country"]}],"hasNext":false}\r\n-----\r\n`,
+      );
+    },
+  },
+  {
     name: 'the subgraph SDL',
     path: '/graphql',
     init: { method: 'POST', headers: json, body: JSON.stringify({ query: '{ _service { sdl } }' }) },

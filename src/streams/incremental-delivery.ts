@@ -1,0 +1,126 @@
+// @defer and @stream: an operation that uses them, from a client that accepts a stream (multipart/mixed,
+// or SSE), runs on @graphql-tools/executor, which implements incremental delivery on graphql-js 16,
+// and each payload it yields (`{data, hasNext}`, then `{incremental: [...], hasNext}`, the format of
+// Apollo Client's deferSpec=20220824 and urql) becomes one frame of the response. Everything else keeps
+// its usual path: the compiled plan and graphql-js ignore both directives, so a client that asks for
+// JSON gets the whole result at once, as without them.
+import { normalizedExecutor } from '@graphql-tools/executor';
+import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
+import { BREAK, GraphQLError, GraphQLSchema, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { Answer } from '../handler/responses.ts';
+import { StreamChannel } from './stream-channel.ts';
+import { framingOf, type StreamFormat } from './stream-formats.ts';
+
+/** `schema` with @defer and @stream defined (itself when it has them already). */
+export function withIncrementalDirectives(schema: GraphQLSchema): GraphQLSchema {
+  const directives = schema.getDirectives();
+  const missing = [GraphQLDeferDirective, GraphQLStreamDirective].filter((directive) => !directives.some((d) => d.name === directive.name));
+  if (missing.length === 0) return schema;
+  return new GraphQLSchema({ ...schema.toConfig(), directives: [...directives, ...missing] });
+}
+
+const usesByDocument = new WeakMap<DocumentNode, boolean>();
+
+/** Whether `document` has a @defer or @stream anywhere (remembered per parsed document). */
+export function usesIncrementalDelivery(document: DocumentNode): boolean {
+  let uses = usesByDocument.get(document);
+  if (uses === undefined) {
+    uses = false;
+    visit(document, {
+      Directive(node) {
+        if (node.name.value === 'defer' || node.name.value === 'stream') {
+          uses = true;
+          return BREAK;
+        }
+        return undefined;
+      },
+    });
+    usesByDocument.set(document, uses);
+  }
+  return uses;
+}
+
+/** One payload of an incremental result, as the executor yields it. */
+interface IncrementalPayload extends ExecutionResult {
+  hasNext?: boolean;
+  incremental?: readonly (Record<string, unknown> & { errors?: readonly GraphQLError[] })[];
+}
+
+export interface IncrementalDeliverySetup {
+  /** The handler's error formatting (masking), for errors in the result and in each increment. */
+  formatErrors(errors: readonly GraphQLError[]): unknown[];
+  keepAliveMs: number;
+  maxBufferedBytes: number;
+}
+
+export type ExecuteIncrementally = (args: ExecutionArgs) => Promise<ExecutionResult | AsyncIterable<ExecutionResult>>;
+
+/** The executor for subscriptions that use @defer or @stream: each event's payloads, in order. */
+export const executeIncrementally: ExecuteIncrementally = (args) =>
+  Promise.resolve(normalizedExecutor(args) as ExecutionResult | AsyncIterable<ExecutionResult> | Promise<ExecutionResult | AsyncIterable<ExecutionResult>>);
+
+export interface IncrementalDelivery {
+  /** The JSON text of one payload, its errors formatted. */
+  serialize(payload: ExecutionResult): string;
+  /** Runs a query or mutation incrementally and answers with its payloads as a stream in `format`. */
+  run(args: ExecutionArgs, format: StreamFormat): Promise<Answer>;
+}
+
+export function createIncrementalDelivery(setup: IncrementalDeliverySetup): IncrementalDelivery {
+  const serialize = (payload: IncrementalPayload): string => {
+    let formatted: unknown = payload;
+    if (payload.errors !== undefined || payload.incremental?.some((increment) => increment.errors !== undefined)) {
+      formatted = {
+        ...payload,
+        ...(payload.errors && { errors: setup.formatErrors(payload.errors) }),
+        ...(payload.incremental && {
+          incremental: payload.incremental.map((increment) => (increment.errors ? { ...increment, errors: setup.formatErrors(increment.errors) } : increment)),
+        }),
+      };
+    }
+    return JSON.stringify(formatted);
+  };
+
+  async function run(args: ExecutionArgs, format: StreamFormat): Promise<Answer> {
+    const framing = framingOf(format);
+    const result = await executeIncrementally(args);
+    let iterator: AsyncIterator<ExecutionResult> | undefined;
+    const channel = new StreamChannel({
+      open: framing.open,
+      keepAlive: framing.keepAlive,
+      keepAliveMs: setup.keepAliveMs,
+      maxBufferedBytes: setup.maxBufferedBytes,
+      // A client that leaves (or reads too slowly) stops the execution's remaining work.
+      onClose: (reason) => {
+        if (reason !== 'ended') void iterator?.return?.()?.catch(() => {});
+      },
+    });
+    const headers = { 'content-type': framing.contentType, 'cache-control': 'no-cache', 'content-encoding': 'identity', 'x-accel-buffering': 'no' };
+    if (!(Symbol.asyncIterator in result)) {
+      // Nothing was deferred after all (`if: false`, or an error before execution): one payload.
+      channel.write(`${framing.nextPrefix}${serialize(result)}${framing.nextSuffix}`);
+      channel.end(framing.end, framing.endAfterKeepAlive);
+      return { status: 200, headers, body: channel.body };
+    }
+    iterator = result[Symbol.asyncIterator]();
+    const pump = async (): Promise<void> => {
+      try {
+        for (;;) {
+          const step = await iterator!.next();
+          if (step.done || !channel.isOpen) break;
+          channel.write(`${framing.nextPrefix}${serialize(step.value)}${framing.nextSuffix}`);
+        }
+        channel.end(framing.end, framing.endAfterKeepAlive);
+      } catch (error) {
+        // An unexpected failure, masked like any other.
+        const failure = new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined });
+        channel.write(framing.failure(JSON.stringify(setup.formatErrors([failure]))));
+        channel.end(framing.end, framing.endAfterKeepAlive);
+      }
+    };
+    void pump();
+    return { status: 200, headers, body: channel.body };
+  }
+
+  return { serialize, run };
+}
