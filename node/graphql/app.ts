@@ -13,7 +13,7 @@ import type { ServerMetrics } from './metrics.ts';
 
 /** A GraphQL handler, or any fetch-style function (tests serve their own). */
 export type AppHandler = ((request: Request) => Response | Promise<Response>) &
-  Partial<Pick<GraphQLFetchHandler, 'fetch' | 'closeStreams' | 'httpSubscriptions'>>;
+  Partial<Pick<GraphQLFetchHandler, 'fetch' | 'closeStreams' | 'httpSubscriptions' | 'subscriptionStats'>>;
 
 /** What @hono/node-server passes as a request's env. */
 interface NodeEnv {
@@ -137,6 +137,8 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
       const { port } = server.address() as AddressInfo;
       const ws = options.subscriptions ? attachGraphQLWebSocket(server, { ...options.subscriptions, path: options.path ?? '/graphql' }) : undefined;
       if (ws) options.metrics?.observeSubscriptions(ws.server);
+      // Subscriptions over SSE and multipart are counted as well (the handler's own stats).
+      if (options.handler.httpSubscriptions && options.handler.subscriptionStats) options.metrics?.observeSubscriptions(options.handler as Pick<GraphQLWebSocketServer, 'subscriptionStats'>);
       const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
       let closing: Promise<void> | undefined;
       const close = () =>

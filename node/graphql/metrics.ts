@@ -60,7 +60,7 @@ export function createMetrics(options: MetricsOptions = {}): ServerMetrics {
   const observed: Pick<GraphQLWebSocketServer, 'subscriptionStats'>[] = [];
   new Gauge({
     name: 'graphql_subscriptions_open',
-    help: 'Subscriptions currently streaming over WebSocket',
+    help: 'Subscriptions currently streaming, over WebSocket, server-sent events and multipart HTTP',
     registers: [registry],
     collect() {
       this.set(observed.reduce((sum, server) => sum + server.subscriptionStats().open, 0));

@@ -1,6 +1,7 @@
 // The built Node server (dist/server.mjs) run from a directory with no node_modules: its answers, its
 // settings from the environment, its refusal of bad ones, and a graceful SIGTERM. Also `npm start`
 // passing SIGTERM on to the server.
+import { createClient as createSseClient } from 'graphql-sse';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -166,12 +167,34 @@ test('dist/server.mjs serves the countries API and GraphiQL with no node_modules
   assert.equal(remotePost.status, 200);
   assert.equal(await remotePost.text(), await localPost.text());
 
+  // @defer to a multipart client (Apollo Client's Accept), and a query from graphql-sse's client, which
+  // accepts nothing but server-sent events: streamed like the handler in process streams them.
+  for (const [accept, query] of [
+    ['multipart/mixed;deferSpec=20220824, application/json', '{ country(code: "DE") { name ... @defer { capital } } }'],
+    ['text/event-stream', '{ country(code: "DE") { name } }'],
+  ]) {
+    const streamed = () =>
+      new Request(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept }, body: JSON.stringify({ query }) });
+    const [remoteStream, localStream] = [await fetch(streamed()), await inProcess(streamed())];
+    assert.equal(remoteStream.headers.get('content-type'), localStream.headers.get('content-type'), accept);
+    assert.equal(await remoteStream.text(), await localStream.text(), accept);
+  }
+  const sse = createSseClient({ url: server.url, retryAttempts: 0 });
+  try {
+    for await (const result of sse.iterate({ query: '{ country(code: "NO") { capital } }' })) {
+      assert.deepEqual(result, { data: { country: { capital: 'Oslo' } } });
+    }
+  } finally {
+    sse.dispose();
+  }
+
   const page = await fetch(server.url, { headers: { accept: 'text/html' } });
   assert.equal(page.status, 200);
   assert.match(await page.text(), /graphiql\.min\.js/);
   const require = createRequire(import.meta.url);
   for (const [asset, pkg, file] of [
     ['graphiql.min.js', 'graphiql', 'graphiql.min.js'],
+    ['graphql-sse.min.js', 'graphql-sse', 'umd/graphql-sse.min.js'],
     ['react-dom.production.min.js', 'react-dom', 'umd/react-dom.production.min.js'],
   ]) {
     const served = await fetch(new URL(`/graphiql/${asset}`, server.url));

@@ -10,6 +10,7 @@ import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import { createChatSchema } from '../../examples/chat/schema.ts';
 import { MESSAGE_ADDED, RecordedSubscription, graphqlWsClient, postMessage, prime, until, within } from '../fixtures/ws/clients.ts';
 import { killGroup } from '../fixtures/ws/runtimes.ts';
+import { SSE, StreamRead } from '../fixtures/streams/clients.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -84,6 +85,12 @@ test('/metrics counts requests by operation type and status, times them, counts 
   await until(async () => (await scrape(metricsUrl)).get('graphql_subscriptions_open') === 1, 5000, 'one subscription to be counted closed');
   await client.dispose();
   await until(async () => (await scrape(metricsUrl)).get('graphql_subscriptions_open') === 0, 5000, 'the socket close to release the other');
+
+  // A subscription over server-sent events counts too, until its client leaves.
+  const stream = await StreamRead.open(server.url, { query: MESSAGE_ADDED, variables: { room: 'sse' }, accept: SSE });
+  assert.equal((await scrape(metricsUrl)).get('graphql_subscriptions_open'), 1);
+  stream.abort();
+  await until(async () => (await scrape(metricsUrl)).get('graphql_subscriptions_open') === 0, 5000, 'the stream to be counted closed');
 
   m = await scrape(metricsUrl);
   assert.ok((m.get('graphql_http_requests_total{operation_type="mutation",status="200"}') ?? 0) >= 3, 'the priming mutations are counted');

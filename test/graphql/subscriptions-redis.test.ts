@@ -11,6 +11,7 @@ import { needs } from '../support/prereq.ts';
 import { RecordedSubscription, graphqlWsClient, postMessage, prime, until, within } from '../fixtures/ws/clients.ts';
 import { startRedis, type RunningRedis } from '../fixtures/ws/redis.ts';
 import type { TestCounts } from '../fixtures/ws/chat-app.ts';
+import { sseClient } from '../fixtures/streams/clients.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const QUERY = 'subscription Added($room: String!) { messageAdded(room: $room) { id text mine } }';
@@ -128,6 +129,27 @@ describe('subscriptions across two server processes and Redis', () => {
     } finally {
       await Promise.all(clients.map((client) => client.dispose()));
     }
+  });
+
+  it('subscribers over server-sent events get what the other process publishes, in order', async (t) => {
+    if (!needs(t, { commands: ['redis-server'] })) return;
+    assert.ok(redis, `redis-server did not start: ${String(startError)}`);
+    const client = sseClient(a.http);
+    try {
+      const sub = new RecordedSubscription(client, QUERY, { room: 'sse-multi' });
+      await prime(sub, b.http, 'sse-multi');
+      const count = 20;
+      for (let i = 0; i < count; i++) assert.equal((await postMessage(b.http, 'sse-multi', `s ${i}`)).status, 200);
+      const events = await collect(sub, 's ', count);
+      assert.deepEqual(
+        events.map((e) => e.text),
+        Array.from({ length: count }, (_, i) => `s ${i}`),
+      );
+      assert.equal((await a.counts()).streams.open, 1);
+    } finally {
+      client.dispose();
+    }
+    await until(async () => (await a.counts()).live === 0, 5000, 'the stream to release its subscription on A');
   });
 
   it('a Redis restart loses nothing published once it is back, and clients see no error', async (t) => {
