@@ -138,7 +138,8 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
       const ws = options.subscriptions ? attachGraphQLWebSocket(server, { ...options.subscriptions, path: options.path ?? '/graphql' }) : undefined;
       if (ws) options.metrics?.observeSubscriptions(ws.server);
       // Subscriptions over SSE and multipart are counted as well (the handler's own stats).
-      if (options.handler.httpSubscriptions && options.handler.subscriptionStats) options.metrics?.observeSubscriptions(options.handler as Pick<GraphQLWebSocketServer, 'subscriptionStats'>);
+      if (options.handler.httpSubscriptions && options.handler.subscriptionStats)
+        options.metrics?.observeSubscriptions(options.handler as Pick<GraphQLWebSocketServer, 'subscriptionStats'>);
       const host = !options.hostname || options.hostname === '0.0.0.0' || options.hostname === '::' ? 'localhost' : options.hostname;
       let closing: Promise<void> | undefined;
       const close = () =>
