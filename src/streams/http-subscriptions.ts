@@ -7,7 +7,7 @@ import { subscribe as graphqlSubscribe, type ExecutionArgs, type ExecutionResult
 import { SharedExecutions, type Member, type SharedExecutionStats } from '../subscriptions/shared-executions.ts';
 import type { Answer } from '../handler/responses.ts';
 import { StreamChannel } from './stream-channel.ts';
-import { framingOf, type StreamFormat, type StreamFraming } from './stream-formats.ts';
+import { framingOf, streamHeaders, type StreamFormat, type StreamFraming } from './stream-formats.ts';
 import { clientKeyFromHeaders, OpenStreams } from './open-streams.ts';
 
 /** Decides which HTTP subscribers share one execution; see `HttpStreamOptions.subscriptionShareKey`. */
@@ -104,8 +104,7 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
     subscriber.execution = executions.join(key, subscriber, () => runWith(args));
     return {
       status: 200,
-      // identity: a runtime that compresses on its own (workerd) would hold parts back in its encoder.
-      headers: { 'content-type': framing.contentType, 'cache-control': 'no-cache', 'content-encoding': 'identity', 'x-accel-buffering': 'no' },
+      headers: streamHeaders(framing),
       body: subscriber.channel.body,
     };
   }

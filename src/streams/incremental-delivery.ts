@@ -9,7 +9,7 @@ import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/ut
 import { BREAK, GraphQLError, GraphQLSchema, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Answer } from '../handler/responses.ts';
 import { StreamChannel } from './stream-channel.ts';
-import { framingOf, type StreamFormat } from './stream-formats.ts';
+import { framingOf, streamHeaders, type StreamFormat } from './stream-formats.ts';
 
 /** `schema` with @defer and @stream defined (itself when it has them already). */
 export function withIncrementalDirectives(schema: GraphQLSchema): GraphQLSchema {
@@ -95,7 +95,7 @@ export function createIncrementalDelivery(setup: IncrementalDeliverySetup): Incr
         if (reason !== 'ended') void iterator?.return?.()?.catch(() => {});
       },
     });
-    const headers = { 'content-type': framing.contentType, 'cache-control': 'no-cache', 'content-encoding': 'identity', 'x-accel-buffering': 'no' };
+    const headers = streamHeaders(framing);
     if (!(Symbol.asyncIterator in result)) {
       // Nothing was deferred after all (`if: false`, or an error before execution): one payload.
       channel.write(`${framing.nextPrefix}${serialize(result)}${framing.nextSuffix}`);

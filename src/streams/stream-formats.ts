@@ -69,6 +69,14 @@ const multipartMixed: StreamFraming = {
   failure: (errors) => `\r\n${jsonPart}{"errors":${errors}}${dashBoundary}`,
 };
 
+/**
+ * The headers of a streamed response. `identity`: a runtime that compresses on its own (workerd)
+ * would hold frames back in its encoder; `x-accel-buffering`: nginx would buffer them.
+ */
+export function streamHeaders(framing: StreamFraming): Record<string, string> {
+  return { 'content-type': framing.contentType, 'cache-control': 'no-cache', 'content-encoding': 'identity', 'x-accel-buffering': 'no' };
+}
+
 export function framingOf(format: StreamFormat): StreamFraming {
   return format === 'event-stream' ? eventStream : format === 'multipart-subscription' ? multipartSubscription : multipartMixed;
 }

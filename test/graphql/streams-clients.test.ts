@@ -29,6 +29,17 @@ describe('GraphQL clients subscribing over HTTP streams', () => {
     await target?.close();
   });
 
+  /** Waits for the server to hold no subscription and no stream. */
+  const released = () =>
+    until(
+      async () => {
+        const counts = await target.counts();
+        return counts.live === 0 && counts.streams.open === 0;
+      },
+      10_000,
+      'the unsubscribed stream to be released',
+    );
+
   /** Posts `texts` to `room` once the server holds the client's stream, and waits for them all. */
   async function deliver(room: string, collected: Collected, texts: string[]): Promise<void> {
     await until(async () => (await target.counts()).streams.open === 1, 10_000, 'the client to open its stream');
@@ -57,14 +68,7 @@ describe('GraphQL clients subscribing over HTTP streams', () => {
       subscription.unsubscribe();
       client.stop();
     }
-    await until(
-      async () => {
-        const counts = await target.counts();
-        return counts.live === 0 && counts.streams.open === 0;
-      },
-      10_000,
-      'the unsubscribed stream to be released',
-    );
+    await released();
   });
 
   it("urql's fetchSubscriptions receives a subscription as server-sent events, and unsubscribing releases it", async () => {
@@ -79,13 +83,6 @@ describe('GraphQL clients subscribing over HTTP streams', () => {
     } finally {
       unsubscribe();
     }
-    await until(
-      async () => {
-        const counts = await target.counts();
-        return counts.live === 0 && counts.streams.open === 0;
-      },
-      10_000,
-      'the unsubscribed stream to be released',
-    );
+    await released();
   });
 });
