@@ -1,6 +1,7 @@
 // The countries example schema: the public countries API, served from the embedded dataset, plus
 // its federation surface. Web standards only: this runs on every edge runtime.
 import { GraphQLObjectType, GraphQLSchema, printSchema, specifiedDirectives } from 'graphql';
+import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
 import { AnyScalar, EntityUnion, federationQueryFields, KeyDirective, ServiceType, subgraphSDL } from './federation.ts';
 import { queryFields, referenceTypes } from './schema.ts';
 
@@ -41,11 +42,15 @@ const query = new GraphQLObjectType({
   fields: { ...queryFields, ...federationQueryFields(subgraphSDLOnce) },
 });
 
-/** The served schema: the reference schema plus `_entities`, `_service` and `@key`. */
+/**
+ * The served schema: the reference schema plus `_entities`, `_service` and `@key`, and `@defer` and
+ * `@stream` defined here rather than added by the handler, which would build and validate a second
+ * schema at every cold start.
+ */
 export const countriesSchema = new GraphQLSchema({
   query,
   types: [...withQuery(query), AnyScalar, EntityUnion, ServiceType],
-  directives: [...specifiedDirectives, KeyDirective],
+  directives: [...specifiedDirectives, KeyDirective, GraphQLDeferDirective, GraphQLStreamDirective],
 });
 
 /** The served schema's SDL. */

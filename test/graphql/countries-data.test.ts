@@ -33,7 +33,8 @@ describe('countries dataset module', () => {
       const text = readFileSync(join(srcDir, file), 'utf8');
       const imports = [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]);
       for (const spec of imports) {
-        assert.ok(spec.startsWith('./') || spec === 'graphql', `${file} imports ${spec}`);
+        // graphql, and the @defer/@stream definitions the executor that runs them ships: code, not data.
+        assert.ok(spec.startsWith('./') || spec === 'graphql' || spec === '@graphql-tools/utils', `${file} imports ${spec}`);
       }
       assert.doesNotMatch(text, /\bprocess\.|\bDeno\./, `${file} uses a runtime-specific global`);
     }
