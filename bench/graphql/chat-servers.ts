@@ -9,6 +9,7 @@ import { createChatSchema, type ChatTopics } from '../../examples/chat/schema.ts
 import { createInProcessPubSub, type PubSub } from '../../src/subscriptions/pubsub.ts';
 import { recordPublish } from './publish-clock.ts';
 import { SERVER_NODE_FLAGS } from '../../scripts/build-server.mjs';
+import { listening } from './servers.ts';
 
 /** The in-process pub/sub both servers use, with the time of every burst event's publish recorded. */
 function timedPubSub(): PubSub<ChatTopics> {
@@ -72,19 +73,8 @@ export const chatServers: ChatBenchServer[] = [
       const { createYoga } = await import('graphql-yoga');
       const { createServer } = await import('node:http');
       const yoga = createYoga({ schema: createChatSchema({ pubsub: timedPubSub() }), graphqlEndpoint: '/graphql', logging: false });
-      const server = createServer(yoga);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve);
-      });
-      return {
-        port: (server.address() as AddressInfo).port,
-        close: () =>
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeAllConnections();
-          }),
-      };
+      // The same accept queue as skiff's server: a thousand subscribers connect at once.
+      return listening(createServer(yoga), 4096);
     },
   },
 ];

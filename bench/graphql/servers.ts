@@ -49,10 +49,11 @@ function pathAndSearch(url: string): string {
   return url.slice(url.indexOf('/', url.indexOf('//') + 2));
 }
 
-function listening(server: Server): Promise<RunningBenchServer> {
+/** Listens on a free loopback port; `backlog` for servers that take many connections at once. */
+export function listening(server: Server, backlog?: number): Promise<RunningBenchServer> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen({ port: 0, host: '127.0.0.1', backlog }, () => {
       resolve({
         port: (server.address() as AddressInfo).port,
         close: () =>

@@ -108,8 +108,7 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
         );
       }
       const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
-      const key = JSON.stringify([params.query, params.operationName ?? null, params.variables ?? null]);
-      return streams.start(request, args, key, stream.format, incrementally ? executeIncrementally : undefined);
+      return streams.start(request, args, params, stream.format, incrementally ? executeIncrementally : undefined);
     }
     if (operation.operation === 'mutation' && request.method === 'GET') {
       // As graphql-http answers it: a bare 405 whose body (unformatted) says why.

@@ -4,7 +4,8 @@
 // closing, however it closes, takes the member out, so a client that goes away releases its
 // pub/sub topic at once.
 import { subscribe as graphqlSubscribe, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
-import { SharedExecutions, type Member, type SharedExecutionStats } from '../subscriptions/shared-executions.ts';
+import { operationKey, SharedExecutions, type Member, type SharedExecutionStats } from '../subscriptions/shared-executions.ts';
+import type { RequestParams } from '../handler/options.ts';
 import type { Answer } from '../handler/responses.ts';
 import { StreamChannel } from './stream-channel.ts';
 import { framingOf, streamHeaders, type StreamFormat, type StreamFraming } from './stream-formats.ts';
@@ -54,7 +55,7 @@ export interface HttpSubscriptions {
   start(
     request: Request,
     args: ExecutionArgs,
-    operationKey: string,
+    params: RequestParams,
     format: StreamFormat,
     run?: (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
   ): Answer | Promise<Answer>;
@@ -110,7 +111,7 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
   }
 
   return {
-    start(request, args, operationKey, format, runWith = run as (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>) {
+    start(request, args, params, format, runWith = run as (args: ExecutionArgs) => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>) {
       const client = clientKey(request);
       if (!open.acquire(client)) {
         return {
@@ -129,7 +130,14 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
         throw error;
       }
       const withKey = (shared: string | undefined) =>
-        streamed(request, args, shared === undefined ? undefined : `${operationKey}\u0000${shared}`, format, client, runWith);
+        streamed(
+          request,
+          args,
+          shared === undefined ? undefined : operationKey(params.query, params.operationName, params.variables, shared),
+          format,
+          client,
+          runWith,
+        );
       if (!(key instanceof Promise)) return withKey(key);
       return key.then(withKey, (error: unknown) => {
         open.release(client);

@@ -24,6 +24,16 @@ export interface Member {
 
 type Started = AsyncIterable<ExecutionResult> | ExecutionResult;
 
+/** The key of a shared execution: subscribers with equal operations and equal share keys join one. */
+export function operationKey(
+  query: string,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | null | undefined,
+  shareKey: string,
+): string {
+  return JSON.stringify([query, operationName ?? null, variables ?? null, shareKey]);
+}
+
 /** Counters for tests and metrics. */
 export interface SharedExecutionStats {
   /** Executions running right now (shared ones, and those of one subscriber). */

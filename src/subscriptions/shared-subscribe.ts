@@ -5,7 +5,7 @@
 // operations, because each is registered in its `ctx.subscriptions` like its own.
 import { CloseCode, type Context, type ServerOptions, type SubscribePayload } from 'graphql-ws';
 import { getOperationAST, subscribe, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
-import { SharedExecutions, type Member } from './shared-executions.ts';
+import { operationKey, SharedExecutions, type Member } from './shared-executions.ts';
 
 export type ConnectionParams = Record<string, unknown> | undefined;
 
@@ -62,8 +62,8 @@ export function createSharedSubscribe<E>(setup: SharedSubscribeOptions<E>): Shar
       const execArgs: ExecutionArgs = { ...args, contextValue };
       const key = await shareKey(ctx, execArgs);
       if (subscriber.ended) return;
-      const operationKey = key === undefined ? undefined : JSON.stringify([payload.query, payload.operationName ?? null, payload.variables ?? null, key]);
-      subscriber.execution = executions.join(operationKey, subscriber, () => run(execArgs) as Promise<AsyncIterable<ExecutionResult> | ExecutionResult>);
+      const sharedKey = key === undefined ? undefined : operationKey(payload.query, payload.operationName, payload.variables, key);
+      subscriber.execution = executions.join(sharedKey, subscriber, () => run(execArgs) as Promise<AsyncIterable<ExecutionResult> | ExecutionResult>);
     } catch (error) {
       // A throwing context or share-key function, as the core treats failures outside execution.
       report(error);

@@ -8,7 +8,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { createApp, startServer } from '../../node/graphql/app.ts';
 import { attachGraphQLWebSocket } from '../../node/graphql/websocket.ts';
@@ -18,6 +17,7 @@ import { needs } from '../support/prereq.ts';
 import { within } from '../support/graphql-fixtures.ts';
 import { until } from '../fixtures/ws/clients.ts';
 import { createChatSchema } from '../../examples/chat/schema.ts';
+import { countdownSchema } from '../fixtures/streams/countdown-schema.ts';
 
 const chromiumPath = '/usr/bin/chromium';
 
@@ -127,21 +127,7 @@ test('GraphiQL from the dev server runs a typed query in headless Chromium, offl
 
 test('GraphiQL runs subscriptions over graphql-ws on the same URL', { timeout: 120_000 }, async (t) => {
   if (!needs(t, { commands: [chromiumPath] })) return;
-  const schema = new GraphQLSchema({
-    query: new GraphQLObjectType({ name: 'Query', fields: { hello: { type: GraphQLString, resolve: () => 'hi' } } }),
-    subscription: new GraphQLObjectType({
-      name: 'Subscription',
-      fields: {
-        countdown: {
-          type: new GraphQLNonNull(GraphQLInt),
-          args: { from: { type: new GraphQLNonNull(GraphQLInt) } },
-          subscribe: async function* (_root: unknown, args: { from: number }) {
-            for (let n = args.from; n >= 0; n--) yield { countdown: n };
-          },
-        },
-      },
-    }),
-  });
+  const schema = countdownSchema();
   const app = createApp(createGraphQLHandler({ schema }), { graphiql: { endpoint: '/graphql' } });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;

@@ -12,7 +12,7 @@ import { createChatSchema, type ChatTopics } from '../../examples/chat/schema.ts
 import { peerAddress, startServer } from '../../node/graphql/app.ts';
 import { countingPubSub } from '../fixtures/ws/chat-app.ts';
 import { MESSAGE_ADDED, until, within } from '../fixtures/ws/clients.ts';
-import { APOLLO_MULTIPART, SSE, StreamRead } from '../fixtures/streams/clients.ts';
+import { APOLLO_MULTIPART, SSE, StreamRead, rawStreamRequest } from '../fixtures/streams/clients.ts';
 
 const request = (query: string, accept: string, variables?: Record<string, unknown>) =>
   new Request('http://localhost/graphql', {
@@ -67,7 +67,7 @@ describe('HTTP streams in the fetch handler', () => {
     try {
       await within(new Promise((resolve) => socket.once('connect', resolve)), 5000, 'the connection');
       const body = JSON.stringify({ query: MESSAGE_ADDED, variables: { room: 'deaf' } });
-      socket.write(`POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: ${SSE}\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      socket.write(rawStreamRequest(server.url, body, SSE));
       // It reads nothing from here on: the kernel's buffers fill, then the server's.
       socket.pause();
       await until(() => pubsub.live() === 1, 5000, 'the subscription');
