@@ -1,12 +1,12 @@
 // Loads one server at a time over HTTP with autocannon. Each server runs in its own process
 // (server-process.ts) so the runner and autocannon never share its event loop or heap.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import autocannon from 'autocannon';
 import { getPath, postBody, type BenchQuery } from './queries.ts';
 import { stopChild } from '../../test/support/graphql-edge.ts';
+import { perUnit } from './figures.ts';
 
 const serverProcess = fileURLToPath(new URL('./server-process.ts', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -43,6 +43,8 @@ export interface StartedServer {
   pid: number;
   /** The chat servers' publish times ([seq, monotonic ms]) recorded since the last call. */
   publishTimes(timeoutMs?: number): Promise<Array<[number, number]>>;
+  /** CPU seconds (user + system, all threads) the server has used so far, to the microsecond. */
+  cpuSeconds(timeoutMs?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -70,7 +72,16 @@ export async function startServerProcess(name: string, startupMs = 60_000, nodeF
   });
   try {
     const port = await Promise.race([ready, timeout]);
-    return { port, pid: child.pid!, publishTimes: (ms = 10_000) => askPublishTimes(child, name, ms), stop: () => stopChild(child) };
+    return {
+      port,
+      pid: child.pid!,
+      publishTimes: (ms = 10_000) => ask(child, name, 'publish-times', 'publishTimes', ms),
+      cpuSeconds: async (ms = 10_000) => {
+        const usage = await ask<NodeJS.CpuUsage>(child, name, 'cpu-usage', 'cpuUsage', ms);
+        return (usage.user + usage.system) / 1e6;
+      },
+      stop: () => stopChild(child),
+    };
   } catch (error) {
     await stopChild(child);
     throw error;
@@ -79,20 +90,21 @@ export async function startServerProcess(name: string, startupMs = 60_000, nodeF
   }
 }
 
-function askPublishTimes(child: ChildProcess, name: string, timeoutMs: number): Promise<Array<[number, number]>> {
+/** Sends `request` to the server process and waits (bounded) for the answer carrying `key`. */
+function ask<T>(child: ChildProcess, name: string, request: string, key: string, timeoutMs: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.off('message', onMessage);
-      reject(new Error(`bench server ${name} did not send its publish times within ${timeoutMs} ms`));
+      reject(new Error(`bench server ${name} did not answer ${request} within ${timeoutMs} ms`));
     }, timeoutMs);
     const onMessage = (message: unknown) => {
-      if (typeof message !== 'object' || message === null || !('publishTimes' in message)) return;
+      if (typeof message !== 'object' || message === null || !(key in message)) return;
       clearTimeout(timer);
       child.off('message', onMessage);
-      resolve((message as { publishTimes: Array<[number, number]> }).publishTimes);
+      resolve((message as Record<string, T>)[key]);
     };
     child.on('message', onMessage);
-    child.send('publish-times');
+    child.send(request);
   });
 }
 
@@ -133,53 +145,39 @@ function load(port: number, q: BenchQuery, connections: number, seconds: number,
   return autocannon({ ...requestOptions(port, q), connections, duration: seconds, ...(rate ? { overallRate: rate } : {}) });
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); undefined elsewhere. */
-export function cpuSeconds(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
-  } catch {
-    return undefined;
-  }
-}
-const clockTicks = 100; // USER_HZ on Linux
-
 /** Warm-up then measured load for one query against a running server. */
 export async function measure(server: string, running: StartedServer, q: BenchQuery, options: LoadOptions): Promise<Measurement> {
-  const { port, pid } = running;
+  const { port } = running;
   if (options.warmup > 0) await load(port, q, options.connections, options.warmup);
-  const cpuBefore = cpuSeconds(pid);
+  const cpuBefore = await running.cpuSeconds();
   const result = await load(port, q, options.connections, options.duration);
-  const cpuAfter = cpuSeconds(pid);
+  const cpuAfter = await running.cpuSeconds();
   return {
     server,
     query: q.id,
     requestsPerSecond: result.requests.total / result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
-    cpuMicroseconds:
-      cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0 ? ((cpuAfter - cpuBefore) * 1e6) / result.requests.total : undefined,
+    cpuMicroseconds: perUnit((cpuAfter - cpuBefore) * 1e6, result.requests.total),
     failures: result.non2xx + result.errors + result.timeouts,
   };
 }
 
 /**
- * One slice of fixed-rate load: the requests answered and the server CPU seconds they took
- * (undefined without /proc). Used by the interleaved comparison (interleaved-bench.ts).
+ * One slice of fixed-rate load: the requests answered and the server CPU seconds they took.
+ * Used by the interleaved comparison (interleaved-bench.ts).
  */
 export async function loadSlice(
   running: StartedServer,
   q: BenchQuery,
   options: { connections: number; seconds: number; rate: number | undefined },
-): Promise<{ requests: number; cpuSeconds: number | undefined; failures: number }> {
-  const before = cpuSeconds(running.pid);
+): Promise<{ requests: number; cpuSeconds: number; failures: number }> {
+  const before = await running.cpuSeconds();
   const result = await load(running.port, q, options.connections, options.seconds, options.rate);
-  const after = cpuSeconds(running.pid);
+  const after = await running.cpuSeconds();
   return {
     requests: result.requests.total,
-    cpuSeconds: before !== undefined && after !== undefined ? after - before : undefined,
+    cpuSeconds: after - before,
     failures: result.non2xx + result.errors + result.timeouts,
   };
 }

@@ -4,6 +4,7 @@
 // all of them alike; the one-at-a-time req/s figures cannot offer that.
 import { loadSlice, startServerProcess, type StartedServer } from './http-bench.ts';
 import type { BenchQuery } from './queries.ts';
+import { fixed, perUnit, ratio } from './figures.ts';
 
 export interface InterleavedOptions {
   servers: readonly string[];
@@ -30,8 +31,8 @@ export interface InterleavedMeasurement {
   requestsPerSecond: number;
   /** This server's req/s divided by the ceiling's over the same slices (meaningful at saturation). */
   throughputRatio?: number;
-  /** Server CPU (user + system) per request, µs. */
-  cpuMicroseconds: number;
+  /** Server CPU (user + system) per request, µs; undefined when no request or no CPU time was measured. */
+  cpuMicroseconds: number | undefined;
   /** The ceiling's CPU per request divided by this server's: 1.0 costs what serving fixed bytes costs. */
   ratio?: number;
   failures: number;
@@ -52,7 +53,6 @@ export async function runInterleaved(options: InterleavedOptions): Promise<Inter
         const order = slice % 2 === 0 ? running.map((_, i) => i) : running.map((_, i) => running.length - 1 - i);
         for (const i of order) {
           const r = await loadSlice(running[i].server, q, { connections: options.connections, seconds: options.sliceSeconds, rate });
-          if (r.cpuSeconds === undefined) throw new Error('the interleaved bench reads server CPU from /proc, which this system lacks');
           totals[i].requests += r.requests;
           totals[i].cpu += r.cpuSeconds;
           totals[i].failures += r.failures;
@@ -64,19 +64,19 @@ export async function runInterleaved(options: InterleavedOptions): Promise<Inter
         rate: rate ?? null,
         requests: totals[i].requests,
         requestsPerSecond: totals[i].requests / (options.slices * options.sliceSeconds),
-        cpuMicroseconds: totals[i].requests > 0 ? (totals[i].cpu * 1e6) / totals[i].requests : NaN,
+        cpuMicroseconds: perUnit(totals[i].cpu * 1e6, totals[i].requests),
         failures: totals[i].failures,
       }));
       const ceiling = measured.find((m) => m.server === 'ceiling');
       for (const m of measured) {
         const withRatio: InterleavedMeasurement = ceiling
-          ? { ...m, ratio: ceiling.cpuMicroseconds / m.cpuMicroseconds, throughputRatio: m.requests / ceiling.requests }
+          ? { ...m, ratio: ratio(ceiling.cpuMicroseconds, m.cpuMicroseconds), throughputRatio: ratio(m.requests, ceiling.requests) }
           : m;
         results.push(withRatio);
         const figure =
           rate === undefined
-            ? `${Math.round(m.requestsPerSecond).toString().padStart(7)} req/s${withRatio.throughputRatio !== undefined ? `  ratio ${withRatio.throughputRatio.toFixed(2)}` : ''}  ${m.cpuMicroseconds.toFixed(1)} µs CPU/req`
-            : `${m.cpuMicroseconds.toFixed(1).padStart(7)} µs CPU/req at ${rate} req/s${withRatio.ratio !== undefined ? `  ratio ${withRatio.ratio.toFixed(2)}` : ''}`;
+            ? `${Math.round(m.requestsPerSecond).toString().padStart(7)} req/s${withRatio.throughputRatio !== undefined ? `  ratio ${withRatio.throughputRatio.toFixed(2)}` : ''}  ${fixed(m.cpuMicroseconds, 1, ' µs')} CPU/req`
+            : `${fixed(m.cpuMicroseconds, 1, ' µs').padStart(10)} CPU/req at ${rate} req/s${withRatio.ratio !== undefined ? `  ratio ${withRatio.ratio.toFixed(2)}` : ''}`;
         options.log(`  ${q.label.padEnd(8)} ${m.server.padEnd(10)} ${figure}${m.failures ? `  ${m.failures} FAILED` : ''}`);
       }
     }

@@ -4,11 +4,11 @@ import type { EdgeMeasurement } from './edge-bench.ts';
 import type { Measurement } from './http-bench.ts';
 import type { InterleavedMeasurement } from './interleaved-bench.ts';
 import type { BenchQuery } from './queries.ts';
+import { fixed, ratio, times } from './figures.ts';
 
-function ratio(m: Measurement | undefined, ceiling: Measurement | undefined): number | undefined {
+function ceilingRatio(m: Measurement | undefined, ceiling: Measurement | undefined): number | undefined {
   if (m?.ratio !== undefined) return m.ratio;
-  if (!m || !ceiling || ceiling.requestsPerSecond === 0) return undefined;
-  return m.requestsPerSecond / ceiling.requestsPerSecond;
+  return ratio(m?.requestsPerSecond, ceiling?.requestsPerSecond);
 }
 
 export function httpTable(measurements: readonly Measurement[], queries: readonly BenchQuery[], servers: readonly { name: string; label: string }[]): string {
@@ -19,7 +19,7 @@ export function httpTable(measurements: readonly Measurement[], queries: readonl
     const cells = queries.map((q) => {
       const m = find(name, q.id);
       if (!m) return '–';
-      const r = ratio(m, find('ceiling', q.id));
+      const r = ceilingRatio(m, find('ceiling', q.id));
       const flags = `${m.failures ? ` ⚠ ${m.failures} failed` : ''}${m.note ? ' *' : ''}`;
       const cpu = m.cpuMicroseconds === undefined ? '–' : `${Math.round(m.cpuMicroseconds)} µs`;
       return `${Math.round(m.requestsPerSecond)} · ${m.p99Ms} ms · ${r === undefined ? '–' : r.toFixed(2)} · ${cpu}${flags}`;
@@ -39,7 +39,7 @@ export function edgeTable(results: readonly EdgeMeasurement[], queries: readonly
       const ours = results.find((r) => r.runtime === runtime && r.query === q.id && r.impl === 'skiff');
       const plain = results.find((r) => r.runtime === runtime && r.query === q.id && r.impl === 'graphql-http');
       if (!ours || !plain) return '–';
-      return `${ours.microseconds.toFixed(1)} · ${plain.microseconds.toFixed(1)} · ${(plain.microseconds / ours.microseconds).toFixed(1)}×`;
+      return `${fixed(ours.microseconds, 1)} · ${fixed(plain.microseconds, 1)} · ${times(ratio(plain.microseconds, ours.microseconds), 1)}`;
     });
     return `| ${runtime} | ${cells.join(' | ')} |`;
   });
@@ -94,7 +94,7 @@ export function targetLines(
   };
   for (const [query, goal] of goals) {
     const ours = find('skiff', query);
-    throughput('target ', query, goal, ratio(ours, find('ceiling', query)), ours, find('mercurius', query));
+    throughput('target ', query, goal, ceilingRatio(ours, find('ceiling', query)), ours, find('mercurius', query));
   }
   // The same goals at saturation with all servers interleaved: req/s over the same moments.
   for (const [query, goal] of goals) {
@@ -110,8 +110,9 @@ export function targetLines(
     }
     const mercurius = interleaved.find((m) => m.server === 'mercurius' && m.query === query);
     if (ours && mercurius) {
+      const cheaper = ratio(mercurius.cpuMicroseconds, ours.cpuMicroseconds);
       lines.push(
-        `by CPU/req at equal load: ${query} cheaper than Mercurius: ${ours.cpuMicroseconds.toFixed(1)} vs ${mercurius.cpuMicroseconds.toFixed(1)} µs, ${mark(ours.cpuMicroseconds < mercurius.cpuMicroseconds)}`,
+        `by CPU/req at equal load: ${query} cheaper than Mercurius: ${fixed(ours.cpuMicroseconds, 1, ' µs')} vs ${fixed(mercurius.cpuMicroseconds, 1, ' µs')}, ${cheaper === undefined ? 'not measured' : mark(cheaper > 1)}`,
       );
     }
   }
@@ -121,8 +122,8 @@ export function targetLines(
       const ours = edge.find((e) => e.runtime === runtime && e.query === query && e.impl === 'skiff');
       const plain = edge.find((e) => e.runtime === runtime && e.query === query && e.impl === 'graphql-http');
       if (!ours || !plain) continue;
-      const speedup = plain.microseconds / ours.microseconds;
-      lines.push(`target ${runtime} ${query} ≥ 2× graphql-http: ${speedup.toFixed(1)}×, ${mark(speedup >= 2)}`);
+      const speedup = ratio(plain.microseconds, ours.microseconds);
+      lines.push(`target ${runtime} ${query} ≥ 2× graphql-http: ${times(speedup, 1)}, ${speedup === undefined ? 'not measured' : mark(speedup >= 2)}`);
     }
   }
   for (const ours of coldStart.filter((c) => c.variant === 'skiff')) {
@@ -145,7 +146,7 @@ export function saturatedTable(
       const m = results.find((r) => r.server === name && r.query === q.id);
       if (!m) return '–';
       const ratio = m.throughputRatio === undefined ? '–' : m.throughputRatio.toFixed(2);
-      return `${Math.round(m.requestsPerSecond)} · ${ratio} · ${m.cpuMicroseconds.toFixed(1)} µs${m.failures ? ` ⚠ ${m.failures} failed` : ''}`;
+      return `${Math.round(m.requestsPerSecond)} · ${ratio} · ${fixed(m.cpuMicroseconds, 1, ' µs')}${m.failures ? ` ⚠ ${m.failures} failed` : ''}`;
     });
     return `| ${label} | ${cells.join(' | ')} |`;
   });
@@ -173,7 +174,7 @@ export function interleavedTable(
       const offered = (m.rate ?? 0) * sliceSeconds * slices;
       // A server that answered well under the offered load was saturated: its figure is not comparable.
       const short = m.requests < offered * 0.9 ? ` (answered ${Math.round((m.requests / offered) * 100)}%)` : '';
-      return `${m.cpuMicroseconds.toFixed(1)} µs · ${m.ratio === undefined ? '–' : m.ratio.toFixed(2)}${short}${m.failures ? ` ⚠ ${m.failures} failed` : ''}`;
+      return `${fixed(m.cpuMicroseconds, 1, ' µs')} · ${m.ratio === undefined ? '–' : m.ratio.toFixed(2)}${short}${m.failures ? ` ⚠ ${m.failures} failed` : ''}`;
     });
     return `| ${label} | ${cells.join(' | ')} |`;
   });

@@ -1,6 +1,8 @@
 // One bench server in its own process: `tsx bench/graphql/server-process.ts NAME` prints
 // `READY <port>` once listening and exits when told (SIGTERM/SIGINT) or when its parent goes away.
-// Over the IPC channel it answers `publish-times` with the chat servers' recorded publishes.
+// Over the IPC channel it answers `publish-times` with the chat servers' recorded publishes, and
+// `cpu-usage` with its own CPU time in microseconds (getrusage: every thread, exited ones too), which
+// /proc/PID/stat would round to 10 ms ticks.
 import { benchServer } from './servers.ts';
 import { chatServers } from './chat-servers.ts';
 import { takePublishTimes } from './publish-clock.ts';
@@ -27,6 +29,7 @@ try {
   process.stdin.resume();
   process.on('message', (message) => {
     if (message === 'publish-times') process.send?.({ publishTimes: takePublishTimes() });
+    if (message === 'cpu-usage') process.send?.({ cpuUsage: process.cpuUsage() });
   });
   // The IPC channel must not keep us alive on its own.
   process.channel?.unref();

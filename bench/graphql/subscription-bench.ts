@@ -6,7 +6,8 @@
 // schema and logic for every server (chat-servers.ts); the subscribers and the mutations run in this
 // process.
 import { readFileSync } from 'node:fs';
-import { cpuSeconds, startServerProcess } from './http-bench.ts';
+import { startServerProcess } from './http-bench.ts';
+import { fixed, perUnit, ratio, times } from './figures.ts';
 import { chatServers } from './chat-servers.ts';
 import { monotonicMs } from './publish-clock.ts';
 import { SubscriberPool } from './subscriber-pool.ts';
@@ -27,9 +28,10 @@ export interface SubscriptionMeasurement {
   pacedDeliveriesPerSecond: number;
   /** Messages the subscribers received from the timed bursts (events × bursts × subscribers when none is lost). */
   deliveries: number;
-  /** Server CPU seconds (user + system) from the first timed mutation to the last receipt. */
+  /** Server CPU seconds (user + system, to the microsecond) from the first timed mutation to the last receipt. */
   cpuSeconds: number;
-  deliveriesPerCoreSecond: number;
+  /** Undefined when the server's CPU time over the bursts could not be measured (read as zero). */
+  deliveriesPerCoreSecond: number | undefined;
   /**
    * At the fixed rate: from the resolver's publish in the server to each subscriber's receipt, on one
    * monotonic clock.
@@ -107,7 +109,7 @@ async function post(url: string, text: string): Promise<void> {
   if (response.status !== 200 || body.includes('"errors"')) throw new Error(`postMessage answered ${response.status}: ${body.slice(0, 200)}`);
 }
 
-/** Deliveries timed per cell at least by default: /proc counts CPU in 10 ms ticks. */
+/** Deliveries timed per cell at least by default: enough for a steady rate, not for the CPU clock's sake. */
 const MIN_DELIVERIES = 200_000;
 
 interface CellOptions {
@@ -171,10 +173,10 @@ async function measureOne(name: string, cell: CellOptions): Promise<Subscription
     await connectUpTo(subscribers);
     const connectedKb = rssKb(server.pid);
 
-    let cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
+    let cpuBefore = await server.cpuSeconds();
     let sent = 0;
     for (let burst = 0; burst < warmupBursts + bursts; burst++) {
-      if (burst === warmupBursts) cpuBefore = cpuSeconds(server.pid) ?? Number.NaN;
+      if (burst === warmupBursts) cpuBefore = await server.cpuSeconds();
       // A burst: `events` mutations, 8 in flight at a time; then every delivery, then a pause.
       const end = sent + events;
       await Promise.all(
@@ -194,7 +196,7 @@ async function measureOne(name: string, cell: CellOptions): Promise<Subscription
       if (!arrived) break;
       if (burst + 1 < warmupBursts + bursts) await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const cpu = (cpuSeconds(server.pid) ?? Number.NaN) - cpuBefore;
+    const cpu = (await server.cpuSeconds()) - cpuBefore;
     await new Promise((resolve) => setTimeout(resolve, 100));
 
     // At a fixed rate, sent on schedule whatever is still in flight (an open loop), well below what
@@ -249,7 +251,7 @@ async function measureOne(name: string, cell: CellOptions): Promise<Subscription
       pacedDeliveriesPerSecond: cell.pacedRate,
       deliveries: burst.length,
       cpuSeconds: cpu,
-      deliveriesPerCoreSecond: burst.length / cpu,
+      deliveriesPerCoreSecond: perUnit(burst.length, cpu),
       p50Ms: quantile(pacedSorted, 0.5),
       p99Ms: quantile(pacedSorted, 0.99),
       firstP50Ms: quantile(firstSorted, 0.5),
@@ -285,7 +287,7 @@ export async function runSubscriptionBench(options: SubscriptionBenchOptions): P
       });
       results.push(m);
       options.log(
-        `  ${m.label.padEnd(28)} ${String(subscribers).padStart(5)} subscribers: ${Math.round(m.deliveriesPerCoreSecond)} deliveries/CPU-s, ` +
+        `  ${m.label.padEnd(28)} ${String(subscribers).padStart(5)} subscribers: ${fixed(m.deliveriesPerCoreSecond, 0)} deliveries/CPU-s, ` +
           `bursts p50 ${m.burstP50Ms.toFixed(1)} ms, p99 ${m.burstP99Ms.toFixed(1)} ms from the request (${m.burstPublishP50Ms.toFixed(1)} / ${m.burstPublishP99Ms.toFixed(1)} ms from the publish), ` +
           `fixed rate publish→receipt p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms (first subscriber ${m.firstP50Ms.toFixed(2)} / ${m.firstP99Ms.toFixed(2)} ms), ${m.kbPerSubscriber.toFixed(1)} KB/subscriber ` +
           `(${m.marginalKbPerSubscriber.toFixed(1)} marginal), ${m.bursts} timed burst${m.bursts > 1 ? 's' : ''} after ${m.warmupBursts} warm-up, lost ${m.lost}, duplicated ${m.duplicated}`,
@@ -303,7 +305,7 @@ export function subscriptionTable(results: SubscriptionMeasurement[]): string {
   ];
   for (const m of results) {
     lines.push(
-      `| ${m.subscribers} | ${m.label} | ${Math.round(m.deliveriesPerCoreSecond)} | ${m.burstP50Ms.toFixed(0)} / ${m.burstP99Ms.toFixed(0)} ms | ${m.p50Ms.toFixed(1)} / ${m.p99Ms.toFixed(1)} ms | ${m.firstP50Ms.toFixed(2)} / ${m.firstP99Ms.toFixed(2)} ms | ${m.kbPerSubscriber.toFixed(1)} (${m.marginalKbPerSubscriber.toFixed(1)}) | ${m.lost} | ${m.duplicated} |`,
+      `| ${m.subscribers} | ${m.label} | ${fixed(m.deliveriesPerCoreSecond, 0)} | ${m.burstP50Ms.toFixed(0)} / ${m.burstP99Ms.toFixed(0)} ms | ${m.p50Ms.toFixed(1)} / ${m.p99Ms.toFixed(1)} ms | ${m.firstP50Ms.toFixed(2)} / ${m.firstP99Ms.toFixed(2)} ms | ${m.kbPerSubscriber.toFixed(1)} (${m.marginalKbPerSubscriber.toFixed(1)}) | ${m.lost} | ${m.duplicated} |`,
     );
   }
   const targets: string[] = [];
@@ -312,13 +314,12 @@ export function subscriptionTable(results: SubscriptionMeasurement[]): string {
     const ours = find('chat-skiff', n);
     const theirs = find('chat-mercurius', n);
     if (ours && theirs) {
-      const perCore = ours.deliveriesPerCoreSecond / theirs.deliveriesPerCoreSecond;
-      const p99 = ours.p99Ms / theirs.p99Ms;
-      const burstP99 = ours.burstP99Ms / theirs.burstP99Ms;
-      const firstP99 = ours.firstP99Ms / theirs.firstP99Ms;
+      const perCore = ratio(ours.deliveriesPerCoreSecond, theirs.deliveriesPerCoreSecond);
+      const p99 = ratio(ours.p99Ms, theirs.p99Ms);
+      const meets = (r: number | undefined, ok: (r: number) => boolean) => (r === undefined ? 'not measured' : ok(r) ? 'met' : 'MISSED');
       targets.push(
-        `${n} subscribers: ${perCore.toFixed(2)}× Mercurius's deliveries per core${n >= 1000 ? (perCore >= 2 ? ' (target ≥ 2×: met)' : ' (target ≥ 2×: MISSED)') : ''}, ` +
-          `publish→receipt p99 at a fixed rate ${p99.toFixed(2)}× its p99 (target ≤ 0.5×: ${p99 <= 0.5 ? 'met' : 'MISSED'}; first subscriber ${firstP99.toFixed(2)}×; in the bursts, from the request, ${burstP99.toFixed(2)}×), ` +
+        `${n} subscribers: ${times(perCore)} Mercurius's deliveries per core${n >= 1000 ? ` (target ≥ 2×: ${meets(perCore, (r) => r >= 2)})` : ''}, ` +
+          `publish→receipt p99 at a fixed rate ${times(p99)} its p99 (target ≤ 0.5×: ${meets(p99, (r) => r <= 0.5)}; first subscriber ${times(ratio(ours.firstP99Ms, theirs.firstP99Ms))}; in the bursts, from the request, ${times(ratio(ours.burstP99Ms, theirs.burstP99Ms))}), ` +
           `${ours.kbPerSubscriber.toFixed(1)} KB per subscriber (target ≤ 15: ${ours.kbPerSubscriber <= 15 ? 'met' : 'MISSED'}), ` +
           `lost/duplicated ${ours.lost}/${ours.duplicated}`,
       );
@@ -326,15 +327,19 @@ export function subscriptionTable(results: SubscriptionMeasurement[]): string {
     const sse = find('chat-skiff-sse', n);
     const yoga = find('chat-yoga-sse', n);
     if (sse && yoga) {
-      const perCore = sse.deliveriesPerCoreSecond / yoga.deliveriesPerCoreSecond;
-      const line = [`${n} subscribers over SSE: ${perCore.toFixed(2)}× graphql-yoga's deliveries per core (target ≥ 2×: ${perCore >= 2 ? 'met' : 'MISSED'})`];
+      const perCore = ratio(sse.deliveriesPerCoreSecond, yoga.deliveriesPerCoreSecond);
+      const line = [
+        `${n} subscribers over SSE: ${times(perCore)} graphql-yoga's deliveries per core (target ≥ 2×: ${perCore === undefined ? 'not measured' : perCore >= 2 ? 'met' : 'MISSED'})`,
+      ];
       if (ours) {
         // Cost per delivery is the inverse of deliveries per core.
-        const costRatio = ours.deliveriesPerCoreSecond / sse.deliveriesPerCoreSecond;
-        line.push(`${costRatio.toFixed(2)}× skiff's WebSocket cost per delivery (target ≤ 1.5×: ${costRatio <= 1.5 ? 'met' : 'MISSED'})`);
+        const costRatio = ratio(ours.deliveriesPerCoreSecond, sse.deliveriesPerCoreSecond);
+        line.push(
+          `${times(costRatio)} skiff's WebSocket cost per delivery (target ≤ 1.5×: ${costRatio === undefined ? 'not measured' : costRatio <= 1.5 ? 'met' : 'MISSED'})`,
+        );
       }
       line.push(
-        `p99 publish→receipt ${(sse.p99Ms / yoga.p99Ms).toFixed(2)}× yoga's`,
+        `p99 publish→receipt ${times(ratio(sse.p99Ms, yoga.p99Ms))} yoga's`,
         `${sse.kbPerSubscriber.toFixed(1)} KB per subscriber`,
         `lost/duplicated ${sse.lost}/${sse.duplicated}`,
       );
