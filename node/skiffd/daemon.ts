@@ -7,6 +7,7 @@ import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/ge
 import type { SkiffdConfig } from './config.ts';
 import type { DaemonContext, Subsystems } from './context.ts';
 import type { ContainerManager } from './containers/manager.ts';
+import { cgroupDriver } from './cgroups/driver.ts';
 import { openImages } from './images/index.ts';
 import { openPods } from './pods/index.ts';
 import { openContainers } from './containers/index.ts';
@@ -101,9 +102,11 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
  */
 async function openSubsystems(config: SkiffdConfig, log: Logger): Promise<Subsystems> {
   let containers: ContainerManager | undefined;
+  // Refused here, before anything opens: a driver the host cannot serve would fail every container.
+  const cgroups = cgroupDriver(config.runtime.cgroupDriver);
   const images = await openImages(config, log);
-  const pods = await openPods(config, log, () => containers);
-  containers = await openContainers(config, log, { pods, images });
+  const pods = await openPods(config, log, () => containers, cgroups);
+  containers = await openContainers(config, log, { pods, images, cgroups });
   // Only now do containers hold leases on the layers they mount; sweeping earlier could delete them.
   await images.sweep();
   const streaming = new Streaming({ config: config.streaming, log, containers, pods });

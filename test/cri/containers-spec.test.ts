@@ -7,6 +7,7 @@ import { ContainerConfig, MountPropagation, NamespaceMode, Signal, type DeepPart
 import { buildSpec, DEFAULT_MASKED_PATHS, type SpecInput, type HostFacts } from '../../node/skiffd/containers/spec-builder.ts';
 import { ALL_CAPABILITIES, DEFAULT_CAPABILITIES, capabilitiesFromMask } from '../../node/skiffd/containers/capabilities.ts';
 import { signalNumber } from '../../node/skiffd/containers/signals.ts';
+import { cgroupfsDriver, systemdDriver } from '../../node/skiffd/cgroups/driver.ts';
 
 const host: HostFacts = {
   daemonOomScoreAdj: 0,
@@ -15,6 +16,7 @@ const host: HostFacts = {
   swapAccounting: true,
   hugetlb: true,
   defaultCgroupParent: '/skiffd',
+  cgroups: cgroupfsDriver,
 };
 const passwd = 'root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000:app:/home/app:/bin/sh\nnobody:x:65534:65534::/:/bin/false\n';
 const group = 'root:x:0:\napp:x:1000:\nwheel:x:10:root,app\naudio:x:29:app\n';
@@ -232,6 +234,16 @@ test('resources -> cgroups; cgroupsPath under the pod parent; oom_score_adj neve
   assert.equal(buildSpec(input({ linux: { resources: { oomScoreAdj: 1000n } } })).spec.process.oomScoreAdj, 1000);
   const v2 = buildSpec(input({ linux: { resources: { unified: { 'memory.high': '1' } } } }, { host: { ...host, cgroupMode: 'v2' } })).spec;
   assert.deepEqual(v2.linux.resources!.unified, { 'memory.high': '1' });
+});
+
+test("the systemd driver: the container is the scope skiffd-<id>.scope in the pod slice, in runc's slice:prefix:name form", () => {
+  const id = 'a'.repeat(64);
+  const podPath = '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice';
+  const built = buildSpec(input({}, { host: { ...host, cgroupMode: 'v2', cgroups: systemdDriver }, pod: { ...input({}).pod, cgroupParent: podPath } }));
+  assert.equal(built.spec.linux.cgroupsPath, `kubepods-burstable-pod1.slice:skiffd:${id}`);
+  assert.equal(built.cgroupPath, `${podPath}/skiffd-${id}.scope`, 'stats read the scope systemd makes');
+  const cgroupfs = buildSpec(input({}, { pod: { ...input({}).pod, cgroupParent: '/kubepods/pod1' } }));
+  assert.equal(cgroupfs.cgroupPath, cgroupfs.spec.linux.cgroupsPath, 'under cgroupfs the spec names the path itself');
 });
 
 test('sysctls need the matching pod namespace', () => {

@@ -231,7 +231,7 @@ test('pod sandboxes on a CNI network', { timeout: 120_000 }, async (t) => {
     const cpuMax = read('cpu', 'cpu.cfs_quota_us', 'cpu.max');
     assert.ok(cpuMax === '60000' || cpuMax === '60000 100000', `cpu quota ${cpuMax}`);
     const weight = read('cpu', 'cpu.shares', 'cpu.weight');
-    assert.ok(weight === '512' || weight === String(Math.round(1 + ((512 - 2) * 9999) / 262142)), `cpu weight ${weight}`);
+    assert.ok(weight === '512' || weight === String(1 + Math.floor(((512 - 2) * 9999) / 262142)), `cpu weight ${weight}`);
 
     assert.equal((await grpcCode(d.runtime.updatePodSandboxResources({ podSandboxId: 'e'.repeat(64), resources: none }))).code, Status.NOT_FOUND);
     assert.equal((await grpcCode(d.runtime.updatePodSandboxResources({ podSandboxId: id }))).code, Status.INVALID_ARGUMENT);

@@ -14,9 +14,9 @@ export interface CgroupLimits {
   memoryBytes?: number;
 }
 
-/** v1 shares to a v2 weight, the conversion runc and the kubelet use. */
+/** v1 shares to a v2 weight, the conversion runc and the kubelet use (integer division: 1024 is 39). */
 export function sharesToWeight(shares: number): number {
-  return Math.round(1 + ((shares - 2) * 9999) / 262142);
+  return 1 + Math.floor(((shares - 2) * 9999) / 262142);
 }
 
 /** Writes the limits, making the cgroup if it is not there yet; a controller this host lacks is an error naming it. */

@@ -165,7 +165,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         stopSignal: built.stopSignal,
         stopSignalName: built.stopSignalName,
         criStopSignal: config.stopSignal || criSignalFromNumber(built.stopSignal),
-        cgroupsPath: built.spec.linux.cgroupsPath ?? '',
+        cgroupsPath: built.cgroupPath,
         killAll: !pidNs || !!pidNs.path,
       };
       // The record does not wait for the mount: recovery mounts the rootfs of a created container

@@ -2,13 +2,14 @@
 import { existsSync, readFileSync, readdirSync, lstatSync, statSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { cgroupLayout, hasController } from '../cgroups/layout.ts';
+import { cgroupfsDriver, type CgroupDriver } from '../cgroups/driver.ts';
 import type { OciDevice } from '../oci/spec.ts';
 import type { HostFacts, ResolvedDevice } from './spec-builder.ts';
 import type { Device } from '../../../proto/gen/runtime/v1/api.ts';
 import { invalidArgument } from './errors.ts';
 import { ALL_CAPABILITIES, capabilitiesFromMask } from './capabilities.ts';
 
-export function readHostFacts(defaultCgroupParent: string): HostFacts {
+export function readHostFacts(defaultCgroupParent: string, cgroups: CgroupDriver = cgroupfsDriver): HostFacts {
   const num = (file: string, fallback: number) => {
     try {
       const n = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
@@ -26,6 +27,7 @@ export function readHostFacts(defaultCgroupParent: string): HostFacts {
     swapAccounting: layout.mode !== 'v2' && !!memory && existsSync(join(memory.mountPoint, 'memory.memsw.limit_in_bytes')),
     hugetlb: hasController('hugetlb', layout),
     defaultCgroupParent,
+    cgroups,
   };
 }
 

@@ -4,6 +4,7 @@
 // before the socket listens.
 import { join } from 'node:path';
 import type { SkiffdConfig } from '../config.ts';
+import { cgroupfsDriver, type CgroupDriver } from '../cgroups/driver.ts';
 import type { ImageManager } from '../images/image-manager.ts';
 import type { Logger } from '../logger.ts';
 import { makeOciRuntime } from '../oci/index.ts';
@@ -39,11 +40,18 @@ export function imageResolver(images: ImageManager): ImageResolver {
   };
 }
 
-export async function openContainers(config: SkiffdConfig, log: Logger, deps: { pods: PodLookup; images: ImageManager }): Promise<ContainerManager> {
+export async function openContainers(
+  config: SkiffdConfig,
+  log: Logger,
+  deps: { pods: PodLookup; images: ImageManager; cgroups?: CgroupDriver },
+): Promise<ContainerManager> {
+  const cgroups = deps.cgroups ?? cgroupfsDriver;
   const runtime = makeOciRuntime({
     runtimePath: config.runtime.runtimePath,
     conmonPath: config.runtime.conmonPath,
     root: config.runtime.runtimeRoot || join(config.state, 'runc'),
+    runtimeFlags: cgroups.runtimeFlags,
+    conmonFlags: cgroups.conmonFlags,
   });
   const manager = new ContainerManager({
     root: config.root,
@@ -52,6 +60,7 @@ export async function openContainers(config: SkiffdConfig, log: Logger, deps: { 
     pods: deps.pods,
     images: imageResolver(deps.images),
     log: log.child({ subsystem: 'containers' }),
+    cgroups,
   });
   await manager.init();
   return manager;

@@ -85,6 +85,7 @@ export interface ContainerRecord {
   /** The pod's pinned user namespace, and the volumes to ID-map with it when the runtime creates the container. */
   userNamespacePath?: string;
   idmappedMounts?: IdmappedMount[];
+  /** The container cgroup's path in the hierarchy (as /proc/PID/cgroup shows it), whichever driver made it. */
   cgroupsPath: string;
   /** After exit: runtime state deleted and rootfs unmounted. */
   released?: boolean;

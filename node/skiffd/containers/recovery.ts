@@ -10,7 +10,7 @@ import { sweepIdmappedMounts } from './idmap-mounts.ts';
 
 /** Loads every record, reconciles it with the runtime and conmon's exit files, starts watching exits. */
 export async function recoverContainers(store: ContainerStore): Promise<void> {
-  store.host = { ...readHostFacts(store.options.defaultCgroupParent ?? '/skiffd'), ...store.options.host };
+  store.host = { ...readHostFacts(store.options.defaultCgroupParent ?? '/skiffd', store.options.cgroups), ...store.options.host };
   if (!store.host.hugetlb) store.log.debug?.('no hugetlb cgroup controller on this host: hugepage limits are left out of container specs');
   await mkdir(store.containersDir, { recursive: true, mode: 0o711 });
   await mkdir(store.socketDir, { recursive: true });

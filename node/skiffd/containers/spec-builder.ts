@@ -10,6 +10,7 @@ import {
   type Mount,
   type PodSandboxConfig,
 } from '../../../proto/gen/runtime/v1/api.ts';
+import type { CgroupDriver } from '../cgroups/driver.ts';
 import type { OciDevice, OciDeviceRule, OciMount, OciNamespace, OciResources, OciSpec } from '../oci/spec.ts';
 import { DEFAULT_CAPABILITIES, normalizeCapability } from './capabilities.ts';
 import { defaultSeccompProfile } from './seccomp.ts';
@@ -61,6 +62,8 @@ export interface HostFacts {
   hugetlb: boolean;
   /** Parent cgroup when the pod names none. */
   defaultCgroupParent: string;
+  /** Who makes the container's cgroup: cgroupfs paths, or systemd scopes in the pod's slice. */
+  cgroups: CgroupDriver;
 }
 
 /** A CRI device already looked up on the host. */
@@ -92,6 +95,8 @@ export interface SpecInput {
 
 export interface BuiltSpec {
   spec: OciSpec;
+  /** The container's cgroup in the hierarchy once the runtime made it (where its stats are read). */
+  cgroupPath: string;
   user: ResolvedUser;
   stopSignal: number;
   stopSignalName: string;
@@ -174,7 +179,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
       namespaces,
       devices: [...(privileged ? (input.hostDevices ?? []) : []), ...input.devices.map(({ permissions: _p, ...d }) => d)],
       resources,
-      cgroupsPath: `${cgroupParentOf(input)}/skiffd-${input.id}`,
+      cgroupsPath: input.host.cgroups.containerCgroupsPath(podCgroupOf(input), input.id),
       sysctl: sysctls(sandboxConfig, input.pod),
     },
   };
@@ -194,7 +199,8 @@ export function buildSpec(input: SpecInput): BuiltSpec {
   // Drop empty optional parts so config.json stays readable.
   if (spec.linux.devices!.length === 0) delete spec.linux.devices;
   if (Object.keys(spec.linux.sysctl!).length === 0) delete spec.linux.sysctl;
-  return { spec, user, stopSignal: stop.number, stopSignalName: stop.name };
+  const cgroupPath = input.host.cgroups.containerCgroupPath(podCgroupOf(input), input.id);
+  return { spec, cgroupPath, user, stopSignal: stop.number, stopSignalName: stop.name };
 }
 
 /** Kubernetes semantics: command replaces the entrypoint and drops the image cmd; args replace cmd. */
@@ -325,11 +331,13 @@ function buildNamespaces(input: SpecInput): OciNamespace[] {
   return out;
 }
 
-function cgroupParentOf(input: SpecInput): string {
-  const parent = input.pod.cgroupParent || input.sandboxConfig?.linux?.cgroupParent || input.host.defaultCgroupParent;
-  if (parent.endsWith('.slice')) throw invalidArgument('sandbox_config.linux.cgroup_parent', `"${parent}" is a systemd slice; skiffd uses the cgroupfs driver`);
-  const clean = '/' + parent.split('/').filter(Boolean).join('/');
-  return clean === '/' ? '' : clean;
+/** The pod cgroup's path: what RunPodSandbox chose, else the parent the request names, else the default. */
+function podCgroupOf(input: SpecInput): string {
+  if (input.pod.cgroupParent) return input.pod.cgroupParent;
+  const given = input.sandboxConfig?.linux?.cgroupParent ?? '';
+  const rejected = input.host.cgroups.rejectParent(given);
+  if (rejected) throw invalidArgument('sandbox_config.linux.cgroup_parent', rejected);
+  return given ? input.host.cgroups.podCgroup(given, input.pod.id).path : input.host.defaultCgroupParent;
 }
 
 /** CRI resources -> OCI linux.resources (also used by UpdateContainerResources). */

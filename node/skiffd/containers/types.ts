@@ -1,5 +1,6 @@
 // What the container subsystem needs from its neighbours (images, pods, a logger) and what it
 // reports (views, events).
+import type { CgroupDriver } from '../cgroups/driver.ts';
 import type { ContainerEventType, ContainerState } from '../../../proto/gen/runtime/v1/api.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
 import type { ExitInfo } from './exits.ts';
@@ -45,6 +46,8 @@ export interface ContainerManagerOptions {
   log?: ContainerLogger;
   /** cgroup parent for pods that name none. */
   defaultCgroupParent?: string;
+  /** The cgroup driver (cgroupfs when absent). */
+  cgroups?: CgroupDriver;
   /** Overrides of facts read from the host (tests). */
   host?: Partial<HostFacts>;
 }

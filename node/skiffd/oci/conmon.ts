@@ -13,6 +13,9 @@ export interface ConmonLaunch {
   conmonPath: string;
   runtimePath: string;
   runtimeRoot: string;
+  /** The runtime's global flags besides --root, passed on by conmon. */
+  runtimeFlags?: readonly string[];
+  conmonFlags?: readonly string[];
 }
 
 export const CONMON_PIDFILE = 'conmon-pidfile';
@@ -42,6 +45,8 @@ export function conmonArgs(launch: ConmonLaunch, o: CreateOptions): string[] {
     launch.runtimePath,
     '--runtime-arg',
     `--root=${launch.runtimeRoot}`,
+    ...(launch.runtimeFlags ?? []).flatMap((flag) => ['--runtime-arg', flag]),
+    ...(launch.conmonFlags ?? []),
     '--socket-dir-path',
     o.socketDir,
   ];

@@ -13,6 +13,10 @@ export interface OciRuntimeConfig {
   conmonPath?: string;
   /** Directory for the runtime's `--root`. */
   root: string;
+  /** Global flags for every runtime call (the cgroup driver's: `--systemd-cgroup`). */
+  runtimeFlags?: readonly string[];
+  /** Flags for conmon (the cgroup driver's). */
+  conmonFlags?: readonly string[];
 }
 
 export function makeOciRuntime(config: OciRuntimeConfig): OciRuntime {
@@ -23,5 +27,5 @@ export function makeOciRuntime(config: OciRuntimeConfig): OciRuntime {
   const path = which(given) ?? given;
   const conmon = which(config.conmonPath || 'conmon') ?? (config.conmonPath || 'conmon');
   const name = basename(path).includes('crun') ? 'crun' : 'runc';
-  return new CliOciRuntime({ name, path, root: config.root, conmonPath: conmon });
+  return new CliOciRuntime({ name, path, root: config.root, conmonPath: conmon, globalFlags: config.runtimeFlags, conmonFlags: config.conmonFlags });
 }

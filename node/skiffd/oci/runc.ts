@@ -25,6 +25,10 @@ export interface CliRuntimeOptions {
   conmonPath?: string;
   /** Bound on each runtime command. */
   commandTimeoutMs?: number;
+  /** Global flags for every runtime call, e.g. `--systemd-cgroup`. */
+  globalFlags?: readonly string[];
+  /** Flags for conmon. */
+  conmonFlags?: readonly string[];
 }
 
 const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
@@ -36,6 +40,8 @@ export class CliOciRuntime implements OciRuntime {
   readonly name: string;
   readonly path: string;
   readonly root: string;
+  readonly globalFlags: readonly string[];
+  private readonly conmonFlags: readonly string[];
   private readonly conmonPath: string;
   private readonly timeoutMs: number;
   /** Runs `exec` for ExecSync without forking the daemon (see exec-helper.ts). */
@@ -45,6 +51,8 @@ export class CliOciRuntime implements OciRuntime {
     this.name = options.name ?? 'runc';
     this.path = options.path;
     this.root = options.root;
+    this.globalFlags = options.globalFlags ?? [];
+    this.conmonFlags = options.conmonFlags ?? [];
     this.conmonPath = options.conmonPath ?? 'conmon';
     this.timeoutMs = options.commandTimeoutMs ?? 30_000;
     mkdirSync(this.root, { recursive: true, mode: 0o700 });
@@ -57,12 +65,15 @@ export class CliOciRuntime implements OciRuntime {
   }
 
   private async run(args: string[], input?: string): Promise<{ ok: boolean; stdout: string; message: string }> {
-    const result = await runCommand(this.path, [`--root=${this.root}`, ...args], { timeoutMs: this.timeoutMs, input });
+    const result = await runCommand(this.path, [`--root=${this.root}`, ...this.globalFlags, ...args], { timeoutMs: this.timeoutMs, input });
     return { ok: result.code === 0, stdout: result.stdout, message: cleanRuntimeMessage(result.stderr || result.stdout) };
   }
 
   create(options: CreateOptions): Promise<CreateResult> {
-    return createWithConmon({ conmonPath: this.conmonPath, runtimePath: this.path, runtimeRoot: this.root }, options);
+    return createWithConmon(
+      { conmonPath: this.conmonPath, runtimePath: this.path, runtimeRoot: this.root, runtimeFlags: this.globalFlags, conmonFlags: this.conmonFlags },
+      options,
+    );
   }
 
   async start(id: string): Promise<void> {
@@ -118,7 +129,7 @@ export class CliOciRuntime implements OciRuntime {
     const viaHelper = ExecHelper.canRun(this.path, options.args);
     // Through the helper, the pid file lives in its directory on the state dir and goes with one unlink.
     const pidFile = viaHelper ? this.execHelper.file('pid') : join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}.pid`);
-    const args = [`--root=${this.root}`, 'exec', '--pid-file', pidFile, id, ...options.args];
+    const args = [`--root=${this.root}`, ...this.globalFlags, 'exec', '--pid-file', pidFile, id, ...options.args];
     if (viaHelper) return this.execThroughHelper(args, pidFile, max, options.timeoutMs);
     return new Promise((resolve, reject) => {
       const child = spawn(this.path, args, {

@@ -49,6 +49,8 @@ export interface OciRuntime {
   readonly path: string;
   /** `--root` directory holding the runtime's own state. */
   readonly root: string;
+  /** Global flags every call of the runtime carries besides --root (the cgroup driver's). */
+  readonly globalFlags: readonly string[];
   /** Creates the container under a conmon monitor; the process waits for `start`. */
   create(options: CreateOptions): Promise<CreateResult>;
   start(id: string): Promise<void>;

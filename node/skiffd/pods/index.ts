@@ -2,6 +2,7 @@
 // namespaces under --state. Opened before the socket listens, so recovery is finished before any RPC.
 import { existsSync } from 'node:fs';
 import type { SkiffdConfig } from '../config.ts';
+import { cgroupfsDriver, type CgroupDriver } from '../cgroups/driver.ts';
 import type { Logger } from '../logger.ts';
 import { Cni } from '../network/cni.ts';
 import { PodSandboxes, type PodContainerHooks } from './manager.ts';
@@ -10,7 +11,12 @@ import { configuredUserNamespaceSupport } from '../oci/userns-support.ts';
 export { PodSandboxes } from './manager.ts';
 
 /** `containers` is undefined until the container subsystem opens (after pods). */
-export async function openPods(config: SkiffdConfig, log: Logger, containers: () => PodContainerHooks | undefined): Promise<PodSandboxes> {
+export async function openPods(
+  config: SkiffdConfig,
+  log: Logger,
+  containers: () => PodContainerHooks | undefined,
+  cgroups: CgroupDriver = cgroupfsDriver,
+): Promise<PodSandboxes> {
   const binDirs = [...config.cni.binDirs];
   // Upstream's install location, searched after the configured default when present.
   if (binDirs.length === 1 && binDirs[0] === '/usr/lib/cni' && existsSync('/opt/cni/bin')) binDirs.push('/opt/cni/bin');
@@ -23,6 +29,7 @@ export async function openPods(config: SkiffdConfig, log: Logger, containers: ()
     runtimeHandlers: () => [],
     containers,
     userNamespaces: () => configuredUserNamespaceSupport(config),
+    cgroups,
   });
   await pods.open();
   // Found out before the socket listens: the first Status need not wait for it, and no probe mount is

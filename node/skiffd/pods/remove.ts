@@ -2,7 +2,7 @@
 // the record go. Idempotent.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { removeCgroup } from '../cgroups/layout.ts';
+import { cgroupfsDriver } from '../cgroups/driver.ts';
 import { requireId, toServerError } from './errors.ts';
 import { unpinNamespaces } from './namespaces.ts';
 import { teardown } from './stop.ts';
@@ -22,7 +22,9 @@ export async function removePod(store: PodStore, idOrPrefix: string): Promise<vo
       await unpinNamespaces(store.podMounts(entry.id));
       await rm(join(store.stateDir, entry.id), { recursive: true, force: true });
       if (entry.internals.ownsCgroup) {
-        await removeCgroup(entry.cgroupParent).catch((err) => store.log.warn('cannot remove pod cgroup', { pod: entry.id, err }));
+        await (store.options.cgroups ?? cgroupfsDriver)
+          .removePod(entry.cgroupParent)
+          .catch((err) => store.log.warn('cannot remove pod cgroup', { pod: entry.id, err }));
       }
       // The record goes first: a crash after this point leaves a directory a restart cleans up.
       await rm(join(store.recordDir(entry.id), POD_FILE), { force: true });

@@ -1,7 +1,8 @@
 // UpdatePodSandboxResources: the pod cgroup's CPU and memory limits set to the pod's totals (its
 // containers' resources plus the sandbox overhead), as the kubelet asks on an in-place pod resize.
 import type { LinuxContainerResources } from '../../../proto/gen/runtime/v1/api.ts';
-import { writeLimits, type CgroupLimits } from '../cgroups/limits.ts';
+import { cgroupfsDriver } from '../cgroups/driver.ts';
+import type { CgroupLimits } from '../cgroups/limits.ts';
 import { notFound, requireId, ServerError, Status } from './errors.ts';
 import type { PodStore } from './store.ts';
 
@@ -51,7 +52,7 @@ export async function updatePodResources(
     const entry = store.get(found.id) ?? notFound(idOrPrefix);
     if (entry.state !== 'SANDBOX_READY')
       throw new ServerError(Status.FAILED_PRECONDITION, `pod sandbox ${entry.id} is not ready (${entry.state}): nothing runs in its cgroup`);
-    await writeLimits(entry.cgroupParent, limits).catch((err: Error) => {
+    await (store.options.cgroups ?? cgroupfsDriver).setPodLimits(entry.cgroupParent, limits).catch((err: Error) => {
       throw new ServerError(Status.INTERNAL, `updating the cgroup ${entry.cgroupParent} of pod sandbox ${entry.id}: ${err.message}`);
     });
     store.log.info('pod resources updated', { pod: entry.id, ...limits });

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunPodSandboxRequest } from '../../../proto/gen/runtime/v1/api.ts';
-import { cgroupfsPath } from '../cgroups/layout.ts';
+import { cgroupfsDriver } from '../cgroups/driver.ts';
 import { resultIps } from '../network/cni.ts';
 import { writeJsonAtomic } from '../util/atomic-file.ts';
 import { nowNs } from '../util/clock.ts';
@@ -20,6 +20,8 @@ import { pinUserNamespaces } from './userns.ts';
 
 export async function runPod(store: PodStore, request: RunPodSandboxRequest): Promise<string> {
   const plan = planPod(request, store.options.runtimeHandlers?.() ?? []);
+  const wrongParent = (store.options.cgroups ?? cgroupfsDriver).rejectParent(plan.cgroupParent);
+  if (wrongParent) throw new ServerError(Status.INVALID_ARGUMENT, `RunPodSandbox: config.linux.cgroup_parent: ${wrongParent}`);
   if (plan.userNamespace) {
     const support = (await store.options.userNamespaces?.()) ?? { supported: false, reason: 'no support was detected' };
     if (!support.supported)
@@ -95,7 +97,7 @@ async function create(store: PodStore, id: string, plan: PodPlan): Promise<strin
     const hosts = podNet ? hostsFile(plan.hostname, ips.ip) : await readFile('/etc/hosts', 'utf8').catch(() => hostsFile(plan.hostname, ''));
     await writePodFiles({ hosts: paths.hosts }, { hosts });
 
-    const ownsCgroup = !plan.cgroupParent;
+    const cgroup = (store.options.cgroups ?? cgroupfsDriver).podCgroup(plan.cgroupParent, id);
     const entry: PodEntry = {
       id,
       metadata: plan.metadata,
@@ -110,7 +112,7 @@ async function create(store: PodStore, id: string, plan: PodPlan): Promise<strin
       ipcMode: plan.ipcMode,
       pidMode: plan.pidMode,
       ...(plan.userNamespace ? { userNamespace: plan.userNamespace } : {}),
-      cgroupParent: ownsCgroup ? `/skiffd/pod-${id.slice(0, 12)}` : cgroupfsPath(plan.cgroupParent),
+      cgroupParent: cgroup.path,
       runtimeHandler: plan.runtimeHandler,
       resolvConfPath: paths.resolvConf,
       hostnamePath: paths.hostname,
@@ -119,7 +121,7 @@ async function create(store: PodStore, id: string, plan: PodPlan): Promise<strin
       ip: ips.ip,
       additionalIps: ips.additionalIps,
       config: plan.config,
-      internals: { network, pidInit, ownsCgroup },
+      internals: { network, pidInit, ownsCgroup: cgroup.owned },
     };
     await store.persist(entry);
     store.load(entry);

@@ -1,5 +1,6 @@
 // The pod sandbox facts other parts of skiffd (containers, stats, status) read. The pods subsystem is
 // the only writer; everyone else gets records through `ctx.pods` and must treat them as read-only.
+import type { CgroupDriver } from '../cgroups/driver.ts';
 import type { PodSandboxConfig } from '../../../proto/gen/runtime/v1/api.ts';
 import type { Logger } from '../logger.ts';
 import type { Cni } from '../network/cni.ts';
@@ -59,8 +60,9 @@ export interface PodSandboxRecord {
   /** The ID mappings of the pod's own user namespace (`namespaces.user`); absent: the host's. */
   userNamespace?: UserNamespaceMappings;
   /**
-   * cgroupfs-style parent for the pod's containers, always set: the client's
-   * `linux.cgroup_parent` (systemd slice names are converted), or `/skiffd/pod-<id[0:12]>`.
+   * The pod cgroup's path in the hierarchy, always set: the client's `linux.cgroup_parent` (a systemd
+   * slice expanded to where systemd nests it), or one of skiffd's own (`/skiffd/pod-<id[0:12]>`, or
+   * `/skiffd.slice/skiffd-pod<id[0:12]>.slice` under the systemd driver).
    * Pod-level cpu/memory stats read this cgroup.
    */
   cgroupParent: string;
@@ -115,6 +117,8 @@ export interface PodSandboxesOptions {
   catatonit?: string;
   /** Whether pods can have user namespaces of their own here, and why not. */
   userNamespaces?: () => Promise<{ supported: boolean; reason: string }>;
+  /** The cgroup driver (cgroupfs when absent). */
+  cgroups?: CgroupDriver;
 }
 
 export interface PodSandboxFilterSpec {

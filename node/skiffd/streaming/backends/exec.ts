@@ -41,6 +41,7 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
   const logFile = `${base}.log`;
   const runcArgs = [
     `--root=${target.runtimeRoot}`,
+    ...target.runtimeFlags,
     '--log',
     logFile,
     '--log-format',

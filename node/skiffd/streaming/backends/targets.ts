@@ -8,7 +8,7 @@ import type { PodSandboxRecord } from '../../pods/types.ts';
 /** The container subsystem as the streaming code reads it (node/skiffd/containers/manager.ts). */
 export interface ContainerSource {
   readonly socketDir: string;
-  readonly runtime: { readonly path: string; readonly root: string };
+  readonly runtime: { readonly path: string; readonly root: string; readonly globalFlags: readonly string[] };
   status(id: string): Promise<{ record: { id: string; tty: boolean; stdin: boolean; stdinOnce: boolean }; state: ContainerState }>;
   paths(id: string): { bundle: string };
 }
@@ -29,6 +29,8 @@ export interface ContainerTarget {
   attachPath: string;
   runtimePath: string;
   runtimeRoot: string;
+  /** The runtime's global flags besides --root. */
+  runtimeFlags: readonly string[];
 }
 
 /** Raised for a container or pod that does not exist or cannot take a stream now. */
@@ -60,6 +62,7 @@ export async function containerTarget(containers: ContainerSource, id: string): 
     attachPath: join(containers.socketDir, fullId, 'attach'),
     runtimePath: containers.runtime.path,
     runtimeRoot: containers.runtime.root,
+    runtimeFlags: containers.runtime.globalFlags,
   };
 }
 

@@ -1,0 +1,161 @@
+// The cgroup driver: who creates and owns pod and container cgroups. `cgroupfs` makes directories and
+// writes limit files itself; `systemd` asks systemd, which then owns every cgroup (pods are the
+// kubelet's slices, containers transient scopes that runc creates over D-Bus). Chosen once at start-up
+// from `[runtime] cgroup_driver`; callers ask it for paths and changes and never test its name.
+//
+// Either way a cgroup is known to the rest of skiffd by its path in the hierarchy (as /proc/PID/cgroup
+// shows it), so stats read the same files whichever driver made them.
+import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
+import { runCommand } from '../util/command.ts';
+import { cgroupfsPath, removeCgroup } from './layout.ts';
+import { sharesToWeight, writeLimits, type CgroupLimits } from './limits.ts';
+
+export type CgroupDriverName = 'cgroupfs' | 'systemd';
+
+export interface PodCgroup {
+  /** The pod cgroup's path in the hierarchy, e.g. `/kubepods.slice/kubepods-burstable.slice/…pod<uid>.slice`. */
+  path: string;
+  /** True when skiffd made it (no parent was given) and so removes it with the pod. */
+  owned: boolean;
+}
+
+export interface CgroupDriver {
+  readonly name: CgroupDriverName;
+  /** Flags for every call of the OCI runtime (runc and crun spell them alike). */
+  readonly runtimeFlags: readonly string[];
+  /** Flags for conmon. */
+  readonly conmonFlags: readonly string[];
+  /** Why `parent` (a RunPodSandbox `cgroup_parent`) does not suit this driver, or undefined when it does. */
+  rejectParent(parent: string): string | undefined;
+  /** The pod's cgroup for a client's `cgroup_parent` ('' when none was given). */
+  podCgroup(parent: string, podId: string): PodCgroup;
+  /** `linux.cgroupsPath` of a container's OCI spec. */
+  containerCgroupsPath(podPath: string, containerId: string): string;
+  /** Where the container's cgroup appears in the hierarchy once the runtime made it. */
+  containerCgroupPath(podPath: string, containerId: string): string;
+  /** Sets the pod cgroup's limits (UpdatePodSandboxResources). */
+  setPodLimits(podPath: string, limits: CgroupLimits): Promise<void>;
+  /** Removes a pod cgroup skiffd owns; a missing one is fine. */
+  removePod(podPath: string): Promise<void>;
+}
+
+/** Scope and cgroup names start with this, as containerd's start with `cri-containerd`. */
+export const UNIT_PREFIX = 'skiffd';
+
+const isSlice = (path: string) => basename(path).endsWith('.slice');
+
+export const cgroupfsDriver: CgroupDriver = {
+  name: 'cgroupfs',
+  runtimeFlags: [],
+  conmonFlags: [],
+  rejectParent(parent) {
+    return parent.endsWith('.slice') && !parent.includes('/')
+      ? `"${parent}" is a systemd slice, and skiffd runs with cgroup_driver = "cgroupfs": set [runtime] cgroup_driver = "systemd" to match the kubelet's cgroupDriver`
+      : undefined;
+  },
+  podCgroup(parent, podId) {
+    return parent ? { path: cgroupfsPath(parent), owned: false } : { path: `/${UNIT_PREFIX}/pod-${podId.slice(0, 12)}`, owned: true };
+  },
+  containerCgroupsPath(podPath, containerId) {
+    return this.containerCgroupPath(podPath, containerId);
+  },
+  containerCgroupPath(podPath, containerId) {
+    return `${podPath === '/' ? '' : podPath}/${UNIT_PREFIX}-${containerId}`;
+  },
+  setPodLimits: (podPath, limits) => writeLimits(podPath, limits),
+  async removePod(podPath) {
+    // A pod made under the other driver (the setting changed across a restart) is systemd's to remove.
+    if (isSlice(podPath) && systemdBooted()) return stopUnit(basename(podPath));
+    await removeCgroup(podPath);
+  },
+};
+
+export const systemdDriver: CgroupDriver = {
+  name: 'systemd',
+  runtimeFlags: ['--systemd-cgroup'],
+  conmonFlags: ['--systemd-cgroup'],
+  rejectParent(parent) {
+    if (!parent) return undefined;
+    if (!parent.endsWith('.slice') || parent.includes('/'))
+      return `"${parent}" is not a systemd slice name (NAME.slice), and skiffd runs with cgroup_driver = "systemd": set the kubelet's cgroupDriver to systemd`;
+    if (!/^[A-Za-z0-9:_.\\-]+$/.test(parent)) return `"${parent}" is not a valid systemd unit name`;
+    return undefined;
+  },
+  podCgroup(parent, podId) {
+    // A slice nests under the slices its dashes name: skiffd-pod<id>.slice lives in skiffd.slice.
+    const slice = parent || `${UNIT_PREFIX}-pod${podId.slice(0, 12)}.slice`;
+    return { path: cgroupfsPath(slice), owned: !parent };
+  },
+  containerCgroupsPath(podPath, containerId) {
+    // runc's systemd form, slice:prefix:name: the container becomes the scope prefix-name.scope in slice.
+    return `${sliceOf(podPath)}:${UNIT_PREFIX}:${containerId}`;
+  },
+  containerCgroupPath(podPath, containerId) {
+    return `${podPath === '/' ? '' : podPath}/${UNIT_PREFIX}-${containerId}.scope`;
+  },
+  async setPodLimits(podPath, limits) {
+    const properties = unitProperties(limits);
+    if (properties.length === 0) return;
+    // --runtime: the limits last as long as the slice, like the slice itself.
+    await systemctl(['set-property', '--runtime', sliceOf(podPath), ...properties]);
+  },
+  removePod: (podPath) => stopUnit(sliceOf(podPath)),
+};
+
+/** The slice unit a pod path names (its last component), or -.slice for the root. */
+function sliceOf(podPath: string): string {
+  const last = basename(podPath);
+  if (podPath === '/' || last === '') return '-.slice';
+  if (!last.endsWith('.slice')) throw new Error(`the pod cgroup ${podPath} is not a systemd slice: it was made under cgroup_driver = "cgroupfs"`);
+  return last;
+}
+
+/** CRI limits as systemd unit properties (systemd.resource-control(5)). */
+export function unitProperties(limits: CgroupLimits): string[] {
+  const out: string[] = [];
+  if (limits.cpuShares !== undefined) out.push(`CPUWeight=${sharesToWeight(limits.cpuShares)}`);
+  if (limits.cpuQuotaUs !== undefined) {
+    const period = limits.cpuPeriodUs ?? 100_000;
+    // CPUQuota is a whole percentage of one CPU, kept over the same period.
+    out.push(`CPUQuota=${Math.max(1, Math.round((limits.cpuQuotaUs / period) * 100))}%`, `CPUQuotaPeriodSec=${period}us`);
+  } else if (limits.cpuPeriodUs !== undefined) {
+    out.push('CPUQuota=', `CPUQuotaPeriodSec=${limits.cpuPeriodUs}us`);
+  }
+  if (limits.memoryBytes !== undefined) out.push(`MemoryMax=${limits.memoryBytes}`);
+  return out;
+}
+
+const SYSTEMCTL_TIMEOUT_MS = 30_000;
+
+async function systemctl(args: string[]): Promise<string> {
+  const r = await runCommand('systemctl', args, { timeoutMs: SYSTEMCTL_TIMEOUT_MS });
+  if (r.code !== 0) throw new Error(`systemctl ${args.join(' ')}: ${(r.stderr || r.stdout).trim() || `exit ${r.code ?? r.signal}`}`);
+  return r.stdout;
+}
+
+/** Stops a unit and lets it go; one that is not loaded is already gone. */
+async function stopUnit(unit: string): Promise<void> {
+  const r = await runCommand('systemctl', ['stop', unit], { timeoutMs: SYSTEMCTL_TIMEOUT_MS });
+  if (r.code === 0 || /not loaded|not found/i.test(r.stderr)) return;
+  throw new Error(`systemctl stop ${unit}: ${(r.stderr || r.stdout).trim() || `exit ${r.code ?? r.signal}`}`);
+}
+
+/** sd_booted(3): systemd is PID 1 on this host. */
+export function systemdBooted(root = '/run/systemd/system'): boolean {
+  return existsSync(root);
+}
+
+/**
+ * The driver for `[runtime] cgroup_driver`, or an error that says what to change. The systemd driver
+ * needs systemd as PID 1: without it every container would fail, so skiffd refuses to start instead.
+ */
+export function cgroupDriver(name: CgroupDriverName, booted: () => boolean = systemdBooted): CgroupDriver {
+  if (name === 'cgroupfs') return cgroupfsDriver;
+  if (!booted())
+    throw new Error(
+      '[runtime] cgroup_driver = "systemd" needs systemd as PID 1, and this host was not booted with systemd (no /run/systemd/system): ' +
+        'set cgroup_driver = "cgroupfs", and cgroupDriver: cgroupfs in the kubelet configuration',
+    );
+  return systemdDriver;
+}

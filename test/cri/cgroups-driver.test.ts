@@ -1,0 +1,62 @@
+// The cgroup drivers as pure functions: which parents each accepts (with a message naming the setting
+// to change), where pods and containers go, the unit properties for pod limits, and the start-up
+// refusal of the systemd driver on a host that systemd did not boot. The drivers at work, with systemd
+// as PID 1 on cgroup v2, are tested in the guest (test/guest/).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cgroupDriver, cgroupfsDriver, systemdDriver, unitProperties } from '../../node/skiffd/cgroups/driver.ts';
+
+const podId = 'f'.repeat(12) + '0'.repeat(52);
+const cid = 'c'.repeat(64);
+
+test('cgroupfs driver: paths as given, its own pod cgroups under /skiffd, a systemd slice refused with what to set', () => {
+  assert.deepEqual(cgroupfsDriver.podCgroup('', podId), { path: '/skiffd/pod-ffffffffffff', owned: true });
+  assert.deepEqual(cgroupfsDriver.podCgroup('/kubepods/burstable/pod1', podId), { path: '/kubepods/burstable/pod1', owned: false });
+  assert.equal(cgroupfsDriver.containerCgroupsPath('/kubepods/burstable/pod1', cid), `/kubepods/burstable/pod1/skiffd-${cid}`);
+  assert.equal(cgroupfsDriver.containerCgroupPath('/kubepods/burstable/pod1', cid), `/kubepods/burstable/pod1/skiffd-${cid}`);
+  assert.equal(cgroupfsDriver.rejectParent('/kubepods/burstable/pod1'), undefined);
+  assert.match(cgroupfsDriver.rejectParent('kubepods-burstable-pod1.slice') ?? '', /systemd slice.*cgroup_driver = "systemd"/);
+  assert.deepEqual(cgroupfsDriver.runtimeFlags, []);
+});
+
+test("systemd driver: the kubelet's slices expanded as systemd nests them, containers as scopes, cgroupfs paths refused", () => {
+  const slice = 'kubepods-burstable-pod12345678_1234_1234_1234_123456789012.slice';
+  const path = `/kubepods.slice/kubepods-burstable.slice/${slice}`;
+  assert.deepEqual(systemdDriver.podCgroup(slice, podId), { path, owned: false });
+  assert.deepEqual(systemdDriver.podCgroup('', podId), { path: '/skiffd.slice/skiffd-podffffffffffff.slice', owned: true });
+  assert.equal(systemdDriver.containerCgroupsPath(path, cid), `${slice}:skiffd:${cid}`);
+  assert.equal(systemdDriver.containerCgroupPath(path, cid), `${path}/skiffd-${cid}.scope`);
+  assert.equal(systemdDriver.rejectParent(slice), undefined);
+  assert.equal(systemdDriver.rejectParent(''), undefined, 'no parent: skiffd makes a slice of its own');
+  assert.match(systemdDriver.rejectParent('/kubepods/burstable/pod1') ?? '', /not a systemd slice.*cgroupDriver to systemd/);
+  assert.match(systemdDriver.rejectParent('a b.slice') ?? '', /not a valid systemd unit name/);
+  assert.deepEqual(systemdDriver.runtimeFlags, ['--systemd-cgroup']);
+  assert.throws(() => systemdDriver.containerCgroupsPath('/skiffd/pod-ffffffffffff', cid), /made under cgroup_driver = "cgroupfs"/);
+});
+
+test('pod limits as systemd unit properties: weight from shares, quota as a percentage over the same period, memory', () => {
+  assert.deepEqual(unitProperties({ cpuShares: 1024, cpuQuotaUs: 50_000, cpuPeriodUs: 100_000, memoryBytes: 64 << 20 }), [
+    'CPUWeight=39',
+    'CPUQuota=50%',
+    'CPUQuotaPeriodSec=100000us',
+    `MemoryMax=${64 << 20}`,
+  ]);
+  assert.deepEqual(unitProperties({ cpuQuotaUs: 250_000, cpuPeriodUs: 50_000 }), ['CPUQuota=500%', 'CPUQuotaPeriodSec=50000us']);
+  assert.deepEqual(unitProperties({ cpuQuotaUs: 100, cpuPeriodUs: 100_000 }), ['CPUQuota=1%', 'CPUQuotaPeriodSec=100000us'], 'never 0%, which systemd rejects');
+  assert.deepEqual(unitProperties({}), []);
+});
+
+test('the systemd driver is refused at start-up where systemd is not PID 1, naming both settings to change', () => {
+  assert.equal(
+    cgroupDriver('cgroupfs', () => false),
+    cgroupfsDriver,
+  );
+  assert.equal(
+    cgroupDriver('systemd', () => true),
+    systemdDriver,
+  );
+  assert.throws(
+    () => cgroupDriver('systemd', () => false),
+    /cgroup_driver = "systemd" needs systemd as PID 1.*cgroup_driver = "cgroupfs".*cgroupDriver: cgroupfs/,
+  );
+});
