@@ -79,7 +79,12 @@ export const KEYS: KeySpec[] = [
   { key: 'runtime.runtime_path', kind: 'command', default: 'runc', help: 'OCI runtime binary: a name looked up on PATH, or an absolute path' },
   { key: 'runtime.runtime_root', kind: 'abs-path', default: '<state>/runc', help: "the OCI runtime's --root (its container state)" },
   { key: 'runtime.conmon_path', kind: 'command', default: 'conmon', help: 'conmon binary (container monitor): a name on PATH, or an absolute path' },
-  { key: 'runtime.cgroup_driver', kind: 'cgroup-driver', default: 'cgroupfs', help: 'cgroupfs | systemd (reported to the kubelet by RuntimeConfig)' },
+  {
+    key: 'runtime.cgroup_driver',
+    kind: 'cgroup-driver',
+    default: 'cgroupfs',
+    help: 'cgroupfs | systemd: who makes pod and container cgroups (systemd needs systemd as PID 1); reported to the kubelet by RuntimeConfig',
+  },
   { key: 'cni.conf_dir', kind: 'abs-path', default: '/etc/cni/net.d', help: 'CNI network configurations (*.conflist, *.conf, *.json)' },
   { key: 'cni.bin_dir', kind: 'abs-path-list', default: '/usr/lib/cni', help: 'CNI plugin directory, or a list of them searched in order' },
   { key: 'streaming.address', kind: 'address', default: '127.0.0.1', help: 'IP address the Exec/Attach/PortForward server listens on' },

@@ -7,14 +7,14 @@ import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/ge
 import type { SkiffdConfig } from './config.ts';
 import type { DaemonContext, Subsystems } from './context.ts';
 import type { ContainerManager } from './containers/manager.ts';
-import { cgroupDriver } from './cgroups/driver.ts';
+import { cgroupDriver, type CgroupDriver } from './cgroups/driver.ts';
 import { openImages } from './images/index.ts';
 import { openPods } from './pods/index.ts';
 import { openContainers } from './containers/index.ts';
 import { Streaming } from './streaming/index.ts';
 import type { Logger } from './logger.ts';
 import { DaemonMetrics, serveMetrics } from './metrics.ts';
-import { createGrpcServer, listenUnix, prepareSocketPath } from './server.ts';
+import { createGrpcServer, listenUnix, prepareSocketPath, StartupError } from './server.ts';
 import { imageService } from './services/image/index.ts';
 import { runtimeService } from './services/runtime/index.ts';
 import { RUNTIME_CONFIG_FILE } from './services/runtime/update-runtime-config.ts';
@@ -103,7 +103,12 @@ export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Da
 async function openSubsystems(config: SkiffdConfig, log: Logger): Promise<Subsystems> {
   let containers: ContainerManager | undefined;
   // Refused here, before anything opens: a driver the host cannot serve would fail every container.
-  const cgroups = cgroupDriver(config.runtime.cgroupDriver);
+  let cgroups: CgroupDriver;
+  try {
+    cgroups = cgroupDriver(config.runtime.cgroupDriver);
+  } catch (err) {
+    throw new StartupError((err as Error).message);
+  }
   const images = await openImages(config, log);
   const pods = await openPods(config, log, () => containers, cgroups);
   containers = await openContainers(config, log, { pods, images, cgroups });

@@ -4,7 +4,12 @@
 // as PID 1 on cgroup v2, are tested in the guest (test/guest/).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { cgroupDriver, cgroupfsDriver, systemdDriver, unitProperties } from '../../node/skiffd/cgroups/driver.ts';
+import { parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
+import { writeLimits } from '../../node/skiffd/cgroups/limits.ts';
 
 const podId = 'f'.repeat(12) + '0'.repeat(52);
 const cid = 'c'.repeat(64);
@@ -58,5 +63,37 @@ test('the systemd driver is refused at start-up where systemd is not PID 1, nami
   assert.throws(
     () => cgroupDriver('systemd', () => false),
     /cgroup_driver = "systemd" needs systemd as PID 1.*cgroup_driver = "cgroupfs".*cgroupDriver: cgroupfs/,
+  );
+});
+
+test('pod limits under cgroupfs: cpu.weight, cpu.max and memory.max on v2; cpu.shares, the CFS pair and limit_in_bytes on v1', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-cglimits-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const limits = { cpuShares: 1024, cpuQuotaUs: 50_000, cpuPeriodUs: 100_000, memoryBytes: 64 << 20 };
+
+  mkdirSync(join(dir, 'v2'));
+  const v2 = parseCgroupLayout(`30 23 0:26 / ${join(dir, 'v2')} rw - cgroup2 cgroup2 rw\n`, () => 'cpu memory pids');
+  await writeLimits('/kubepods/pod1', limits, v2);
+  const v2file = (f: string) => readFileSync(join(dir, 'v2', 'kubepods', 'pod1', f), 'utf8');
+  // The kubelet's and runc's conversion: 1 + (1024 - 2) * 9999 / 262142, in integers.
+  assert.deepEqual([v2file('cpu.weight'), v2file('cpu.max'), v2file('memory.max')], ['39', '50000 100000', String(64 << 20)]);
+
+  for (const c of ['cpu', 'memory']) mkdirSync(join(dir, 'v1', c), { recursive: true });
+  const mount = (c: string, i: number) => `3${i} 31 0:2${i} / ${join(dir, 'v1', c)} rw - cgroup cgroup rw,${c}\n`;
+  const v1 = parseCgroupLayout(['cpu', 'memory'].map(mount).join(''), () => '');
+  await writeLimits('/kubepods/pod1', { ...limits, cpuQuotaUs: undefined }, v1);
+  const v1file = (c: string, f: string) => readFileSync(join(dir, 'v1', c, 'kubepods', 'pod1', f), 'utf8');
+  assert.deepEqual(
+    [v1file('cpu', 'cpu.shares'), v1file('cpu', 'cpu.cfs_period_us'), v1file('cpu', 'cpu.cfs_quota_us'), v1file('memory', 'memory.limit_in_bytes')],
+    ['1024', '100000', '-1', String(64 << 20)],
+    'no quota is -1 on v1 (max on v2)',
+  );
+  await assert.rejects(
+    writeLimits(
+      '/kubepods/pod1',
+      { memoryBytes: 1 },
+      parseCgroupLayout(mount('cpu', 0), () => ''),
+    ),
+    /no memory cgroup controller/,
   );
 });

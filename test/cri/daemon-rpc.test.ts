@@ -10,6 +10,7 @@ import { ClientError, Status } from 'nice-grpc';
 import { grpcError } from '../support/grpc.ts';
 import { CgroupDriver, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
+import { systemdBooted } from '../../node/skiffd/cgroups/driver.ts';
 import { startSkiffd, type RuntimeClient } from '../support/skiffd.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -168,15 +169,15 @@ test('skiffd answers the runtime RPCs that exist today', async (t) => {
   assert.doesNotMatch(d.logs(), /level=debug/, 'the default level is info');
   assert.match(d.logs(), /^time=\S+ level=info msg=serving socket=/m);
 
-  await t.test('a restarted daemon keeps the pod CIDR and honours cgroup_driver and runtime_path', async () => {
+  await t.test('a restarted daemon keeps the pod CIDR and honours runtime_path', async () => {
     writeFileSync(join(d.state, 'runtime-config.json'), JSON.stringify({ podCidr: '10.66.0.0/16' }));
     const again = await startSkiffd({
       dir,
-      config: '[runtime]\ncgroup_driver = "systemd"\nruntime_path = "/nonexistent/bin/runc"\n',
+      config: '[runtime]\ncgroup_driver = "cgroupfs"\nruntime_path = "/nonexistent/bin/runc"\n',
       args: ['--log-level', 'debug'],
     });
     t.after(() => again.cleanup());
-    assert.equal((await again.runtime.runtimeConfig({})).linux?.cgroupDriver, CgroupDriver.SYSTEMD);
+    assert.equal((await again.runtime.runtimeConfig({})).linux?.cgroupDriver, CgroupDriver.CGROUPFS);
     assert.equal(JSON.parse((await again.runtime.status({ verbose: true })).info.network).podCidr, '10.66.0.0/16');
     const c = await conditions(again.runtime);
     assert.equal(c.RuntimeReady.status, false);
@@ -184,5 +185,21 @@ test('skiffd answers the runtime RPCs that exist today', async (t) => {
     assert.match(c.RuntimeReady.message, /"\/nonexistent\/bin\/runc"/);
     assert.ok(existsSync(again.socket));
     assert.match(again.logs(), /level=debug msg=rpc method=\/runtime\.v1\.RuntimeService\/RuntimeConfig ms=/);
+    await again.stop();
+  });
+
+  await t.test('cgroup_driver = "systemd": reported to the kubelet where systemd is PID 1, refused at start-up where it is not', async () => {
+    const config = '[runtime]\ncgroup_driver = "systemd"\n';
+    if (systemdBooted()) {
+      const sd = await startSkiffd({ dir, config });
+      t.after(() => sd.cleanup());
+      assert.equal((await sd.runtime.runtimeConfig({})).linux?.cgroupDriver, CgroupDriver.SYSTEMD);
+      return;
+    }
+    // Refused before the socket listens, with what to change; a daemon that served would fail every container.
+    await assert.rejects(
+      startSkiffd({ dir, config, startTimeoutMs: 30_000 }),
+      /startup failed.*cgroup_driver = \\?"systemd\\?" needs systemd as PID 1.*cgroup_driver = \\?"cgroupfs\\?"/s,
+    );
   });
 });
