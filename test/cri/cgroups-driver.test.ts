@@ -33,6 +33,10 @@ test("systemd driver: the kubelet's slices expanded as systemd nests them, conta
   assert.equal(systemdDriver.containerCgroupPath(path, cid), `${path}/skiffd-${cid}.scope`);
   assert.equal(systemdDriver.rejectParent(slice), undefined);
   assert.equal(systemdDriver.rejectParent(''), undefined, 'no parent: skiffd makes a slice of its own');
+  // critest under the systemd driver sends a path ending in a slice; the last element names it.
+  assert.equal(systemdDriver.rejectParent('/test.slice'), undefined);
+  assert.deepEqual(systemdDriver.podCgroup('/test.slice', podId), { path: '/test.slice', owned: false });
+  assert.deepEqual(systemdDriver.podCgroup(`/kubepods.slice/kubepods-burstable.slice/${slice}`, podId), { path, owned: false });
   assert.match(systemdDriver.rejectParent('/kubepods/burstable/pod1') ?? '', /not a systemd slice.*cgroupDriver to systemd/);
   assert.match(systemdDriver.rejectParent('a b.slice') ?? '', /not a valid systemd unit name/);
   assert.deepEqual(systemdDriver.runtimeFlags, ['--systemd-cgroup']);

@@ -77,14 +77,16 @@ export const systemdDriver: CgroupDriver = {
   conmonFlags: ['--systemd-cgroup'],
   rejectParent(parent) {
     if (!parent) return undefined;
-    if (!parent.endsWith('.slice') || parent.includes('/'))
-      return `"${parent}" is not a systemd slice name (NAME.slice), and skiffd runs with cgroup_driver = "systemd": set the kubelet's cgroupDriver to systemd`;
-    if (!/^[A-Za-z0-9:_.\\-]+$/.test(parent)) return `"${parent}" is not a valid systemd unit name`;
+    // A slice name, or a path ending in one (critest sends "/test.slice"): the last element names the slice.
+    const slice = basename(parent);
+    if (!slice.endsWith('.slice'))
+      return `"${parent}" is not a systemd slice (NAME.slice), and skiffd runs with cgroup_driver = "systemd": set the kubelet's cgroupDriver to systemd`;
+    if (!/^[A-Za-z0-9:_.\\-]+$/.test(slice)) return `"${parent}" is not a valid systemd unit name`;
     return undefined;
   },
   podCgroup(parent, podId) {
     // A slice nests under the slices its dashes name: skiffd-pod<id>.slice lives in skiffd.slice.
-    const slice = parent || `${UNIT_PREFIX}-pod${podId.slice(0, 12)}.slice`;
+    const slice = parent ? basename(parent) : `${UNIT_PREFIX}-pod${podId.slice(0, 12)}.slice`;
     return { path: cgroupfsPath(slice), owned: !parent };
   },
   containerCgroupsPath(podPath, containerId) {
