@@ -30,6 +30,8 @@ export interface CgroupDriver {
   rejectParent(parent: string): string | undefined;
   /** The pod's cgroup for a client's `cgroup_parent` ('' when none was given). */
   podCgroup(parent: string, podId: string): PodCgroup;
+  /** Makes a pod cgroup skiffd owns, before its first container (RunPodSandbox). */
+  createPod(podPath: string, podId: string): Promise<void>;
   /** `linux.cgroupsPath` of a container's OCI spec. */
   containerCgroupsPath(podPath: string, containerId: string): string;
   /** Where the container's cgroup appears in the hierarchy once the runtime made it. */
@@ -57,6 +59,8 @@ export const cgroupfsDriver: CgroupDriver = {
   podCgroup(parent, podId) {
     return parent ? { path: cgroupfsPath(parent), owned: false } : { path: `/${UNIT_PREFIX}/pod-${podId.slice(0, 12)}`, owned: true };
   },
+  // The directories appear with the first container (runc makes them) or the first limit written.
+  createPod: async () => {},
   containerCgroupsPath(podPath, containerId) {
     return this.containerCgroupPath(podPath, containerId);
   },
@@ -88,6 +92,32 @@ export const systemdDriver: CgroupDriver = {
     // A slice nests under the slices its dashes name: skiffd-pod<id>.slice lives in skiffd.slice.
     const slice = parent ? basename(parent) : `${UNIT_PREFIX}-pod${podId.slice(0, 12)}.slice`;
     return { path: cgroupfsPath(slice), owned: !parent };
+  },
+  async createPod(podPath, podId) {
+    // A transient slice, as the kubelet makes its pod slices: systemd forgets it once it is stopped,
+    // where a slice loaded only as a scope's parent would stay loaded after the pod is gone.
+    const slice = sliceOf(podPath);
+    const r = await runCommand(
+      'busctl',
+      [
+        'call',
+        '--system',
+        'org.freedesktop.systemd1',
+        '/org/freedesktop/systemd1',
+        'org.freedesktop.systemd1.Manager',
+        'StartTransientUnit',
+        'ssa(sv)a(sa(sv))',
+        slice,
+        'replace',
+        '1',
+        'Description',
+        's',
+        `skiffd pod ${podId.slice(0, 12)}`,
+        '0',
+      ],
+      { timeoutMs: SYSTEMCTL_TIMEOUT_MS },
+    );
+    if (r.code !== 0) throw new Error(`creating the slice ${slice} through systemd: ${(r.stderr || r.stdout).trim() || `exit ${r.code ?? r.signal}`}`);
   },
   containerCgroupsPath(podPath, containerId) {
     // runc's systemd form, slice:prefix:name: the container becomes the scope prefix-name.scope in slice.

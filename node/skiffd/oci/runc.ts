@@ -35,6 +35,11 @@ const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
 /** After a timed-out exec's process is killed, how long the runtime has to reap it and exit. */
 const EXEC_REAP_GRACE_MS = 2_000;
 const MISSING = /does not exist|not found|no such file/i;
+/**
+ * The container's cgroup went away under the runtime (ENODEV on its files): under the systemd cgroup
+ * driver systemd removes a scope's cgroup as soon as its last process exits, so the container is gone.
+ */
+const CGROUP_GONE = /cgroup\.[a-z_.]+: no such device/i;
 
 export class CliOciRuntime implements OciRuntime {
   readonly name: string;
@@ -89,7 +94,7 @@ export class CliOciRuntime implements OciRuntime {
     const r = await this.run(['kill', ...(all ? ['--all'] : []), id, String(signal)]);
     if (r.ok) return;
     // Signalling something already gone is what a stop races with; not an error.
-    if (MISSING.test(r.message) || /not running|process already finished|container not running/i.test(r.message)) return;
+    if (MISSING.test(r.message) || CGROUP_GONE.test(r.message) || /not running|process already finished|container not running/i.test(r.message)) return;
     throw new OciRuntimeError(`${this.name} kill ${id} ${signal}: ${r.message}`);
   }
 

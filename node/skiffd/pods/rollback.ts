@@ -2,6 +2,7 @@
 // before ADD ran, the pinned namespace files, a catatonit tagged with the pod id.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cgroupfsDriver } from '../cgroups/driver.ts';
 import type { NetworkAttachment } from '../network/cni.ts';
 import { readJson } from '../util/atomic-file.ts';
 import { nsfsMounts, unpinNamespaces } from './namespaces.ts';
@@ -40,6 +41,9 @@ export async function rollback(store: PodStore, id: string): Promise<void> {
     });
   }
   await step('unpin namespaces', () => unpinNamespaces(store.podMounts(id)));
+  // The pod cgroup skiffd would own (a systemd slice made before the record); a missing one is fine.
+  const cgroups = store.options.cgroups ?? cgroupfsDriver;
+  await step('remove pod cgroup', () => cgroups.removePod(cgroups.podCgroup('', id).path));
   await step('remove state dir', () => rm(join(store.stateDir, id), { recursive: true, force: true }));
   if (networkReleased) await step('remove record dir', () => rm(dir, { recursive: true, force: true }));
   if (failures.length > 0) throw new Error(failures.join('; '));

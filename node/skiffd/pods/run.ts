@@ -97,7 +97,9 @@ async function create(store: PodStore, id: string, plan: PodPlan): Promise<strin
     const hosts = podNet ? hostsFile(plan.hostname, ips.ip) : await readFile('/etc/hosts', 'utf8').catch(() => hostsFile(plan.hostname, ''));
     await writePodFiles({ hosts: paths.hosts }, { hosts });
 
-    const cgroup = (store.options.cgroups ?? cgroupfsDriver).podCgroup(plan.cgroupParent, id);
+    const cgroups = store.options.cgroups ?? cgroupfsDriver;
+    const cgroup = cgroups.podCgroup(plan.cgroupParent, id);
+    if (cgroup.owned) await cgroups.createPod(cgroup.path, id);
     const entry: PodEntry = {
       id,
       metadata: plan.metadata,
