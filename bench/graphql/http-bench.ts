@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import autocannon from 'autocannon';
 import { getPath, postBody, type BenchQuery } from './queries.ts';
 import { stopChild } from '../../test/support/graphql-edge.ts';
-import { perUnit } from './figures.ts';
+import { ratio } from './figures.ts';
 
 const serverProcess = fileURLToPath(new URL('./server-process.ts', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -158,7 +158,7 @@ export async function measure(server: string, running: StartedServer, q: BenchQu
     requestsPerSecond: result.requests.total / result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
-    cpuMicroseconds: perUnit((cpuAfter - cpuBefore) * 1e6, result.requests.total),
+    cpuMicroseconds: ratio((cpuAfter - cpuBefore) * 1e6, result.requests.total),
     failures: result.non2xx + result.errors + result.timeouts,
   };
 }

@@ -4,7 +4,7 @@
 // all of them alike; the one-at-a-time req/s figures cannot offer that.
 import { loadSlice, startServerProcess, type StartedServer } from './http-bench.ts';
 import type { BenchQuery } from './queries.ts';
-import { fixed, perUnit, ratio } from './figures.ts';
+import { fixed, ratio } from './figures.ts';
 
 export interface InterleavedOptions {
   servers: readonly string[];
@@ -64,7 +64,7 @@ export async function runInterleaved(options: InterleavedOptions): Promise<Inter
         rate: rate ?? null,
         requests: totals[i].requests,
         requestsPerSecond: totals[i].requests / (options.slices * options.sliceSeconds),
-        cpuMicroseconds: perUnit(totals[i].cpu * 1e6, totals[i].requests),
+        cpuMicroseconds: ratio(totals[i].cpu * 1e6, totals[i].requests),
         failures: totals[i].failures,
       }));
       const ceiling = measured.find((m) => m.server === 'ceiling');

@@ -7,7 +7,7 @@
 // process.
 import { readFileSync } from 'node:fs';
 import { startServerProcess } from './http-bench.ts';
-import { fixed, perUnit, ratio, times } from './figures.ts';
+import { fixed, ratio, times } from './figures.ts';
 import { chatServers } from './chat-servers.ts';
 import { monotonicMs } from './publish-clock.ts';
 import { SubscriberPool } from './subscriber-pool.ts';
@@ -251,7 +251,7 @@ async function measureOne(name: string, cell: CellOptions): Promise<Subscription
       pacedDeliveriesPerSecond: cell.pacedRate,
       deliveries: burst.length,
       cpuSeconds: cpu,
-      deliveriesPerCoreSecond: perUnit(burst.length, cpu),
+      deliveriesPerCoreSecond: ratio(burst.length, cpu),
       p50Ms: quantile(pacedSorted, 0.5),
       p99Ms: quantile(pacedSorted, 0.99),
       firstP50Ms: quantile(firstSorted, 0.5),

@@ -7,7 +7,7 @@
 // shows it), so stats read the same files whichever driver made them.
 import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
-import { runCommand } from '../util/command.ts';
+import { execChecked } from '../util/command.ts';
 import { cgroupfsPath, removeCgroup } from './layout.ts';
 import { sharesToWeight, writeLimits, type CgroupLimits } from './limits.ts';
 
@@ -97,7 +97,7 @@ export const systemdDriver: CgroupDriver = {
     // A transient slice, as the kubelet makes its pod slices: systemd forgets it once it is stopped,
     // where a slice loaded only as a scope's parent would stay loaded after the pod is gone.
     const slice = sliceOf(podPath);
-    const r = await runCommand(
+    await execChecked(
       'busctl',
       [
         'call',
@@ -115,9 +115,8 @@ export const systemdDriver: CgroupDriver = {
         `skiffd pod ${podId.slice(0, 12)}`,
         '0',
       ],
-      { timeoutMs: SYSTEMCTL_TIMEOUT_MS },
+      { timeoutMs: SYSTEMD_CALL_TIMEOUT_MS },
     );
-    if (r.code !== 0) throw new Error(`creating the slice ${slice} through systemd: ${(r.stderr || r.stdout).trim() || `exit ${r.code ?? r.signal}`}`);
   },
   containerCgroupsPath(podPath, containerId) {
     // runc's systemd form, slice:prefix:name: the container becomes the scope prefix-name.scope in slice.
@@ -130,7 +129,7 @@ export const systemdDriver: CgroupDriver = {
     const properties = unitProperties(limits);
     if (properties.length === 0) return;
     // --runtime: the limits last as long as the slice, like the slice itself.
-    await systemctl(['set-property', '--runtime', sliceOf(podPath), ...properties]);
+    await execChecked('systemctl', ['set-property', '--runtime', sliceOf(podPath), ...properties], { timeoutMs: SYSTEMD_CALL_TIMEOUT_MS });
   },
   removePod: (podPath) => stopUnit(sliceOf(podPath)),
 };
@@ -158,19 +157,13 @@ export function unitProperties(limits: CgroupLimits): string[] {
   return out;
 }
 
-const SYSTEMCTL_TIMEOUT_MS = 30_000;
-
-async function systemctl(args: string[]): Promise<string> {
-  const r = await runCommand('systemctl', args, { timeoutMs: SYSTEMCTL_TIMEOUT_MS });
-  if (r.code !== 0) throw new Error(`systemctl ${args.join(' ')}: ${(r.stderr || r.stdout).trim() || `exit ${r.code ?? r.signal}`}`);
-  return r.stdout;
-}
+const SYSTEMD_CALL_TIMEOUT_MS = 30_000;
 
 /** Stops a unit and lets it go; one that is not loaded is already gone. */
 async function stopUnit(unit: string): Promise<void> {
-  const r = await runCommand('systemctl', ['stop', unit], { timeoutMs: SYSTEMCTL_TIMEOUT_MS });
-  if (r.code === 0 || /not loaded|not found/i.test(r.stderr)) return;
-  throw new Error(`systemctl stop ${unit}: ${(r.stderr || r.stdout).trim() || `exit ${r.code ?? r.signal}`}`);
+  await execChecked('systemctl', ['stop', unit], { timeoutMs: SYSTEMD_CALL_TIMEOUT_MS }).catch((err: Error) => {
+    if (!/not loaded|not found/i.test(err.message)) throw err;
+  });
 }
 
 /** sd_booted(3): systemd is PID 1 on this host. */

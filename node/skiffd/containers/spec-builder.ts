@@ -155,6 +155,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
   const mounts = buildMounts(input, privileged);
   const propagation = rootfsPropagation(input.mounts);
 
+  const podCgroup = podCgroupOf(input);
   const spec: OciSpec = {
     ociVersion: '1.0.2',
     process: {
@@ -179,7 +180,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
       namespaces,
       devices: [...(privileged ? (input.hostDevices ?? []) : []), ...input.devices.map(({ permissions: _p, ...d }) => d)],
       resources,
-      cgroupsPath: input.host.cgroups.containerCgroupsPath(podCgroupOf(input), input.id),
+      cgroupsPath: input.host.cgroups.containerCgroupsPath(podCgroup, input.id),
       sysctl: sysctls(sandboxConfig, input.pod),
     },
   };
@@ -199,8 +200,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
   // Drop empty optional parts so config.json stays readable.
   if (spec.linux.devices!.length === 0) delete spec.linux.devices;
   if (Object.keys(spec.linux.sysctl!).length === 0) delete spec.linux.sysctl;
-  const cgroupPath = input.host.cgroups.containerCgroupPath(podCgroupOf(input), input.id);
-  return { spec, cgroupPath, user, stopSignal: stop.number, stopSignalName: stop.name };
+  return { spec, cgroupPath: input.host.cgroups.containerCgroupPath(podCgroup, input.id), user, stopSignal: stop.number, stopSignalName: stop.name };
 }
 
 /** Kubernetes semantics: command replaces the entrypoint and drops the image cmd; args replace cmd. */

@@ -36,10 +36,15 @@ const DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024;
 const EXEC_REAP_GRACE_MS = 2_000;
 const MISSING = /does not exist|not found|no such file/i;
 /**
- * The container's cgroup went away under the runtime (ENODEV on its files): under the systemd cgroup
- * driver systemd removes a scope's cgroup as soon as its last process exits, so the container is gone.
+ * A kill's failure that means the container is already gone, which is what a stop races with. ENODEV
+ * on its cgroup files counts too: under the systemd cgroup driver systemd removes a scope's cgroup as
+ * soon as its last process exits.
  */
-const CGROUP_GONE = /cgroup\.[a-z_.]+: no such device/i;
+export function killFoundNothing(message: string): boolean {
+  return (
+    MISSING.test(message) || /cgroup\.[a-z_.]+: no such device/i.test(message) || /not running|process already finished|container not running/i.test(message)
+  );
+}
 
 export class CliOciRuntime implements OciRuntime {
   readonly name: string;
@@ -93,8 +98,7 @@ export class CliOciRuntime implements OciRuntime {
   async kill(id: string, signal: number, all = false): Promise<void> {
     const r = await this.run(['kill', ...(all ? ['--all'] : []), id, String(signal)]);
     if (r.ok) return;
-    // Signalling something already gone is what a stop races with; not an error.
-    if (MISSING.test(r.message) || CGROUP_GONE.test(r.message) || /not running|process already finished|container not running/i.test(r.message)) return;
+    if (killFoundNothing(r.message)) return;
     throw new OciRuntimeError(`${this.name} kill ${id} ${signal}: ${r.message}`);
   }
 
