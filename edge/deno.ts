@@ -1,5 +1,5 @@
 // Deno: `deno serve` calls the default export's `fetch` (see the `serve` task in deno.json).
-import countries from '../src/index.ts';
+import countries from '../src/countries-endpoint.ts';
 import { countriesSchema } from '../src/countries/index.ts';
 import { withGraphQLWebSocket } from './websocket-deno.ts';
 

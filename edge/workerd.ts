@@ -1,5 +1,5 @@
 // Cloudflare Workers (workerd): a module worker; wrangler.toml points `main` at the bundle of this file.
-import countries from '../src/index.ts';
+import countries from '../src/countries-endpoint.ts';
 import { countriesSchema } from '../src/countries/index.ts';
 import { withGraphQLWebSocket } from './websocket-workerd.ts';
 

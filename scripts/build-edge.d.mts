@@ -2,13 +2,21 @@ export interface EdgeTarget {
   entry: string;
   out: string;
   format: 'esm' | 'iife';
+  /** An entry module plus chunks under chunks/<name>/, or one file. */
+  split: boolean;
   what: string;
 }
 export interface BundleSize {
+  /** The entry module. */
   file: string;
   name: string;
+  /** Every module of the target, relative to the output directory: the entry first, then its chunks. */
+  modules: string[];
+  /** Minified size of all its modules, and the sum of their gzip sizes. */
   bytes: number;
   gzipBytes: number;
+  /** The entry and the chunks it imports statically: what a runtime that loads modules on demand reads at start. */
+  startBytes: number;
 }
 export const targets: EdgeTarget[];
 export function build(options?: { outdir?: string; quiet?: boolean }): Promise<BundleSize[]>;

@@ -1,21 +1,27 @@
 // `node build.mjs edge`: one self-contained, minified ES bundle per edge target under dist/edge/.
 import { mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as esbuild from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** Entry → output file, and the format the target platform loads. */
+/**
+ * Entry → output file, and the format the target platform loads. A `split` target is an entry module
+ * plus chunks under chunks/<name>/: what few requests need (incremental delivery, subscriptions over
+ * HTTP, the WebSocket server, compiled execution) sits in chunks its first user imports. The Vercel
+ * targets stay one file each, as Vercel deploys a function; the deferred parts are still evaluated
+ * only when first needed there.
+ */
 export const targets = [
-  { entry: 'src/index.ts', out: 'graphql.js', format: 'esm', what: 'neutral ES module: default { fetch }, createGraphQLHandler' },
-  { entry: 'edge/deno.ts', out: 'deno.js', format: 'esm', what: 'Deno Deploy / `deno serve`' },
-  { entry: 'edge/bun.ts', out: 'bun.js', format: 'esm', what: 'Bun: `bun bun.js` serves it (HTTP and WebSocket subscriptions)' },
-  { entry: 'edge/workerd.ts', out: 'workerd.js', format: 'esm', what: 'Cloudflare Workers module worker' },
-  { entry: 'edge/vercel.ts', out: 'vercel.js', format: 'esm', what: 'Vercel edge function (deploy as api/graphql.js)' },
+  { entry: 'src/index.ts', out: 'graphql.js', format: 'esm', split: true, what: 'neutral ES module: default { fetch }, createGraphQLHandler' },
+  { entry: 'edge/deno.ts', out: 'deno.js', format: 'esm', split: true, what: 'Deno Deploy / `deno serve`' },
+  { entry: 'edge/bun.ts', out: 'bun.js', format: 'esm', split: true, what: 'Bun: `bun bun.js` serves it (HTTP and WebSocket subscriptions)' },
+  { entry: 'edge/workerd.ts', out: 'workerd.js', format: 'esm', split: true, what: 'Cloudflare Workers module worker' },
+  { entry: 'edge/vercel.ts', out: 'vercel.js', format: 'esm', split: false, what: 'Vercel edge function (deploy as api/graphql.js)' },
   // edge-runtime evaluates scripts, not modules: an IIFE that registers a `fetch` event listener.
-  { entry: 'edge/vercel-script.ts', out: 'vercel-edge-runtime.js', format: 'iife', what: 'Vercel edge-runtime script' },
+  { entry: 'edge/vercel-script.ts', out: 'vercel-edge-runtime.js', format: 'iife', split: false, what: 'Vercel edge-runtime script' },
 ];
 
 /**
@@ -58,34 +64,63 @@ export const edgeBuildOptions = {
 };
 
 /**
- * Builds every edge bundle into `outdir` (default dist/edge) and returns each file's size.
+ * Builds every edge bundle into `outdir` (default dist/edge) and returns each one's modules and sizes.
  * @param {{ outdir?: string, quiet?: boolean }} [options]
  */
 export async function build(options = {}) {
   const outdir = options.outdir ?? join(root, 'dist', 'edge');
   await mkdir(outdir, { recursive: true });
-  await Promise.all(
-    targets.map((target) =>
-      esbuild.build({
-        ...edgeBuildOptions,
-        entryPoints: [join(root, target.entry)],
-        outfile: join(outdir, target.out),
-        format: target.format,
-      }),
-    ),
-  );
-  const sizes = [];
-  for (const target of targets) {
-    const file = join(outdir, target.out);
-    const bytes = await readFile(file);
-    sizes.push({ file, name: target.out, bytes: bytes.byteLength, gzipBytes: gzipSync(bytes).byteLength });
-  }
+  const sizes = await Promise.all(targets.map((target) => buildTarget(target, outdir)));
   if (!options.quiet) {
     for (const s of sizes) {
-      console.log(`${relative(process.cwd(), s.file).padEnd(36)} ${kb(s.bytes).padStart(9)} minified ${kb(s.gzipBytes).padStart(9)} gzip`);
+      const modules = s.modules.length > 1 ? ` in ${s.modules.length} modules, ${kb(s.startBytes)} loaded at start` : '';
+      console.log(`${relative(process.cwd(), s.file).padEnd(36)} ${kb(s.bytes).padStart(9)} minified ${kb(s.gzipBytes).padStart(9)} gzip${modules}`);
     }
   }
   return sizes;
+}
+
+/** One target: its modules (the entry first, paths relative to `outdir`) and their sizes. */
+async function buildTarget(target, outdir) {
+  const name = target.out.replace(/\.js$/, '');
+  const result = await esbuild.build({
+    ...edgeBuildOptions,
+    entryPoints: { [name]: join(root, target.entry) },
+    outdir,
+    format: target.format,
+    splitting: target.split,
+    chunkNames: `chunks/${name}/[name]-[hash]`,
+    metafile: true,
+  });
+  const outputs = result.metafile.outputs;
+  const key = (file) => relative(root, join(outdir, file)).split(sep).join('/');
+  const modules = [
+    target.out,
+    ...Object.keys(outputs)
+      .map((o) => relative(outdir, join(root, o)).split(sep).join('/'))
+      .filter((m) => m !== target.out)
+      .sort(),
+  ];
+  // What the entry loads before it runs: itself and the chunks it imports statically, transitively.
+  const atStart = new Set();
+  const visit = (file) => {
+    if (atStart.has(file)) return;
+    atStart.add(file);
+    for (const imported of outputs[key(file)]?.imports ?? []) {
+      if (imported.kind === 'import-statement') visit(relative(outdir, join(root, imported.path)).split(sep).join('/'));
+    }
+  };
+  visit(target.out);
+  let bytes = 0;
+  let gzipBytes = 0;
+  let startBytes = 0;
+  for (const module of modules) {
+    const code = await readFile(join(outdir, module));
+    bytes += code.byteLength;
+    gzipBytes += gzipSync(code).byteLength;
+    if (atStart.has(module)) startBytes += code.byteLength;
+  }
+  return { file: join(outdir, target.out), name: target.out, modules, bytes, gzipBytes, startBytes };
 }
 
 function kb(bytes) {

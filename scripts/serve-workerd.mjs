@@ -29,6 +29,8 @@ const mf = new Miniflare({
   scriptPath,
   // workerd refuses module paths outside modulesRoot, which defaults to the working directory.
   modulesRoot: dirname(scriptPath),
+  // The chunks it imports on demand are ES modules too, as wrangler.toml's rules upload them.
+  modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
   compatibilityDate: String(wrangler.compatibility_date),
   host,
   port,

@@ -1,7 +1,7 @@
 // The countries example schema: the public countries API, served from the embedded dataset, plus
 // its federation surface. Web standards only: this runs on every edge runtime.
 import { GraphQLObjectType, GraphQLSchema, printSchema, specifiedDirectives } from 'graphql';
-import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
+import { GraphQLDeferDirective, GraphQLStreamDirective } from '../streams/incremental-directives.ts';
 import { AnyScalar, EntityUnion, federationQueryFields, KeyDirective, ServiceType, subgraphSDL } from './federation.ts';
 import { queryFields, referenceTypes } from './schema.ts';
 

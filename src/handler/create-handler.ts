@@ -1,10 +1,10 @@
 import { assertValidSchema } from 'graphql';
-import { createCompiledExecution } from '../execution/compiled-execution.ts';
 import { createDocumentCache } from './document-cache.ts';
 import { createHealthChecks } from './health.ts';
 import { endRequestSpan, failRequestSpan, startRequestSpan, type RequestTrace } from './tracing.ts';
 import { parseOptionsFor, resolveLimits } from './limits.ts';
 import { acceptableMediaTypes, applicationJson, negotiateMediaType, type GraphQLMediaType } from './negotiation.ts';
+import { onDemand } from './on-demand.ts';
 import { createOperationRunner } from './operation.ts';
 import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions, type OperationContext, type RequestParams } from './options.ts';
 import { pathnameOf } from './path.ts';
@@ -12,8 +12,8 @@ import { createProductionFeatures, newRequestState, type RequestState } from './
 import { readBodyThen } from './request-body.ts';
 import { bodyReadError, paramsFromBody, paramsFromGet, postRefusal } from './request-params.ts';
 import { errorsJson, refusal, resultJson, thrownAnswer, type Answer } from './responses.ts';
-import { createHttpSubscriptions, httpStreamDefaults } from '../streams/http-subscriptions.ts';
-import { createIncrementalDelivery, withIncrementalDirectives } from '../streams/incremental-delivery.ts';
+import { withIncrementalDirectives } from '../streams/incremental-directives.ts';
+import { resolveStreamLimits } from '../streams/stream-options.ts';
 import { negotiateStreamFormat, singleResultAnswer } from '../streams/stream-formats.ts';
 
 /**
@@ -46,26 +46,40 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   const features = createProductionFeatures(options as GraphQLHandlerOptions<never>, schema, limits, documents);
   const { formatError, queryResolver } = features;
   const streamOptions = options.subscriptions || {};
+  const streamLimits = resolveStreamLimits(streamOptions);
+  // The parts below are loaded by the first request that needs them (on-demand.ts).
   const incremental =
     options.incrementalDelivery === true
-      ? createIncrementalDelivery({
-          formatErrors: (errors) => errors.map(formatError),
-          keepAliveMs: streamOptions.keepAlive ?? httpStreamDefaults.keepAlive,
-          maxBufferedBytes: streamOptions.maxBufferedBytes ?? httpStreamDefaults.maxBufferedBytes,
-        })
+      ? onDemand(() =>
+          import('../streams/incremental-delivery.ts').then(({ createIncrementalDelivery }) =>
+            createIncrementalDelivery({ formatErrors: (errors) => errors.map(formatError), ...streamLimits }),
+          ),
+        )
       : null;
   // Subscriptions over SSE and multipart, for a schema that has them.
   const streams =
     options.subscriptions === false || !schema.getSubscriptionType()
       ? null
-      : createHttpSubscriptions({
-          options: streamOptions,
-          hasContext: options.context !== undefined,
-          // Events of a subscription that uses @defer come as incremental payloads.
-          serialize: (result) => (incremental !== null && 'incremental' in result ? incremental.serialize(result) : resultJson(result, formatError)),
-          serializeErrors: (errors) => errorsJson(errors, formatError),
-          subscribe: options.subscribe,
-        });
+      : onDemand(() =>
+          import('../streams/http-subscriptions.ts').then(({ createHttpSubscriptions }) =>
+            createHttpSubscriptions({
+              options: streamOptions,
+              limits: streamLimits,
+              hasContext: options.context !== undefined,
+              // Events of a subscription that uses @defer come as incremental payloads (the delivery is loaded by then).
+              serialize: (result) => {
+                const delivery = incremental?.value;
+                return delivery !== undefined && 'incremental' in result ? delivery.serialize(result) : resultJson(result, formatError);
+              },
+              serializeErrors: (errors) => errorsJson(errors, formatError),
+              subscribe: options.subscribe,
+            }),
+          ),
+        );
+  const compiled =
+    options.compiledExecution === true && options.execute === undefined && documentCacheSize > 0
+      ? onDemand(() => import('../execution/compiled-execution.ts').then(({ createCompiledExecution }) => createCompiledExecution(schema)))
+      : null;
   const runOperation = createOperationRunner({
     schema,
     documents,
@@ -75,10 +89,11 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     execute: options.execute,
     // With `compiledExecution`, valid queries run on a compiled plan (src/execution); a custom
     // `execute` opts out, and so does a disabled document cache (plans live with cached documents).
-    compiled: options.compiledExecution === true && options.execute === undefined && documentCacheSize > 0 ? createCompiledExecution(schema) : null,
+    compiled,
     formatError,
     streams,
     incremental,
+    onLoadError: (error) => console.error('GraphQL handler: compiled execution could not be loaded, so graphql-js runs every query:', error),
   });
 
   const health = createHealthChecks(options.health);
@@ -219,8 +234,8 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       return Promise.reject(error);
     }
   };
-  const subscriptionStats = () => streams?.stats() ?? { executions: 0, members: 0, open: 0 };
-  const closeStreams = () => streams?.closeAll();
+  const subscriptionStats = () => streams?.value?.stats() ?? { executions: 0, members: 0, open: 0 };
+  const closeStreams = () => streams?.value?.closeAll();
   return Object.assign(handleGraphQL, { fetch: entry, subscriptionStats, closeStreams, httpSubscriptions: streams !== null });
 }
 

@@ -16,8 +16,10 @@ import {
 import type { CompiledExecution, OperationPlan } from '../execution/compiled-execution.ts';
 import type { HttpSubscriptions } from '../streams/http-subscriptions.ts';
 import type { StreamFormat } from '../streams/stream-formats.ts';
-import { executeIncrementally, usesIncrementalDelivery, type IncrementalDelivery } from '../streams/incremental-delivery.ts';
+import type { IncrementalDelivery } from '../streams/incremental-delivery.ts';
+import { usesIncrementalDelivery } from '../streams/incremental-directives.ts';
 import type { DocumentCache } from './document-cache.ts';
+import { whenLoaded, type OnDemand } from './on-demand.ts';
 import type { GraphQLMediaType } from './negotiation.ts';
 import type { FormatError, RequestParams } from './options.ts';
 import { errorBody, errorsAnswer, resultAnswer, thrownAnswer, writtenAnswer, type Answer } from './responses.ts';
@@ -33,13 +35,18 @@ export interface OperationOptions {
   context: unknown;
   /** Replaces graphql-js `execute`. */
   execute: ((args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>) | undefined;
-  /** Plans for valid queries, or null to execute everything with graphql-js. */
-  compiled: CompiledExecution | null;
+  /**
+   * Plans for valid queries, or null to execute everything with graphql-js. Loaded once a document
+   * runs a second time, so a cold start never waits for the plan generator.
+   */
+  compiled: OnDemand<CompiledExecution> | null;
   formatError: FormatError;
-  /** Subscriptions over SSE and multipart, or null when they are off. */
-  streams: HttpSubscriptions | null;
-  /** @defer and @stream for clients that accept a stream, or null when they are off. */
-  incremental: IncrementalDelivery | null;
+  /** Subscriptions over SSE and multipart (loaded by the first), or null when they are off. */
+  streams: OnDemand<HttpSubscriptions> | null;
+  /** @defer and @stream for clients that accept a stream (loaded by the first), or null when they are off. */
+  incremental: OnDemand<IncrementalDelivery> | null;
+  /** Told when compiled execution could not be loaded (graphql-js then runs every query). */
+  onLoadError(error: unknown): void;
 }
 
 /** How the client asked for a stream: the format, and whether it accepts nothing but a stream. */
@@ -64,6 +71,23 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
   const { schema, documents, rootValue, context, compiled, formatError, streams, incremental } = options;
   const execute = options.execute ?? graphqlExecute;
   const rules = [...specifiedRules, ...options.validationRules];
+  // Until compiled execution is loaded, the documents graphql-js has run: one that comes again starts
+  // the load, so a cold start (and a document run once) never pays for the plan generator.
+  let interpreted: WeakSet<DocumentNode> | undefined = new WeakSet();
+
+  /** The document's plan once compiled execution is loaded, else null (graphql-js runs it). */
+  function planFor(document: DocumentNode, operationName: string | null | undefined): OperationPlan | null {
+    const execution = compiled!.value;
+    if (execution !== undefined) return execution.planFor(document, operationName);
+    if (interpreted !== undefined) {
+      if (!interpreted.has(document)) interpreted.add(document);
+      else {
+        interpreted = undefined;
+        compiled!.load().catch(options.onLoadError);
+      }
+    }
+    return null;
+  }
 
   function withContext(
     request: Request,
@@ -82,7 +106,7 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
     describeOperation(trace, document, params.operationName);
     // @defer/@stream to a client that takes a stream: the incremental executor (incremental-delivery.ts).
     const incrementally = incremental !== null && stream != null && usesIncrementalDelivery(document);
-    const plan = incrementally ? null : (compiled?.planFor(document, params.operationName) ?? null);
+    const plan = incrementally || compiled === null ? null : planFor(document, params.operationName);
     if (plan !== null) {
       const answer =
         trace === undefined
@@ -108,21 +132,24 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
         );
       }
       const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
-      return streams.start(request, args, params, stream.format, incrementally ? executeIncrementally : undefined);
+      if (!incrementally) return whenLoaded(streams, (subscriptions) => subscriptions.start(request, args, params, stream.format));
+      return whenLoaded(streams, (subscriptions) =>
+        whenLoaded(incremental, (delivery) => subscriptions.start(request, args, params, stream.format, delivery.execute)),
+      );
     }
     if (operation.operation === 'mutation' && request.method === 'GET') {
       // As graphql-http answers it: a bare 405 whose body (unformatted) says why.
       return { status: 405, headers: { allow: 'POST' }, body: errorBody('Cannot perform mutations over GET') };
     }
     const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
-    if (incrementally) return incremental.run(args, stream.format);
+    if (incrementally) return whenLoaded(incremental, (delivery) => delivery.run(args, stream.format));
     const result = trace === undefined ? execute(args) : childSpan(trace, 'graphql.execute', () => execute(args));
     return result instanceof Promise ? result.then((settled) => executed(settled, mediaType)) : executed(result, mediaType);
   }
 
   /** The plan's answer, or null when graphql-js has to run the operation. */
   function runPlan(plan: OperationPlan, params: RequestParams, mediaType: GraphQLMediaType, contextValue: unknown): Answer | null {
-    const result = compiled!.run(plan, rootValue, contextValue, params.variables);
+    const result = compiled!.value!.run(plan, rootValue, contextValue, params.variables);
     if (result === null) return null;
     if (isErrorList(result)) return resultAnswer({ errors: result }, mediaType, formatError);
     return writtenAnswer(result.data, result.errors, mediaType, formatError);

@@ -12,7 +12,6 @@ import type { FormatError, GraphQLHandlerOptions, RequestParams, ResponseEvent }
 import { createPersistedQueryResolver, type QueryResolver } from './persisted-queries.ts';
 import { createResponseCache, type CachedResponse, type ResponseCache } from './response-cache.ts';
 import { cachedAnswer, type Answer } from './responses.ts';
-import { registerStreamResponse } from '../streams/stream-channel.ts';
 
 /** What one request learns on its way through the handler, for the HTTP layer to act on. */
 export interface RequestState {
@@ -197,7 +196,7 @@ export function createProductionFeatures(
       if (succeeded && state.cacheKey !== undefined) responseCache?.set(state.cacheKey, body as string, etag);
       if (cors) cors.apply(request, headers);
       const response = new Response(status === 304 ? null : body, { status, headers });
-      if (body !== null && typeof body !== 'string') registerStreamResponse(response, body);
+      answer.madeInto?.(response);
       observe(request, response, state);
       return response;
     },

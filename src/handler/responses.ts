@@ -11,6 +11,8 @@ export interface Answer {
   headers: Record<string, string>;
   /** Text, or a stream of results (subscriptions and incremental delivery over SSE or multipart). */
   body: string | ReadableStream<Uint8Array> | null;
+  /** For a streamed body: told of the Response made of it (so a server adapter may take the stream over). */
+  madeInto?: (response: Response) => void;
 }
 
 export const jsonContentType = contentTypeOf(applicationJson);

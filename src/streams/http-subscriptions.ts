@@ -7,9 +7,10 @@ import { subscribe as graphqlSubscribe, type ExecutionArgs, type ExecutionResult
 import { operationKey, SharedExecutions, type Member, type SharedExecutionStats } from '../subscriptions/shared-executions.ts';
 import type { RequestParams } from '../handler/options.ts';
 import type { Answer } from '../handler/responses.ts';
-import { StreamChannel } from './stream-channel.ts';
+import { registerStreamResponse, StreamChannel } from './stream-channel.ts';
 import { framingOf, streamHeaders, type StreamFormat, type StreamFraming } from './stream-formats.ts';
 import { clientKeyFromHeaders, OpenStreams } from './open-streams.ts';
+import type { StreamLimits } from './stream-options.ts';
 
 /** Decides which HTTP subscribers share one execution; see `HttpStreamOptions.subscriptionShareKey`. */
 export type HttpSubscriptionShareKey = (request: Request, args: ExecutionArgs) => string | undefined | Promise<string | undefined>;
@@ -38,6 +39,8 @@ export interface HttpStreamOptions {
 
 export interface HttpSubscriptionsSetup {
   options: HttpStreamOptions;
+  /** The options' limits, checked when the handler was created. */
+  limits: StreamLimits;
   /** Whether the handler builds a context per request (then sharing needs a declared key). */
   hasContext: boolean;
   /** The handler's error formatting, applied to every event's errors (masking). */
@@ -65,13 +68,10 @@ export interface HttpSubscriptions {
   closeAll(): void;
 }
 
-export const httpStreamDefaults = { keepAlive: 12_000, maxBufferedBytes: 1 << 20, maxStreamsPerClient: 100 } as const;
-
 export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubscriptions {
   const { options } = setup;
-  const keepAliveMs = nonNegative('keepAlive', options.keepAlive ?? httpStreamDefaults.keepAlive);
-  const maxBufferedBytes = positive('maxBufferedBytes', options.maxBufferedBytes ?? httpStreamDefaults.maxBufferedBytes);
-  const open = new OpenStreams(positive('maxStreamsPerClient', options.maxStreamsPerClient ?? httpStreamDefaults.maxStreamsPerClient));
+  const { keepAliveMs, maxBufferedBytes } = setup.limits;
+  const open = new OpenStreams(setup.limits.maxStreamsPerClient);
   const clientKey = options.clientKey ?? clientKeyFromHeaders;
   const shareKey: HttpSubscriptionShareKey | false = options.subscriptionShareKey ?? (setup.hasContext ? false : () => '');
   const executions = new SharedExecutions(setup.serialize);
@@ -103,11 +103,8 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
     // A runtime that does not cancel the body when the client leaves still aborts the request.
     request.signal?.addEventListener('abort', () => subscriber.channel.cancel(), { once: true });
     subscriber.execution = executions.join(key, subscriber, () => runWith(args));
-    return {
-      status: 200,
-      headers: streamHeaders(framing),
-      body: subscriber.channel.body,
-    };
+    const { body } = subscriber.channel;
+    return { status: 200, headers: streamHeaders(framing), body, madeInto: (response) => registerStreamResponse(response, body) };
   }
 
   return {
@@ -180,15 +177,4 @@ class StreamSubscriber implements Member {
   complete(): void {
     this.channel.end(this.framing.end, this.framing.endAfterKeepAlive);
   }
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value <= 0) throw new TypeError(`createGraphQLHandler: subscriptions.${name} must be a positive integer (got ${value})`);
-  return value;
-}
-
-function nonNegative(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 0)
-    throw new TypeError(`createGraphQLHandler: subscriptions.${name} must be a non-negative integer (got ${value})`);
-  return value;
 }

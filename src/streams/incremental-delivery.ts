@@ -5,40 +5,10 @@
 // its usual path: the compiled plan and graphql-js ignore both directives, so a client that asks for
 // JSON gets the whole result at once, as without them.
 import { normalizedExecutor } from '@graphql-tools/executor';
-import { GraphQLDeferDirective, GraphQLStreamDirective } from '@graphql-tools/utils';
-import { BREAK, GraphQLError, GraphQLSchema, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Answer } from '../handler/responses.ts';
-import { StreamChannel } from './stream-channel.ts';
+import { registerStreamResponse, StreamChannel } from './stream-channel.ts';
 import { framingOf, streamHeaders, type StreamFormat } from './stream-formats.ts';
-
-/** `schema` with @defer and @stream defined (itself when it has them already). */
-export function withIncrementalDirectives(schema: GraphQLSchema): GraphQLSchema {
-  const directives = schema.getDirectives();
-  const missing = [GraphQLDeferDirective, GraphQLStreamDirective].filter((directive) => !directives.some((d) => d.name === directive.name));
-  if (missing.length === 0) return schema;
-  return new GraphQLSchema({ ...schema.toConfig(), directives: [...directives, ...missing] });
-}
-
-const usesByDocument = new WeakMap<DocumentNode, boolean>();
-
-/** Whether `document` has a @defer or @stream anywhere (remembered per parsed document). */
-export function usesIncrementalDelivery(document: DocumentNode): boolean {
-  let uses = usesByDocument.get(document);
-  if (uses === undefined) {
-    uses = false;
-    visit(document, {
-      Directive(node) {
-        if (node.name.value === 'defer' || node.name.value === 'stream') {
-          uses = true;
-          return BREAK;
-        }
-        return undefined;
-      },
-    });
-    usesByDocument.set(document, uses);
-  }
-  return uses;
-}
 
 /** One payload of an incremental result, as the executor yields it. */
 interface IncrementalPayload extends ExecutionResult {
@@ -64,6 +34,8 @@ export interface IncrementalDelivery {
   serialize(payload: ExecutionResult): string;
   /** Runs a query or mutation incrementally and answers with its payloads as a stream in `format`. */
   run(args: ExecutionArgs, format: StreamFormat): Promise<Answer>;
+  /** The executor for subscriptions that use @defer or @stream. */
+  execute: ExecuteIncrementally;
 }
 
 export function createIncrementalDelivery(setup: IncrementalDeliverySetup): IncrementalDelivery {
@@ -100,7 +72,7 @@ export function createIncrementalDelivery(setup: IncrementalDeliverySetup): Incr
       // Nothing was deferred after all (`if: false`, or an error before execution): one payload.
       channel.write(`${framing.nextPrefix}${serialize(result)}${framing.nextSuffix}`);
       channel.end(framing.end, framing.endAfterKeepAlive);
-      return { status: 200, headers, body: channel.body };
+      return { status: 200, headers, body: channel.body, madeInto: (response) => registerStreamResponse(response, channel.body) };
     }
     iterator = result[Symbol.asyncIterator]();
     const pump = async (): Promise<void> => {
@@ -119,8 +91,8 @@ export function createIncrementalDelivery(setup: IncrementalDeliverySetup): Incr
       }
     };
     void pump();
-    return { status: 200, headers, body: channel.body };
+    return { status: 200, headers, body: channel.body, madeInto: (response) => registerStreamResponse(response, channel.body) };
   }
 
-  return { serialize, run };
+  return { serialize, run, execute: executeIncrementally };
 }

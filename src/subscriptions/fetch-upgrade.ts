@@ -1,7 +1,11 @@
 // The part of serving GraphQL over WebSocket from a fetch handler that every runtime shares: which
 // requests are upgrades for us, the GET-only rule and subprotocol choice. Only the upgrade itself
 // (Deno.upgradeWebSocket, workerd's WebSocketPair, ...) differs, and the runtime adapter passes it in.
-import { createGraphQLWebSocketServer, isWebSocketUpgrade, type GraphQLWebSocketOptions, type GraphQLWebSocketServer } from './graphql-ws-adapter.ts';
+// The protocol server and graphql-ws are loaded by the first upgrade, before its socket is accepted,
+// so an isolate that never sees one never evaluates them.
+import type { GraphQLWebSocketOptions, GraphQLWebSocketServer } from './graphql-ws-adapter.ts';
+import { onDemand } from '../handler/on-demand.ts';
+import { assertSchemaOption, isWebSocketUpgrade, selectSubprotocol } from './websocket-upgrade.ts';
 
 export type FetchHandler = (request: Request) => Response | Promise<Response>;
 
@@ -23,13 +27,30 @@ export function withFetchWebSocket(
   upgrade: UpgradeWebSocket,
 ): FetchHandler & { readonly webSocketServer: GraphQLWebSocketServer } {
   const { path = '/graphql', ...adapterOptions } = options;
-  const server = createGraphQLWebSocketServer(adapterOptions);
+  assertSchemaOption(adapterOptions);
+  const loaded = onDemand(() => import('./graphql-ws-adapter.ts').then(({ createGraphQLWebSocketServer }) => createGraphQLWebSocketServer(adapterOptions)));
   const fetch = (request: Request): Response | Promise<Response> => {
     if (!isWebSocketUpgrade(request) || (path !== null && new URL(request.url).pathname !== path)) {
       return handler(request);
     }
     if (request.method !== 'GET') return new Response('WebSocket upgrades must use GET', { status: 405, headers: { allow: 'GET' } });
-    return upgrade(request, server.selectProtocol(request.headers.get('sec-websocket-protocol')), server);
+    const protocol = selectSubprotocol(request.headers.get('sec-websocket-protocol'));
+    const server = loaded.value;
+    return server !== undefined ? upgrade(request, protocol, server) : loaded.load().then((ready) => upgrade(request, protocol, ready));
   };
-  return Object.assign(fetch, { webSocketServer: server });
+  return Object.assign(fetch, { webSocketServer: serverBeforeLoad(loaded) });
+}
+
+/** The server as seen before and after it is loaded: until then nothing is open and nothing streams. */
+function serverBeforeLoad(loaded: ReturnType<typeof onDemand<GraphQLWebSocketServer>>): GraphQLWebSocketServer {
+  return {
+    selectProtocol: selectSubprotocol,
+    serve: (socket, init) => loaded.load().then((server) => server.serve(socket, init)),
+    get openSockets() {
+      return loaded.value?.openSockets ?? 0;
+    },
+    sockets: () => loaded.value?.sockets() ?? [],
+    subscriptionStats: () => loaded.value?.subscriptionStats() ?? { executions: 0, members: 0, open: 0 },
+    close: (code, reason) => loaded.value?.close(code, reason) ?? Promise.resolve(),
+  };
 }

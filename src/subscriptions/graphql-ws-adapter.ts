@@ -3,16 +3,17 @@
 // (Deno's, workerd's, or `ws` on Node) and adds what the core leaves to each transport: keep-alive,
 // message size and backpressure limits, syntax errors as `error` messages, and never letting a
 // failure escape as a crash.
-import { GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer, type Context, type ServerOptions, type SubscribePayload } from 'graphql-ws';
+import { makeServer, type Context, type ServerOptions, type SubscribePayload } from 'graphql-ws';
 import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { Lru } from '../handler/lru.ts';
 import { createSharedSubscribe, type ConnectionParams, type SubscriptionShareKey } from './shared-subscribe.ts';
 import type { SharedExecutionStats } from './shared-executions.ts';
 import { Connection, type WebSocketLike } from './socket-connection.ts';
+import { assertSchemaOption, GRAPHQL_TRANSPORT_WS_PROTOCOL, isWebSocketUpgrade, selectSubprotocol } from './websocket-upgrade.ts';
 
 export type { WebSocketLike };
 
-export { GRAPHQL_TRANSPORT_WS_PROTOCOL };
+export { GRAPHQL_TRANSPORT_WS_PROTOCOL, isWebSocketUpgrade };
 
 /** What the adapter needs of a server-side WebSocket; Deno's, workerd's and `ws`'s all fit. */
 /** `ctx.extra` in graphql-ws callbacks (onConnect, context, onSubscribe…). */
@@ -75,11 +76,6 @@ export interface GraphQLWebSocketServer {
   close(code?: number, reason?: string): Promise<void>;
 }
 
-/** Whether `request` asks to switch to WebSocket. */
-export function isWebSocketUpgrade(request: Request): boolean {
-  return (request.headers.get('upgrade') ?? '').toLowerCase() === 'websocket';
-}
-
 const CONNECTING = 0;
 const OPEN = 1;
 
@@ -94,9 +90,7 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     subscriptionShareKey,
     ...serverOptions
   } = options;
-  if (!schema || typeof schema.getQueryType !== 'function') {
-    throw new TypeError('createGraphQLWebSocketServer: `schema` must be a GraphQLSchema');
-  }
+  assertSchemaOption(options);
   const documents = new DocumentCache(schema, {
     parse: serverOptions.parse,
     validate: serverOptions.validate,
@@ -176,11 +170,7 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     });
 
   return {
-    selectProtocol(header) {
-      if (!header) return undefined;
-      const offered = header.split(',').map((p) => p.trim());
-      return offered.includes(GRAPHQL_TRANSPORT_WS_PROTOCOL) ? GRAPHQL_TRANSPORT_WS_PROTOCOL : undefined;
-    },
+    selectProtocol: selectSubprotocol,
     serve(socket, init = {}) {
       const protocol = init.protocol ?? socket.protocol ?? '';
       // Open already (Node, workerd): served with nothing awaited in between, and tracked by the one

@@ -2,15 +2,16 @@
 // edge-runtime, byte for byte like the in-process handler.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, posix, sep } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { pathToFileURL } from 'node:url';
 import { build, type BundleSize } from '../../scripts/build-edge.mjs';
 import countries from '../../src/index.ts';
 import { countriesSubgraphSDL, dataset, LOCALES } from '../../src/countries/index.ts';
 import { startBun, startDeno, startEdgeRuntime, startWorkerd, type FetchFn } from '../support/graphql-edge.ts';
+import { startWorkerdServe } from '../support/workerd-serve.ts';
 
 const gqlResponse = 'application/graphql-response+json';
 const json = { 'content-type': 'application/json' };
@@ -151,6 +152,28 @@ async function answersLikeNode(fetchFn: FetchFn, options: { anyPath?: boolean } 
   }
 }
 
+interface WranglerConfig {
+  main: string;
+  compatibility_date: string;
+  base_dir?: string;
+  rules?: { type: string; globs: string[] }[];
+}
+
+async function wranglerConfig(): Promise<WranglerConfig> {
+  return parseToml(await readFile(new URL('../../wrangler.toml', import.meta.url), 'utf8')) as unknown as WranglerConfig;
+}
+
+/** A module-rule glob as wrangler reads it: `*` within a path segment, `**` across them. */
+function globPattern(glob: string): RegExp {
+  const source = glob
+    .split('/')
+    .map((part) => (part === '**' ? '(?:.*/)?' : `${part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '[^/]*')}/`))
+    .join('')
+    .replace(/\/$/, '')
+    .replaceAll('(?:.*/)?/', '(?:.*/)?');
+  return new RegExp(`^${source}$`);
+}
+
 describe('edge bundles', { timeout: 180_000 }, () => {
   let outdir = '';
   let sizes: BundleSize[] = [];
@@ -165,14 +188,52 @@ describe('edge bundles', { timeout: 180_000 }, () => {
   );
   after(() => rm(outdir, { recursive: true, force: true }));
 
-  test('the build writes a self-contained minified bundle per target', { timeout: 120_000 }, async () => {
+  test('the build writes a minified bundle per target that imports nothing but its own chunks', { timeout: 120_000 }, async () => {
     assert.deepEqual(sizes.map((s) => s.name).sort(), ['bun.js', 'deno.js', 'graphql.js', 'vercel-edge-runtime.js', 'vercel.js', 'workerd.js']);
     for (const s of sizes) {
-      const code = await readFile(s.file, 'utf8');
-      assert.doesNotMatch(code, /\bfrom\s*["'][^"']+["']|\brequire\(|\bimport\(/, `${s.name} imports nothing at run time`);
-      assert.doesNotMatch(code, /process\.env\.NODE_ENV/, `${s.name} has NODE_ENV inlined`);
+      assert.equal(s.modules[0], s.name, `${s.name}: the entry comes first`);
+      const imports = new Map<string, { static: string[]; dynamic: string[] }>();
+      for (const module of s.modules) {
+        const code = await readFile(join(outdir, module), 'utf8');
+        const dir = posix.dirname(module);
+        const resolveIn = (spec: string) => {
+          assert.ok(spec.startsWith('./') || spec.startsWith('../'), `${module} imports ${spec}, which is not one of its own chunks`);
+          return posix.normalize(posix.join(dir, spec));
+        };
+        const found = {
+          static: [...code.matchAll(/\bimport\s*(?:[\w${}\s,*]+from\s*)?["']([^"']+)["']/g)].map((m) => resolveIn(m[1])),
+          dynamic: [...code.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((m) => resolveIn(m[1])),
+        };
+        for (const target of [...found.static, ...found.dynamic])
+          assert.ok(s.modules.includes(target), `${module} imports ${target}, which the build did not write for ${s.name}`);
+        assert.doesNotMatch(code, /\brequire\(/, `${module} requires nothing`);
+        assert.doesNotMatch(code, /process\.env\.NODE_ENV/, `${module} has NODE_ENV inlined`);
+        imports.set(module, found);
+      }
+      // What is loaded before the entry runs: it and its static imports, transitively.
+      const atStart = new Set<string>();
+      const visit = (module: string) => {
+        if (atStart.has(module)) return;
+        atStart.add(module);
+        for (const next of imports.get(module)!.static) visit(next);
+      };
+      visit(s.name);
+      if (s.modules.length > 1) {
+        // The parts few requests need are loaded on demand, never at start.
+        const onDemand = s.modules.filter((m) => /\/(incremental-delivery|compiled-execution|http-subscriptions)-[^/]*\.js$/.test(m));
+        assert.equal(onDemand.length, 3, `${s.name}: incremental delivery, compiled execution and HTTP subscriptions have chunks of their own`);
+        for (const m of onDemand) assert.ok(!atStart.has(m), `${s.name}: ${m} is not loaded at start`);
+        assert.equal(s.startBytes < s.bytes, true, `${s.name}: less is loaded at start than built`);
+      } else {
+        assert.equal(s.startBytes, s.bytes);
+      }
       assert.ok(s.gzipBytes < s.bytes);
-      console.log(`${s.name}: ${(s.bytes / 1024).toFixed(1)} KB minified, ${(s.gzipBytes / 1024).toFixed(1)} KB gzip`);
+      console.log(
+        `${s.name}: ${(s.bytes / 1024).toFixed(1)} KB minified, ${(s.gzipBytes / 1024).toFixed(1)} KB gzip, ${s.modules.length} modules, ${(s.startBytes / 1024).toFixed(1)} KB at start`,
+      );
+    }
+    for (const name of ['vercel.js', 'vercel-edge-runtime.js']) {
+      assert.deepEqual(sizes.find((s) => s.name === name)!.modules, [name], `${name} is one file, as Vercel deploys a function`);
     }
     const vercel = await readFile(bundle('vercel.js'), 'utf8');
     assert.match(vercel, /runtime:\s*"edge"/);
@@ -202,13 +263,31 @@ describe('edge bundles', { timeout: 180_000 }, () => {
   });
 
   test('workerd (Miniflare): the module worker bundle wrangler.toml deploys', { timeout: 120_000 }, async (t) => {
-    const wrangler = parseToml(await readFile(new URL('../../wrangler.toml', import.meta.url), 'utf8')) as {
-      main: string;
-      compatibility_date: string;
-    };
+    const wrangler = await wranglerConfig();
     assert.equal(basename(wrangler.main), 'workerd.js', 'wrangler.toml deploys the workerd bundle');
     const workerd = await startWorkerd(bundle(basename(wrangler.main)), wrangler.compatibility_date);
     t.after(() => workerd.stop());
+    await answersLikeNode(workerd.fetch);
+  });
+
+  test('workerd serve: the modules wrangler.toml uploads, and nothing else, serve every query', { timeout: 120_000 }, async (t) => {
+    const wrangler = await wranglerConfig();
+    // wrangler uploads `main` and the files under base_dir that its module rules match.
+    const baseDir = wrangler.base_dir!;
+    assert.equal(posix.relative(baseDir, wrangler.main), 'workerd.js');
+    const globs = (wrangler.rules ?? []).filter((r) => r.type === 'ESModule').flatMap((r) => r.globs);
+    const uploaded = (await readdir(outdir, { recursive: true }))
+      .map((f) => f.split(sep).join('/'))
+      .filter((f) => f !== 'workerd.js' && globs.some((g) => globPattern(g).test(f)))
+      .sort();
+    const built = sizes.find((s) => s.name === 'workerd.js')!.modules;
+    assert.deepEqual(['workerd.js', ...uploaded], built, 'the rules match exactly the chunks the build wrote for workerd');
+    const workdir = await mkdtemp(join(tmpdir(), 'skiff-workerd-serve-'));
+    const workerd = await startWorkerdServe({ dir: outdir, modules: built }, wrangler.compatibility_date, workdir);
+    t.after(async () => {
+      await workerd.stop();
+      await rm(workdir, { recursive: true, force: true });
+    });
     await answersLikeNode(workerd.fetch);
   });
 

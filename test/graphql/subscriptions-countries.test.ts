@@ -3,7 +3,7 @@
 // The countries schema has no subscription type: queries run, subscriptions get a GraphQL error.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,8 +106,16 @@ describe('the countries API over WebSocket', () => {
 
   it('the workerd bundle under Miniflare', async (t) => {
     const { Miniflare } = await import('miniflare');
-    const script = await readFile(join(outdir, 'workerd.js'), 'utf8');
-    const mf = new Miniflare({ modules: true, script, host: '127.0.0.1', port: 0, compatibilityDate: '2025-01-01' });
+    // Given the entry's path, Miniflare follows its imports to the chunks it loads on demand.
+    const mf = new Miniflare({
+      modules: true,
+      scriptPath: join(outdir, 'workerd.js'),
+      modulesRoot: outdir,
+      modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
+      host: '127.0.0.1',
+      port: 0,
+      compatibilityDate: '2025-01-01',
+    });
     t.after(() => mf.dispose());
     const url = await within(mf.ready, 30_000, 'Miniflare to listen');
     await answersOverWebSocket(`ws://${url.host}/graphql`);

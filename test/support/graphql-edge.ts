@@ -90,7 +90,14 @@ export async function startBun(module: string, startupMs = 20_000): Promise<Runn
 export async function startWorkerd(bundle: string, compatibilityDate: string, startupMs = 30_000): Promise<RunningRuntime> {
   const { Miniflare } = await import('miniflare');
   // modulesRoot: workerd refuses module paths outside it, and it defaults to the working directory.
-  const mf = new Miniflare({ modules: true, scriptPath: bundle, modulesRoot: dirname(bundle), compatibilityDate });
+  // The chunks the entry imports are ES modules too (Miniflare takes other .js files for CommonJS).
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: bundle,
+    modulesRoot: dirname(bundle),
+    modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
+    compatibilityDate,
+  });
   const origin = 'http://localhost';
   try {
     await within(startupMs, 'workerd (Miniflare) did not become ready', mf.ready);
