@@ -49,11 +49,11 @@ export function edgeTable(results: readonly EdgeMeasurement[], queries: readonly
 /** Cold start per runtime and bundle: size, median time to the first body, and that over the empty worker's. */
 export function coldStartTable(results: readonly ColdStartMeasurement[]): string {
   const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
-  const header = '| runtime | bundle | minified · gzip | first body, median | over the empty worker |';
-  const rule = '|---|---|---:|---:|---:|';
+  const header = '| runtime | bundle | minified · gzip | loaded at start | first body, median | over the empty worker |';
+  const rule = '|---|---|---:|---:|---:|---:|';
   const rows = results.map(
     (r) =>
-      `| ${r.runtime} | ${r.variant} | ${kb(r.bytes)} · ${kb(r.gzipBytes)} | ${r.medianMs.toFixed(1)} ms | ${r.variant === 'empty worker' ? 'floor' : `+${r.overFloorMs.toFixed(1)} ms`} |`,
+      `| ${r.runtime} | ${r.variant} | ${kb(r.bytes)} · ${kb(r.gzipBytes)} | ${r.modules > 1 ? `${kb(r.startBytes)} of ${r.modules} modules` : 'all'} | ${r.medianMs.toFixed(1)} ms | ${r.variant === 'empty worker' ? 'floor' : `+${r.overFloorMs.toFixed(1)} ms`} |`,
   );
   return [header, rule, ...rows].join('\n');
 }
@@ -127,8 +127,14 @@ export function targetLines(
     }
   }
   for (const ours of coldStart.filter((c) => c.variant === 'skiff')) {
-    lines.push(`cold start ${ours.runtime} within 50 ms of the empty worker: +${ours.overFloorMs.toFixed(1)} ms, ${mark(ours.overFloorMs <= 50)}`);
-    lines.push(`bundle for ${ours.runtime} ≤ 80 KB gzip: ${(ours.gzipBytes / 1024).toFixed(1)} KB, ${mark(ours.gzipBytes <= 80 * 1024)}`);
+    const peer = coldStart.find((c) => c.runtime === ours.runtime && c.variant === 'graphql-http');
+    if (peer) {
+      const over = ours.medianMs - peer.medianMs;
+      lines.push(`cold start ${ours.runtime} at or below graphql-http's: ${over >= 0 ? '+' : ''}${over.toFixed(1)} ms against it, ${mark(over <= 0)}`);
+    }
+    if (ours.runtime.startsWith('workerd')) {
+      lines.push(`cold start ${ours.runtime} within 40 ms of the empty worker: +${ours.overFloorMs.toFixed(1)} ms, ${mark(ours.overFloorMs <= 40)}`);
+    }
   }
   return lines;
 }

@@ -5,7 +5,7 @@
 //     shared machine lands on all of them alike: at saturation (req/s and its ratio to the ceiling's,
 //     the measure of part 1 with less noise), then at a fixed rate (server CPU per request).
 //  3. Edge, in-process: our handler against graphql-http's plain fetch handler inside workerd and Deno.
-//  4. Edge cold start: fresh instances of the workerd and Deno bundles to their first Q1 body, beside
+//  4. Edge cold start: fresh instances of the workerd (workerd serve and Miniflare) and Deno bundles to their first Q1 body, beside
 //     an empty worker (the floor), graphql-yoga and graphql-http; with each bundle's size.
 //  5. Subscriptions: skiff and Mercurius on the chat schema, N graphql-ws subscribers on one room:
 //     bursts of mutations (deliveries per CPU-second, latency at saturation), then mutations at a
