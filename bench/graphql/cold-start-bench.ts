@@ -67,7 +67,7 @@ interface Bundle {
   startBytes: number;
 }
 
-async function peerBundles(outdir: string): Promise<Bundle[]> {
+export async function peerBundles(outdir: string): Promise<Bundle[]> {
   const entries: [Variant, string][] = [
     ['empty worker', 'cold-start/empty-worker.ts'],
     ['graphql-yoga', 'cold-start/yoga-worker.ts'],
