@@ -8,19 +8,17 @@ import * as esbuild from 'esbuild';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Entry → output file, and the format the target platform loads. What few requests need (incremental
- * delivery, subscriptions over HTTP, the WebSocket server, compiled execution) is imported on first
- * use. A `split` target is an entry module plus chunks under chunks/<name>/ that it imports then: Deno
- * and Bun read a chunk only when it is imported. workerd compiles every module of a Worker when the
- * isolate starts, imported or not, so its bundle stays one file, in which the deferred parts are
- * wrapped in functions V8 only pre-parses (fewer instructions at start than the same code as chunks).
- * Vercel deploys a function as one file.
+ * Entry → output file, and the format the target platform loads. A `split` target is an entry module
+ * plus chunks under chunks/<name>/: what few requests need (incremental delivery, subscriptions over
+ * HTTP, the WebSocket server, compiled execution) sits in chunks its first user imports. The Vercel
+ * targets stay one file each, as Vercel deploys a function; the deferred parts are still evaluated
+ * only when first needed there.
  */
 export const targets = [
   { entry: 'src/index.ts', out: 'graphql.js', format: 'esm', split: true, what: 'neutral ES module: default { fetch }, createGraphQLHandler' },
   { entry: 'edge/deno.ts', out: 'deno.js', format: 'esm', split: true, what: 'Deno Deploy / `deno serve`' },
   { entry: 'edge/bun.ts', out: 'bun.js', format: 'esm', split: true, what: 'Bun: `bun bun.js` serves it (HTTP and WebSocket subscriptions)' },
-  { entry: 'edge/workerd.ts', out: 'workerd.js', format: 'esm', split: false, what: 'Cloudflare Workers module worker' },
+  { entry: 'edge/workerd.ts', out: 'workerd.js', format: 'esm', split: true, what: 'Cloudflare Workers module worker' },
   { entry: 'edge/vercel.ts', out: 'vercel.js', format: 'esm', split: false, what: 'Vercel edge function (deploy as api/graphql.js)' },
   // edge-runtime evaluates scripts, not modules: an IIFE that registers a `fetch` event listener.
   { entry: 'edge/vercel-script.ts', out: 'vercel-edge-runtime.js', format: 'iife', split: false, what: 'Vercel edge-runtime script' },
