@@ -8,11 +8,12 @@ import * as esbuild from 'esbuild';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * Entry → output file, and the format the target platform loads. A `split` target is an entry module
- * plus chunks under chunks/<name>/: what few requests need (incremental delivery, subscriptions over
- * HTTP, the WebSocket server, compiled execution) sits in chunks its first user imports. The Vercel
- * targets stay one file each, as Vercel deploys a function; the deferred parts are still evaluated
- * only when first needed there.
+ * Entry → output file, and the format the target platform loads. What few requests need (incremental
+ * delivery, subscriptions over HTTP, the WebSocket server, compiled execution) is imported on first
+ * use. A `split` target is an entry module plus chunks under chunks/<name>/ that it imports then: Deno
+ * and Bun read a chunk only when it is imported. workerd compiles every module of a Worker when the
+ * isolate starts, imported or not, so there the split saves evaluation but not parsing
+ * (docs/graphql/cold-start.md). Vercel deploys a function as one file.
  */
 export const targets = [
   { entry: 'src/index.ts', out: 'graphql.js', format: 'esm', split: true, what: 'neutral ES module: default { fetch }, createGraphQLHandler' },

@@ -1,11 +1,11 @@
-// The cold-start part of `npm run bench` runs end to end: every bundle starts fresh in workerd and
+// The cold-start part of `npm run bench` runs end to end: every bundle starts fresh in workerd (workerd serve and Miniflare) and
 // Deno and its first body is graphql-js's answer to Q1 (the bench checks each one). No timing is
 // asserted here; `npm run bench` measures.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { coldStartRuntimes, coldStartVariants, runColdStartBench } from '../../bench/graphql/cold-start-bench.ts';
 
-test('the cold-start bench starts every bundle fresh on workerd and Deno and checks its first answer', { timeout: 180_000 }, async () => {
+test('the cold-start bench starts every bundle fresh in workerd serve, Miniflare and Deno and checks its first answer', { timeout: 180_000 }, async () => {
   const results = await runColdStartBench({ runtimes: coldStartRuntimes, samples: 1, log: () => {} });
   assert.equal(results.length, coldStartRuntimes.length * coldStartVariants.length);
   for (const r of results) {

@@ -156,6 +156,7 @@ interface WranglerConfig {
   main: string;
   compatibility_date: string;
   base_dir?: string;
+  find_additional_modules?: boolean;
   rules?: { type: string; globs: string[] }[];
 }
 
@@ -235,6 +236,7 @@ describe('edge bundles', { timeout: 180_000 }, () => {
     for (const name of ['vercel.js', 'vercel-edge-runtime.js']) {
       assert.deepEqual(sizes.find((s) => s.name === name)!.modules, [name], `${name} is one file, as Vercel deploys a function`);
     }
+    assert.ok(sizes.find((s) => s.name === 'workerd.js')!.modules.length > 1, 'the workerd bundle has its chunks');
     const vercel = await readFile(bundle('vercel.js'), 'utf8');
     assert.match(vercel, /runtime:\s*"edge"/);
   });
@@ -272,16 +274,16 @@ describe('edge bundles', { timeout: 180_000 }, () => {
 
   test('workerd serve: the modules wrangler.toml uploads, and nothing else, serve every query', { timeout: 120_000 }, async (t) => {
     const wrangler = await wranglerConfig();
-    // wrangler uploads `main` and the files under base_dir that its module rules match.
-    const baseDir = wrangler.base_dir!;
+    // wrangler uploads `main`, and with find_additional_modules the files under base_dir that its module rules match.
+    const baseDir = wrangler.base_dir ?? posix.dirname(wrangler.main);
     assert.equal(posix.relative(baseDir, wrangler.main), 'workerd.js');
-    const globs = (wrangler.rules ?? []).filter((r) => r.type === 'ESModule').flatMap((r) => r.globs);
+    const globs = wrangler.find_additional_modules ? (wrangler.rules ?? []).filter((r) => r.type === 'ESModule').flatMap((r) => r.globs) : [];
     const uploaded = (await readdir(outdir, { recursive: true }))
       .map((f) => f.split(sep).join('/'))
       .filter((f) => f !== 'workerd.js' && globs.some((g) => globPattern(g).test(f)))
       .sort();
     const built = sizes.find((s) => s.name === 'workerd.js')!.modules;
-    assert.deepEqual(['workerd.js', ...uploaded], built, 'the rules match exactly the chunks the build wrote for workerd');
+    assert.deepEqual(['workerd.js', ...uploaded], built, 'wrangler uploads exactly the modules the build wrote for workerd');
     const workdir = await mkdtemp(join(tmpdir(), 'skiff-workerd-serve-'));
     const workerd = await startWorkerdServe({ dir: outdir, modules: built }, wrangler.compatibility_date, workdir);
     t.after(async () => {
