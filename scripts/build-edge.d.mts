@@ -4,6 +4,8 @@ export interface EdgeTarget {
   format: 'esm' | 'iife';
   /** An entry module plus chunks under chunks/<name>/, or one file. */
   split: boolean;
+  /** False for runtimes that refuse `new Function`: the compiled-plan code generator is left out. */
+  codegen?: false;
   what: string;
 }
 export interface BundleSize {

@@ -19,10 +19,10 @@ export const targets = [
   { entry: 'src/index.ts', out: 'graphql.js', format: 'esm', split: true, what: 'neutral ES module: default { fetch }, createGraphQLHandler' },
   { entry: 'edge/deno.ts', out: 'deno.js', format: 'esm', split: true, what: 'Deno Deploy / `deno serve`' },
   { entry: 'edge/bun.ts', out: 'bun.js', format: 'esm', split: true, what: 'Bun: `bun bun.js` serves it (HTTP and WebSocket subscriptions)' },
-  { entry: 'edge/workerd.ts', out: 'workerd.js', format: 'esm', split: true, what: 'Cloudflare Workers module worker' },
-  { entry: 'edge/vercel.ts', out: 'vercel.js', format: 'esm', split: false, what: 'Vercel edge function (deploy as api/graphql.js)' },
+  { entry: 'edge/workerd.ts', out: 'workerd.js', format: 'esm', split: true, codegen: false, what: 'Cloudflare Workers module worker' },
+  { entry: 'edge/vercel.ts', out: 'vercel.js', format: 'esm', split: false, codegen: false, what: 'Vercel edge function (deploy as api/graphql.js)' },
   // edge-runtime evaluates scripts, not modules: an IIFE that registers a `fetch` event listener.
-  { entry: 'edge/vercel-script.ts', out: 'vercel-edge-runtime.js', format: 'iife', split: false, what: 'Vercel edge-runtime script' },
+  { entry: 'edge/vercel-script.ts', out: 'vercel-edge-runtime.js', format: 'iife', split: false, codegen: false, what: 'Vercel edge-runtime script' },
 ];
 
 /**
@@ -91,6 +91,8 @@ async function buildTarget(target, outdir) {
     format: target.format,
     splitting: target.split,
     chunkNames: `chunks/${name}/[name]-[hash]`,
+    // workerd and Vercel's edge refuse `new Function`: the compiled-plan code generator is left out.
+    define: target.codegen === false ? { ...edgeBuildOptions.define, SKIFF_CODEGEN: 'false' } : edgeBuildOptions.define,
     metafile: true,
   });
   const outputs = result.metafile.outputs;

@@ -239,6 +239,10 @@ describe('edge bundles', { timeout: 180_000 }, () => {
     assert.ok(sizes.find((s) => s.name === 'workerd.js')!.modules.length > 1, 'the workerd bundle has its chunks');
     const vercel = await readFile(bundle('vercel.js'), 'utf8');
     assert.match(vercel, /runtime:\s*"edge"/);
+    // Runtimes that refuse code generation get no plan code generator; the others do.
+    const allCode = async (name: string) => (await Promise.all(sizes.find((s) => s.name === name)!.modules.map((m) => readFile(join(outdir, m), 'utf8')))).join('\n');
+    for (const name of ['workerd.js', 'vercel.js', 'vercel-edge-runtime.js']) assert.doesNotMatch(await allCode(name), /new Function\(/, `${name} has no code generator`);
+    for (const name of ['deno.js', 'bun.js']) assert.match(await allCode(name), /new Function\(/, `${name} has the code generator`);
   });
 
   test('Node: importing the bundle', { timeout: 120_000 }, async () => {
