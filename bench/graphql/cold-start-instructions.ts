@@ -21,7 +21,9 @@ import { median } from './stats.ts';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '2' }, help: { type: 'boolean', short: 'h' } } });
 if (args.help) {
-  console.log('usage: npx tsx bench/graphql/cold-start-instructions.ts [--runs N]\n  instructions of a workerd cold start per bundle (valgrind callgrind), median of N runs (default 2)');
+  console.log(
+    'usage: npx tsx bench/graphql/cold-start-instructions.ts [--runs N]\n  instructions of a workerd cold start per bundle (valgrind callgrind), median of N runs (default 2)',
+  );
   process.exit(0);
 }
 const runs = Number(args.runs);
@@ -51,9 +53,13 @@ interface Phases {
 async function instructions(config: string, workdir: string, runIndex: number): Promise<Phases> {
   const out = join(workdir, `callgrind-${runIndex}.out`);
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn('valgrind', ['--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, workerdBinary, 'serve', config, '--socket-addr', `http=127.0.0.1:${port}`], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    'valgrind',
+    ['--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, workerdBinary, 'serve', config, '--socket-addr', `http=127.0.0.1:${port}`],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -121,7 +127,9 @@ try {
   for (const v of variants) {
     const r = results.get(v.name)!;
     const rest = r.total - r.compile - r.evaluate;
-    console.log(`| ${v.name} | ${(v.bytes / 1024).toFixed(1)} KB | ${m(r.compile)} | ${m(r.evaluate)} | ${m(rest)} | ${m(r.total)} | ${v.name === 'empty worker' ? 'floor' : `+${m(r.total - floor.total)}`} |`);
+    console.log(
+      `| ${v.name} | ${(v.bytes / 1024).toFixed(1)} KB | ${m(r.compile)} | ${m(r.evaluate)} | ${m(rest)} | ${m(r.total)} | ${v.name === 'empty worker' ? 'floor' : `+${m(r.total - floor.total)}`} |`,
+    );
   }
 } finally {
   await rm(workdir, { recursive: true, force: true });

@@ -240,8 +240,10 @@ describe('edge bundles', { timeout: 180_000 }, () => {
     const vercel = await readFile(bundle('vercel.js'), 'utf8');
     assert.match(vercel, /runtime:\s*"edge"/);
     // Runtimes that refuse code generation get no plan code generator; the others do.
-    const allCode = async (name: string) => (await Promise.all(sizes.find((s) => s.name === name)!.modules.map((m) => readFile(join(outdir, m), 'utf8')))).join('\n');
-    for (const name of ['workerd.js', 'vercel.js', 'vercel-edge-runtime.js']) assert.doesNotMatch(await allCode(name), /new Function\(/, `${name} has no code generator`);
+    const allCode = async (name: string) =>
+      (await Promise.all(sizes.find((s) => s.name === name)!.modules.map((m) => readFile(join(outdir, m), 'utf8')))).join('\n');
+    for (const name of ['workerd.js', 'vercel.js', 'vercel-edge-runtime.js'])
+      assert.doesNotMatch(await allCode(name), /new Function\(/, `${name} has no code generator`);
     for (const name of ['deno.js', 'bun.js']) assert.match(await allCode(name), /new Function\(/, `${name} has the code generator`);
   });
 
