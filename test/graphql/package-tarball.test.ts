@@ -29,7 +29,28 @@ const handler = createGraphQLHandler({ schema, path: '/api' });
 const query = encodeURIComponent('{ greeting(name: "scratch") }');
 const ok = await handler(new Request('http://localhost/api?query=' + query));
 const missing = await handler(new Request('http://localhost/graphql?query=' + query));
-console.log(JSON.stringify({ status: ok.status, type: ok.headers.get('content-type'), body: await ok.json(), missing: missing.status }));
+// The parts loaded on first use come from the package too: @defer, and the plans of documents that run again.
+const deferring = createGraphQLHandler({ schema, incrementalDelivery: true, compiledExecution: true });
+const deferred = await deferring(
+  new Request('http://localhost/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'multipart/mixed;deferSpec=20220824, application/json' },
+    body: JSON.stringify({ query: '{ greeting(name: "now") ... @defer { later: greeting(name: "later") } }' }),
+  }),
+);
+const parts = await deferred.text();
+const again = [];
+for (let i = 0; i < 3; i++) again.push(await (await deferring(new Request('http://localhost/graphql?query=' + query))).text());
+console.log(
+  JSON.stringify({
+    status: ok.status,
+    type: ok.headers.get('content-type'),
+    body: await ok.json(),
+    missing: missing.status,
+    deferred: { status: deferred.status, first: parts.indexOf('Hello, now!') >= 0, later: parts.indexOf('Hello, later!') > parts.indexOf('Hello, now!') },
+    again: again.every((text) => text === again[0]) && JSON.parse(again[0]).data.greeting,
+  }),
+);
 `;
 
 const typed = `import { createGraphQLHandler, type GraphQLFetchHandler, type GraphQLHandlerOptions } from '${pkg.name}';
@@ -72,6 +93,8 @@ test(`npm pack: ${pkg.name} installs into a scratch project and serves that proj
     type: 'application/json; charset=utf-8',
     body: { data: { greeting: 'Hello, scratch!' } },
     missing: 404,
+    deferred: { status: 200, first: true, later: true },
+    again: 'Hello, scratch!',
   });
 
   // The declarations resolve and type the API for a strict TypeScript consumer (no skipLibCheck).
