@@ -1,5 +1,5 @@
 // `node build.mjs edge`: one self-contained, minified ES bundle per edge target under dist/edge/.
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join, relative, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -84,6 +84,9 @@ export async function build(options = {}) {
 /** One target: its modules (the entry first, paths relative to `outdir`) and their sizes. */
 async function buildTarget(target, outdir) {
   const name = target.out.replace(/\.js$/, '');
+  // Chunk names carry content hashes: those of an earlier build would otherwise stay beside the new
+  // ones, and wrangler uploads every file its rule matches (workerd compiles each one at start).
+  await rm(join(outdir, 'chunks', name), { recursive: true, force: true });
   const result = await esbuild.build({
     ...edgeBuildOptions,
     entryPoints: { [name]: join(root, target.entry) },

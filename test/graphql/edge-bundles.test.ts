@@ -2,7 +2,7 @@
 // edge-runtime, byte for byte like the in-process handler.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, posix, sep } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -245,6 +245,20 @@ describe('edge bundles', { timeout: 180_000 }, () => {
     for (const name of ['workerd.js', 'vercel.js', 'vercel-edge-runtime.js'])
       assert.doesNotMatch(await allCode(name), /new Function\(/, `${name} has no code generator`);
     for (const name of ['deno.js', 'bun.js']) assert.match(await allCode(name), /new Function\(/, `${name} has the code generator`);
+  });
+
+  test('a build replaces the chunks of the one before, so no stale chunk is deployed', { timeout: 120_000 }, async () => {
+    const again = await mkdtemp(join(tmpdir(), 'skiff-edge-again-'));
+    try {
+      await build({ outdir: again, quiet: true });
+      const stale = join(again, 'chunks', 'workerd', 'compiled-execution-STALE.js');
+      await writeFile(stale, 'export {};');
+      const rebuilt = await build({ outdir: again, quiet: true });
+      const files = (await readdir(join(again, 'chunks', 'workerd'))).map((f) => `chunks/workerd/${f}`).sort();
+      assert.deepEqual(files, rebuilt.find((s) => s.name === 'workerd.js')!.modules.slice(1));
+    } finally {
+      await rm(again, { recursive: true, force: true });
+    }
   });
 
   test('Node: importing the bundle', { timeout: 120_000 }, async () => {
