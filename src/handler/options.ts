@@ -73,8 +73,9 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
    * Runs cached, valid queries on a compiled plan (src/execution) that writes the response bytes
    * directly. Only for schemas whose query resolvers are synchronous and free of side effects: an
    * operation the plan cannot finish (a resolver returned a promise) is run again by graphql-js, so
-   * its resolvers run twice. A document's first run goes to graphql-js; from its second on it has a
-   * plan. Default false; the countries handler turns it on. Ignored with `execute`.
+   * its resolvers run twice. The plan code is loaded when a first document runs a second time; until
+   * it is there, graphql-js runs every query. Default false; the countries handler turns it on. Ignored
+   * with `execute`.
    */
   compiledExecution?: boolean;
   /** Replaces graphql-js `execute` (same contract), e.g. for a compiled executor. */
