@@ -32,9 +32,6 @@ if (!Number.isInteger(runs) || runs < 1) {
   process.exit(2);
 }
 
-const workerdBinary: string = (createRequire(import.meta.url)('workerd') as { default: string }).default;
-const q1Path = getPath('/graphql', Q1);
-
 function run(command: string, argv: string[]): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile(command, argv, { maxBuffer: 64 << 20, timeout: 120_000 }, (error, stdout, stderr) =>
@@ -42,6 +39,18 @@ function run(command: string, argv: string[]): Promise<string> {
     ),
   );
 }
+
+for (const tool of ['valgrind', 'callgrind_annotate']) {
+  try {
+    await run(tool, ['--version']);
+  } catch {
+    console.error(`${tool} is missing: install Debian's valgrind package (apt-get install valgrind)`);
+    process.exit(2);
+  }
+}
+
+const workerdBinary: string = (createRequire(import.meta.url)('workerd') as { default: string }).default;
+const q1Path = getPath('/graphql', Q1);
 
 interface Phases {
   total: number;
