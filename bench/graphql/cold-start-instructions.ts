@@ -40,10 +40,11 @@ function run(command: string, argv: string[]): Promise<string> {
   );
 }
 
+// Present is enough (callgrind_annotate --version exits non-zero).
+const missing = (tool: string) =>
+  new Promise<boolean>((resolve) => execFile(tool, ['--version'], (error) => resolve((error as NodeJS.ErrnoException | null)?.code === 'ENOENT')));
 for (const tool of ['valgrind', 'callgrind_annotate']) {
-  try {
-    await run(tool, ['--version']);
-  } catch {
+  if (await missing(tool)) {
     console.error(`${tool} is missing: install Debian's valgrind package (apt-get install valgrind)`);
     process.exit(2);
   }
