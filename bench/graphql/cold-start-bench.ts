@@ -21,6 +21,7 @@ import { getPath, Q1 } from './queries.ts';
 import { expectedBodies } from './servers.ts';
 import { median } from './stats.ts';
 import { workerdServeSample, writeWorkerdConfig } from './cold-start/workerd-serve.ts';
+import { wranglerCompatibilityDate } from '../../test/support/workerd-serve.ts';
 
 export const coldStartRuntimes = ['workerd', 'miniflare', 'deno'] as const;
 export const coldStartVariants = ['empty worker', 'skiff', 'graphql-yoga', 'graphql-http'] as const;
@@ -184,8 +185,7 @@ export async function runColdStartBench(options: ColdStartOptions): Promise<Cold
   const results: ColdStartMeasurement[] = [];
   try {
     const [ours, peers] = await Promise.all([build({ outdir, quiet: true }), peerBundles(outdir)]);
-    const wrangler = await readFile(new URL('../../wrangler.toml', import.meta.url), 'utf8');
-    const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(wrangler)?.[1] ?? '2025-01-01';
+    const compatibilityDate = await wranglerCompatibilityDate();
     for (const runtime of options.runtimes as Runtime[]) {
       const own = ours.find((s) => s.name === (runtime === 'deno' ? 'deno.js' : 'workerd.js'))!;
       const skiff: Bundle = {

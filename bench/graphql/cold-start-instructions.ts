@@ -6,15 +6,15 @@
 // resolves differences the wall-clock bench cannot. Needs valgrind (Debian's package).
 //
 //   npx tsx bench/graphql/cold-start-instructions.ts [--runs N]
-import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from '../../scripts/build-edge.mjs';
 import { within } from '../../test/support/graphql-fixtures.ts';
-import { writeWorkerdConfig } from '../../test/support/workerd-serve.ts';
+import { runCommand } from '../../test/support/commands.ts';
+import { spawnWorkerd, wranglerCompatibilityDate, writeWorkerdConfig } from '../../test/support/workerd-serve.ts';
 import { peerBundles } from './cold-start-bench.ts';
 import { getPath, Q1 } from './queries.ts';
 import { median } from './stats.ts';
@@ -32,14 +32,6 @@ if (!Number.isInteger(runs) || runs < 1) {
   process.exit(2);
 }
 
-function run(command: string, argv: string[]): Promise<string> {
-  return new Promise((resolve, reject) =>
-    execFile(command, argv, { maxBuffer: 64 << 20, timeout: 120_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`${command} failed: ${error.message}\n${stderr}`)) : resolve(stdout),
-    ),
-  );
-}
-
 // Present is enough (callgrind_annotate --version exits non-zero).
 const missing = (tool: string) =>
   new Promise<boolean>((resolve) => execFile(tool, ['--version'], (error) => resolve((error as NodeJS.ErrnoException | null)?.code === 'ENOENT')));
@@ -50,7 +42,6 @@ for (const tool of ['valgrind', 'callgrind_annotate']) {
   }
 }
 
-const workerdBinary: string = (createRequire(import.meta.url)('workerd') as { default: string }).default;
 const q1Path = getPath('/graphql', Q1);
 
 interface Phases {
@@ -62,42 +53,18 @@ interface Phases {
 /** One run under callgrind: workerd starts, answers Q1 once, and exits on SIGTERM. */
 async function instructions(config: string, workdir: string, runIndex: number): Promise<Phases> {
   const out = join(workdir, `callgrind-${runIndex}.out`);
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(
-    'valgrind',
-    ['--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, workerdBinary, 'serve', config, '--socket-addr', `http=127.0.0.1:${port}`],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const served = await spawnWorkerd(config, ['valgrind', '--tool=callgrind', '--smc-check=all-non-file', `--callgrind-out-file=${out}`]);
+  const exited = new Promise<void>((resolve) => served.child.once('exit', () => resolve()));
   try {
-    // Under valgrind workerd takes seconds to listen: poll, with a bound.
-    await within(
-      120_000,
-      'workerd under valgrind did not answer',
-      (async () => {
-        for (;;) {
-          try {
-            const res = await fetch(`http://127.0.0.1:${port}${q1Path}`);
-            await res.text();
-            return;
-          } catch {
-            if (child.exitCode !== null) throw new Error(`workerd exited: ${stderr.slice(-1000)}`);
-            await new Promise((resolve) => setTimeout(resolve, 100));
-          }
-        }
-      })(),
-    );
+    // Under valgrind workerd takes seconds to start; the request waits in the socket's queue.
+    await within(120_000, 'workerd under valgrind did not answer', Promise.race([served.exited, fetch(`${served.origin}${q1Path}`).then((res) => res.text())]));
   } finally {
-    child.kill('SIGTERM');
+    served.child.kill('SIGTERM');
     await within(120_000, 'workerd under valgrind did not exit', exited);
   }
-  const annotated = await run('callgrind_annotate', ['--inclusive=yes', '--threshold=100', out]);
+  const annotate = await runCommand('callgrind_annotate', ['--inclusive=yes', '--threshold=100', out], { timeoutMs: 120_000 });
+  if (annotate.code !== 0) throw new Error(`callgrind_annotate failed: ${annotate.stderr}`);
+  const annotated = annotate.stdout;
   const inclusive = (symbol: string) => {
     const line = annotated.split('\n').find((l) => l.includes(symbol));
     return line ? Number(line.trim().split(/\s+/)[0].replaceAll(',', '')) : 0;
@@ -114,8 +81,7 @@ try {
     { name: 'skiff', dir: dirname(own.file), modules: own.modules, bytes: own.bytes },
     ...peers.filter((p) => p.variant !== 'graphql-yoga').map((p) => ({ name: p.variant, dir: p.dir, modules: p.modules, bytes: p.bytes })),
   ];
-  const wrangler = await readFile(new URL('../../wrangler.toml', import.meta.url), 'utf8');
-  const compatibilityDate = /compatibility_date\s*=\s*"([^"]+)"/.exec(wrangler)?.[1] ?? '2025-01-01';
+  const compatibilityDate = await wranglerCompatibilityDate();
   const results = new Map<string, Phases>();
   for (const v of variants) {
     const config = await writeWorkerdConfig(join(workdir, `config-${basename(v.name).replaceAll(' ', '-')}`), v, compatibilityDate);

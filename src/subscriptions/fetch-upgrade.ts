@@ -4,7 +4,7 @@
 // The protocol server and graphql-ws are loaded by the first upgrade, before its socket is accepted,
 // so an isolate that never sees one never evaluates them.
 import type { GraphQLWebSocketOptions, GraphQLWebSocketServer } from './graphql-ws-adapter.ts';
-import { onDemand } from '../handler/on-demand.ts';
+import { onDemand, type OnDemand } from '../handler/on-demand.ts';
 import { assertSchemaOption, isWebSocketUpgrade, selectSubprotocol } from './websocket-upgrade.ts';
 
 export type FetchHandler = (request: Request) => Response | Promise<Response>;
@@ -42,7 +42,7 @@ export function withFetchWebSocket(
 }
 
 /** The server as seen before and after it is loaded: until then nothing is open and nothing streams. */
-function serverBeforeLoad(loaded: ReturnType<typeof onDemand<GraphQLWebSocketServer>>): GraphQLWebSocketServer {
+function serverBeforeLoad(loaded: OnDemand<GraphQLWebSocketServer>): GraphQLWebSocketServer {
   return {
     selectProtocol: selectSubprotocol,
     serve: (socket, init) => loaded.load().then((server) => server.serve(socket, init)),

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { build } from '../../scripts/build-edge.mjs';
 import { RecordedSubscription, graphqlWsClient, within } from '../fixtures/ws/clients.ts';
 import { killGroup } from '../fixtures/ws/runtimes.ts';
+import { chunkModuleRules } from '../support/graphql-edge.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -111,7 +112,7 @@ describe('the countries API over WebSocket', () => {
       modules: true,
       scriptPath: join(outdir, 'workerd.js'),
       modulesRoot: outdir,
-      modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
+      modulesRules: chunkModuleRules,
       host: '127.0.0.1',
       port: 0,
       compatibilityDate: '2025-01-01',

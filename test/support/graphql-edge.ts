@@ -87,15 +87,17 @@ export async function startBun(module: string, startupMs = 20_000): Promise<Runn
 }
 
 /** workerd through Miniflare, loading the bundle as a module worker. */
+/** For Miniflare given an entry's path: the chunks it imports are ES modules too (Miniflare takes other .js files for CommonJS). */
+export const chunkModuleRules = [{ type: 'ESModule' as const, include: ['**/*.js'] }];
+
 export async function startWorkerd(bundle: string, compatibilityDate: string, startupMs = 30_000): Promise<RunningRuntime> {
   const { Miniflare } = await import('miniflare');
   // modulesRoot: workerd refuses module paths outside it, and it defaults to the working directory.
-  // The chunks the entry imports are ES modules too (Miniflare takes other .js files for CommonJS).
   const mf = new Miniflare({
     modules: true,
     scriptPath: bundle,
     modulesRoot: dirname(bundle),
-    modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
+    modulesRules: chunkModuleRules,
     compatibilityDate,
   });
   const origin = 'http://localhost';

@@ -3,15 +3,23 @@
 // here and handed over (--socket-fd), so a request sent at once waits in the kernel's accept queue
 // until workerd is ready, and no port is guessed.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:net';
 import { join, relative } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
 import { within } from './graphql-fixtures.ts';
 import { stopChild, type RunningRuntime } from './graphql-edge.ts';
 
 // The package is CommonJS with an esModule-style default: its `default` is the binary's path.
-const workerdBinary: string = (createRequire(import.meta.url)('workerd') as { default: string }).default;
+export const workerdBinary: string = (createRequire(import.meta.url)('workerd') as { default: string }).default;
+
+/** wrangler.toml's compatibility date: the one every local workerd run uses. */
+export async function wranglerCompatibilityDate(): Promise<string> {
+  const wrangler = parseToml(await readFile(new URL('../../wrangler.toml', import.meta.url), 'utf8')) as { compatibility_date?: unknown };
+  if (typeof wrangler.compatibility_date !== 'string') throw new Error('wrangler.toml has no compatibility_date');
+  return wrangler.compatibility_date;
+}
 
 export interface WorkerdModules {
   /** Directory the module paths are relative to. */
@@ -59,12 +67,18 @@ function listen(): Promise<Server> {
   });
 }
 
-/** Spawns `workerd serve config` on a socket bound here; requests may be sent at once. */
-export async function spawnWorkerd(config: string): Promise<ServingWorkerd> {
+/**
+ * Spawns `workerd serve config` on a socket bound here; requests may be sent at once. `wrapper` runs
+ * workerd under another program (valgrind), which hands the socket on.
+ */
+export async function spawnWorkerd(config: string, wrapper: readonly string[] = []): Promise<ServingWorkerd> {
   const server = await listen();
   const { port } = server.address() as { port: number };
   const fd = (server as unknown as { _handle: { fd: number } })._handle.fd;
-  const child = spawn(workerdBinary, ['serve', config, '--socket-fd', 'http=3'], { stdio: ['ignore', 'ignore', 'pipe', fd] });
+  const argv = [workerdBinary, 'serve', config, '--socket-fd', 'http=3'];
+  const child = spawn(wrapper[0] ?? argv[0], [...wrapper.slice(1), ...(wrapper.length > 0 ? argv : argv.slice(1))], {
+    stdio: ['ignore', 'ignore', 'pipe', fd],
+  });
   // The child has its own copy of the socket: ours must not accept its connections.
   server.close();
   let stderr = '';
