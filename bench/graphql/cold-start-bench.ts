@@ -20,8 +20,8 @@ import { within } from '../../test/support/graphql-fixtures.ts';
 import { getPath, Q1 } from './queries.ts';
 import { expectedBodies } from './servers.ts';
 import { median } from './stats.ts';
-import { workerdServeSample, writeWorkerdConfig } from './cold-start/workerd-serve.ts';
-import { wranglerCompatibilityDate } from '../../test/support/workerd-serve.ts';
+import { workerdServeSample } from './cold-start/workerd-serve.ts';
+import { wranglerCompatibilityDate, writeWorkerdConfig } from '../../test/support/workerd-serve.ts';
 
 export const coldStartRuntimes = ['workerd', 'miniflare', 'deno'] as const;
 export const coldStartVariants = ['empty worker', 'skiff', 'graphql-yoga', 'graphql-http'] as const;

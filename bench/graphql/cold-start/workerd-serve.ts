@@ -3,8 +3,6 @@
 import { within } from '../../../test/support/graphql-fixtures.ts';
 import { spawnWorkerd } from '../../../test/support/workerd-serve.ts';
 
-export { writeWorkerdConfig } from '../../../test/support/workerd-serve.ts';
-
 export async function workerdServeSample(config: string, path: string): Promise<{ ms: number; body: string }> {
   const started = performance.now();
   const served = await spawnWorkerd(config);
