@@ -93,7 +93,7 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
    * @defer and @stream: the schema gains both directives, and an operation using them from a client that
    * accepts a stream (multipart/mixed, as Apollo Client and urql send, or SSE) gets its result
    * incrementally; a client asking for JSON gets the whole result as before. Such operations run on
-   * @graphql-tools/executor rather than the compiled plan. Keep-alive and buffer bounds come from
+   * the incremental executor rather than the compiled plan. Keep-alive and buffer bounds come from
    * `subscriptions`. Default false.
    */
   incrementalDelivery?: boolean;

@@ -1,12 +1,12 @@
 // @defer and @stream: an operation that uses them, from a client that accepts a stream (multipart/mixed,
-// or SSE), runs on @graphql-tools/executor, which implements incremental delivery on graphql-js 16,
-// and each payload it yields (`{data, hasNext}`, then `{incremental: [...], hasNext}`, the format of
-// Apollo Client's deferSpec=20220824 and urql) becomes one frame of the response. Everything else keeps
+// or SSE), runs on the incremental executor (incremental-executor.ts), and each payload it yields
+// (`{data, hasNext}`, then `{incremental: [...], hasNext}`, the format of Apollo Client's
+// deferSpec=20220824 and urql) becomes one frame of the response. Everything else keeps
 // its usual path: the compiled plan and graphql-js ignore both directives, so a client that asks for
 // JSON gets the whole result at once, as without them.
-import { normalizedExecutor } from '@graphql-tools/executor';
 import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Answer } from '../handler/responses.ts';
+import { executeIncrementally as execute } from './incremental-executor.ts';
 import { registerStreamResponse, StreamChannel } from './stream-channel.ts';
 import { framingOf, streamHeaders, type StreamFormat } from './stream-formats.ts';
 
@@ -26,8 +26,7 @@ export interface IncrementalDeliverySetup {
 export type ExecuteIncrementally = (args: ExecutionArgs) => Promise<ExecutionResult | AsyncIterable<ExecutionResult>>;
 
 /** The executor for subscriptions that use @defer or @stream: each event's payloads, in order. */
-export const executeIncrementally: ExecuteIncrementally = (args) =>
-  Promise.resolve(normalizedExecutor(args) as ExecutionResult | AsyncIterable<ExecutionResult> | Promise<ExecutionResult | AsyncIterable<ExecutionResult>>);
+export const executeIncrementally: ExecuteIncrementally = execute;
 
 export interface IncrementalDelivery {
   /** The JSON text of one payload, its errors formatted. */

@@ -1,7 +1,7 @@
 // @defer and @stream as a schema defines them, and the test for documents that use them. Kept apart
 // from the incremental executor (incremental-delivery.ts), which is loaded only when a request
-// actually asks for incremental delivery. The definitions are those of graphql-js 17 and
-// @graphql-tools/utils, so the printed SDL is the same.
+// actually asks for incremental delivery. The definitions are those of graphql-js 17, so the printed
+// SDL is the same.
 import {
   BREAK,
   DirectiveLocation,

@@ -1,0 +1,651 @@
+// Incremental delivery on graphql-js 16: executes an operation as graphql-js does, except that the
+// fragments marked @defer and the list items past a @stream's initialCount are left out of the first
+// payload and sent after it, each as an entry of a later payload's `incremental` list (the format of
+// Apollo Client's deferSpec=20220824 and urql): `{data, path, label}` for a fragment, `{items, path,
+// label}` for one streamed item. An entry is sent only after the payload that holds its parent, and
+// a streamed item only after the item before it. Where a field error nulls a parent, the entries
+// beneath it are dropped (and a streamed iterator returned), as nothing is left to attach them to.
+import {
+  GraphQLError,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  TypeNameMetaFieldDef,
+  assertValidSchema,
+  createSourceEventStream,
+  defaultFieldResolver,
+  defaultTypeResolver,
+  getArgumentValues,
+  getDirectiveValues,
+  getVariableValues,
+  isAbstractType,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  locatedError,
+  typeFromAST,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLFieldResolver,
+  type GraphQLList,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+  type GraphQLTypeResolver,
+  type InlineFragmentNode,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import { GraphQLDeferDirective, GraphQLStreamDirective } from './incremental-directives.ts';
+
+type Payload = ExecutionResult & { hasNext?: boolean; incremental?: Record<string, unknown>[] };
+export type IncrementalResult = ExecutionResult | AsyncIterable<Payload>;
+
+/** graphql-js's response path: a linked list from a field back to the root. */
+interface Path {
+  readonly prev: Path | undefined;
+  readonly key: string | number;
+  readonly typename: string | undefined;
+}
+
+const at = (prev: Path | undefined, key: string | number, typename: string | undefined): Path => ({ prev, key, typename });
+
+function pathArray(path: Path | undefined): (string | number)[] {
+  const keys: (string | number)[] = [];
+  for (let p = path; p !== undefined; p = p.prev) keys.push(p.key);
+  return keys.reverse();
+}
+
+/**
+ * What one payload entry is made of: the first payload (no parent) or a deferred fragment or streamed
+ * item. Errors of the fields executed for it are its own.
+ */
+class Part {
+  readonly errors: GraphQLError[] = [];
+  /** The entry once its work is done; null for work that ends without one (an iterator's end). */
+  entry: Record<string, unknown> | null | undefined;
+  sent = false;
+  dropped = false;
+  iterator: AsyncIterator<unknown> | undefined;
+  constructor(
+    readonly parent: Part | null,
+    /** The streamed item sent before this one. */
+    readonly after: Part | undefined,
+    readonly path: readonly (string | number)[],
+  ) {}
+}
+
+/** Holds the parts not yet sent and hands them out, each once its parent (and predecessor) is. */
+class Publisher {
+  readonly pending = new Set<Part>();
+  private wake: (() => void) | undefined;
+  finished = false;
+
+  add(part: Part): boolean {
+    if (this.finished || part.parent?.dropped || part.after?.dropped) {
+      part.dropped = true;
+      return false;
+    }
+    this.pending.add(part);
+    return true;
+  }
+
+  done(part: Part, entry: Record<string, unknown> | null): void {
+    part.entry = entry;
+    this.wake?.();
+  }
+
+  /** Drops the parts `owner`'s work created under `nullPath` (and everything beneath them). */
+  dropUnder(owner: Part, nullPath: readonly (string | number)[]): void {
+    for (const part of this.pending) {
+      if (part.parent === owner && nullPath.every((key, i) => part.path[i] === key)) this.drop(part);
+    }
+  }
+
+  private drop(part: Part): void {
+    if (part.dropped) return;
+    part.dropped = true;
+    this.pending.delete(part);
+    void part.iterator?.return?.()?.catch(() => {});
+    for (const other of this.pending) if (other.parent === part || other.after === part) this.drop(other);
+    this.wake?.();
+  }
+
+  /** The later payloads: each holds the entries ready by then, the last says `hasNext: false`. */
+  payloads(): AsyncIterator<Payload> & AsyncIterable<Payload> {
+    const next = async (): Promise<IteratorResult<Payload>> => {
+      while (!this.finished) {
+        const incremental: Record<string, unknown>[] = [];
+        for (let found = true; found; ) {
+          found = false;
+          for (const part of this.pending) {
+            if (part.entry === undefined || (part.parent !== null && !part.parent.sent) || (part.after !== undefined && !part.after.sent)) continue;
+            part.sent = true;
+            this.pending.delete(part);
+            if (part.entry !== null) incremental.push(part.entry);
+            found = true;
+          }
+        }
+        const hasNext = this.pending.size > 0;
+        if (incremental.length > 0 || !hasNext) {
+          this.finished = !hasNext;
+          return { value: incremental.length > 0 ? { incremental, hasNext } : { hasNext }, done: false };
+        }
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
+        this.wake = undefined;
+      }
+      return { value: undefined, done: true };
+    };
+    const stop = async (): Promise<IteratorResult<Payload>> => {
+      this.finished = true;
+      for (const part of this.pending) void part.iterator?.return?.()?.catch(() => {});
+      this.pending.clear();
+      this.wake?.();
+      return { value: undefined, done: true };
+    };
+    return {
+      next,
+      return: stop,
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+}
+
+interface Run {
+  readonly schema: GraphQLSchema;
+  readonly fragments: Record<string, FragmentDefinitionNode>;
+  readonly rootValue: unknown;
+  readonly contextValue: unknown;
+  readonly operation: OperationDefinitionNode;
+  readonly variableValues: { [name: string]: unknown };
+  readonly fieldResolver: GraphQLFieldResolver<unknown, unknown>;
+  readonly typeResolver: GraphQLTypeResolver<unknown, unknown>;
+  readonly publisher: Publisher;
+  readonly collected: WeakMap<readonly FieldNode[], Map<GraphQLObjectType, Collected>>;
+}
+
+interface Collected {
+  fields: Map<string, FieldNode[]>;
+  deferred: { label: string | undefined; fields: Map<string, FieldNode[]> }[];
+}
+
+/**
+ * Executes `args` with @defer and @stream: a result as graphql-js gives it when nothing was deferred
+ * or streamed (or the operation could not start), otherwise the payloads. A subscription gives each
+ * event's payloads in turn.
+ */
+export async function executeIncrementally(args: ExecutionArgs): Promise<IncrementalResult> {
+  assertValidSchema(args.schema);
+  const run = prepare(args);
+  if (!('schema' in run)) return run;
+  if (run.operation.operation === 'subscription') return subscribe(args);
+  return executeOperation(run);
+}
+
+/** The operation, its fragments and its variables, or graphql-js's errors for them. */
+function prepare(args: ExecutionArgs, rootValue: unknown = args.rootValue): Run | ExecutionResult {
+  let operation: OperationDefinitionNode | undefined;
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+  for (const definition of args.document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+    else if (definition.kind === Kind.OPERATION_DEFINITION) {
+      if (args.operationName == null) {
+        if (operation !== undefined) return { errors: [new GraphQLError('Must provide operation name if query contains multiple operations.')] };
+        operation = definition;
+      } else if (definition.name?.value === args.operationName) operation = definition;
+    }
+  }
+  if (operation === undefined) {
+    return { errors: [new GraphQLError(args.operationName == null ? 'Must provide an operation.' : `Unknown operation named "${args.operationName}".`)] };
+  }
+  const variables = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
+  if (variables.errors) return { errors: variables.errors };
+  return {
+    schema: args.schema,
+    fragments,
+    rootValue,
+    contextValue: args.contextValue,
+    operation,
+    variableValues: variables.coerced,
+    fieldResolver: args.fieldResolver ?? defaultFieldResolver,
+    typeResolver: args.typeResolver ?? defaultTypeResolver,
+    publisher: new Publisher(),
+    collected: new WeakMap(),
+  };
+}
+
+async function executeOperation(run: Run): Promise<IncrementalResult> {
+  const rootType = run.schema.getRootType(run.operation.operation);
+  if (rootType == null) {
+    return { errors: [new GraphQLError(`Schema is not configured to execute ${run.operation.operation} operation.`, { nodes: run.operation })] };
+  }
+  const first = new Part(null, undefined, []);
+  const collected = collectFields(run, rootType, [run.operation.selectionSet]);
+  let data: Record<string, unknown> | null;
+  try {
+    data = await executeFields(run, rootType, run.rootValue, undefined, collected, first, run.operation.operation === 'mutation');
+  } catch (error) {
+    first.errors.push(error as GraphQLError);
+    run.publisher.dropUnder(first, []);
+    data = null;
+  }
+  first.sent = true;
+  const result: Payload = first.errors.length > 0 ? { errors: first.errors, data } : { data };
+  if (run.publisher.pending.size === 0) return result;
+  const later = run.publisher.payloads();
+  let started = false;
+  const iterator: AsyncIterator<Payload> & AsyncIterable<Payload> = {
+    next: () => {
+      if (started) return later.next();
+      started = true;
+      return Promise.resolve({ value: { ...result, hasNext: true }, done: false });
+    },
+    return: () => later.return!(),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+  return iterator;
+}
+
+/** A subscription: each event executed incrementally, its payloads one after another. */
+async function subscribe(args: ExecutionArgs): Promise<IncrementalResult> {
+  const source = await createSourceEventStream(args);
+  if (!(Symbol.asyncIterator in source)) return source;
+  const events = source[Symbol.asyncIterator]();
+  let current: AsyncIterator<Payload> | undefined;
+  const iterator: AsyncIterator<Payload> & AsyncIterable<Payload> = {
+    async next() {
+      for (;;) {
+        if (current !== undefined) {
+          const step = await current.next();
+          if (!step.done) return step;
+          current = undefined;
+        }
+        const event = await events.next();
+        if (event.done) return { value: undefined, done: true };
+        const run = prepare(args, event.value);
+        const result = 'schema' in run ? await executeOperation(run) : run;
+        if (!(Symbol.asyncIterator in result)) return { value: result, done: false };
+        current = result[Symbol.asyncIterator]();
+      }
+    },
+    async return() {
+      await current?.return?.();
+      await events.return?.();
+      return { value: undefined, done: true };
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+  return iterator;
+}
+
+/** The fields of `selectionSets` for `type` by response key, and its deferred fragments apart. */
+function collectFields(run: Run, type: GraphQLObjectType, selectionSets: readonly SelectionSetNode[]): Collected {
+  const collected: Collected = { fields: new Map(), deferred: [] };
+  const visited = new Set<string>();
+  for (const selectionSet of selectionSets) collectInto(run, type, selectionSet, collected.fields, collected, visited);
+  return collected;
+}
+
+function collectInto(
+  run: Run,
+  type: GraphQLObjectType,
+  selectionSet: SelectionSetNode,
+  fields: Map<string, FieldNode[]>,
+  collected: Collected,
+  visited: Set<string>,
+): void {
+  for (const selection of selectionSet.selections) {
+    if (!included(run, selection)) continue;
+    if (selection.kind === Kind.FIELD) {
+      const key = selection.alias?.value ?? selection.name.value;
+      const nodes = fields.get(key);
+      if (nodes === undefined) fields.set(key, [selection]);
+      else nodes.push(selection);
+      continue;
+    }
+    const defer = getDirectiveValues(GraphQLDeferDirective, selection, run.variableValues) as { if: boolean; label?: string } | undefined;
+    const deferred = defer !== undefined && defer.if !== false;
+    let fragment: InlineFragmentNode | FragmentDefinitionNode | undefined;
+    if (selection.kind === Kind.INLINE_FRAGMENT) fragment = selection;
+    else {
+      const name = selection.name.value;
+      if (!deferred && visited.has(name)) continue;
+      if (!deferred) visited.add(name);
+      fragment = run.fragments[name];
+      if (fragment === undefined) continue;
+    }
+    if (!applies(run, fragment, type)) continue;
+    if (!deferred) collectInto(run, type, fragment.selectionSet, fields, collected, visited);
+    else {
+      const own = new Map<string, FieldNode[]>();
+      collectInto(run, type, fragment.selectionSet, own, collected, visited);
+      collected.deferred.push({ label: defer.label, fields: own });
+    }
+  }
+}
+
+function included(run: Run, node: SelectionSetNode['selections'][number]): boolean {
+  if (getDirectiveValues(GraphQLSkipDirective, node, run.variableValues)?.if === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, run.variableValues)?.if !== false;
+}
+
+function applies(run: Run, fragment: InlineFragmentNode | FragmentDefinitionNode, type: GraphQLObjectType): boolean {
+  if (!fragment.typeCondition) return true;
+  const condition = typeFromAST(run.schema, fragment.typeCondition);
+  if (condition === type) return true;
+  return condition !== undefined && isAbstractType(condition) && run.schema.isSubType(condition, type);
+}
+
+/** The fields below `fieldNodes` on `type`, collected once per run. */
+function subfields(run: Run, type: GraphQLObjectType, fieldNodes: readonly FieldNode[]): Collected {
+  let byType = run.collected.get(fieldNodes);
+  if (byType === undefined) run.collected.set(fieldNodes, (byType = new Map()));
+  let collected = byType.get(type);
+  if (collected === undefined) {
+    collected = collectFields(
+      run,
+      type,
+      fieldNodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : [])),
+    );
+    byType.set(type, collected);
+  }
+  return collected;
+}
+
+/**
+ * An object's fields (one after another for a mutation's root). Its deferred fragments start beside
+ * them, or after them on a mutation's root, whose fields must run in order.
+ */
+async function executeFields(
+  run: Run,
+  type: GraphQLObjectType,
+  source: unknown,
+  path: Path | undefined,
+  collected: Collected,
+  part: Part,
+  serially = false,
+): Promise<Record<string, unknown>> {
+  const keys = [...collected.fields.keys()];
+  const field = (key: string) => executeField(run, type, source, collected.fields.get(key)!, at(path, key, type.name), part);
+  let values: unknown[];
+  if (serially) {
+    values = [];
+    for (const key of keys) values.push(await field(key));
+    for (const deferred of collected.deferred) deferFragment(run, type, source, path, deferred, part);
+  } else {
+    for (const deferred of collected.deferred) deferFragment(run, type, source, path, deferred, part);
+    values = await Promise.all(keys.map(field));
+  }
+  const result: Record<string, unknown> = Object.create(null);
+  keys.forEach((key, i) => {
+    if (values[i] !== undefined) result[key] = values[i];
+  });
+  return result;
+}
+
+/** A deferred fragment of an object: its fields run now, its entry waits for its parent's payload. */
+function deferFragment(
+  run: Run,
+  type: GraphQLObjectType,
+  source: unknown,
+  path: Path | undefined,
+  deferred: Collected['deferred'][number],
+  parent: Part,
+): void {
+  const part = new Part(parent, undefined, pathArray(path));
+  if (!run.publisher.add(part)) return;
+  void (async () => {
+    let data: Record<string, unknown> | null;
+    try {
+      data = await executeFields(run, type, source, path, { fields: deferred.fields, deferred: [] }, part);
+    } catch (error) {
+      part.errors.push(error as GraphQLError);
+      run.publisher.dropUnder(part, part.path);
+      data = null;
+    }
+    run.publisher.done(part, entry(part, { data }, deferred.label));
+  })();
+}
+
+function entry(part: Part, value: Record<string, unknown>, label: string | undefined): Record<string, unknown> {
+  const result: Record<string, unknown> = { ...value, path: part.path };
+  if (label !== undefined) result.label = label;
+  if (part.errors.length > 0) result.errors = part.errors;
+  return result;
+}
+
+function fieldDefinition(run: Run, type: GraphQLObjectType, name: string): GraphQLField<unknown, unknown> | undefined {
+  if (name === SchemaMetaFieldDef.name && run.schema.getQueryType() === type) return SchemaMetaFieldDef;
+  if (name === TypeMetaFieldDef.name && run.schema.getQueryType() === type) return TypeMetaFieldDef;
+  if (name === TypeNameMetaFieldDef.name) return TypeNameMetaFieldDef;
+  return type.getFields()[name];
+}
+
+/** One field: resolved and completed, or null with its error (thrown on when the field is non-null). */
+async function executeField(run: Run, type: GraphQLObjectType, source: unknown, fieldNodes: FieldNode[], path: Path, part: Part): Promise<unknown> {
+  const def = fieldDefinition(run, type, fieldNodes[0].name.value);
+  if (def === undefined) return undefined;
+  const info: GraphQLResolveInfo = {
+    fieldName: def.name,
+    fieldNodes,
+    returnType: def.type,
+    parentType: type,
+    path,
+    schema: run.schema,
+    fragments: run.fragments,
+    rootValue: run.rootValue,
+    operation: run.operation,
+    variableValues: run.variableValues,
+  };
+  try {
+    const args = getArgumentValues(def, fieldNodes[0], run.variableValues);
+    const resolved = await (def.resolve ?? run.fieldResolver)(source, args, run.contextValue, info);
+    return await completeValue(run, def.type, info, path, resolved, part);
+  } catch (raw) {
+    return fieldError(run, raw, def.type, info, path, part);
+  }
+}
+
+/** A located field error: thrown on from a non-null position, else recorded and the value is null. */
+function fieldError(run: Run, raw: unknown, type: GraphQLOutputType, info: GraphQLResolveInfo, path: Path, part: Part): null {
+  const error = locatedError(raw, info.fieldNodes, pathArray(path));
+  if (isNonNullType(type)) throw error;
+  part.errors.push(error);
+  run.publisher.dropUnder(part, pathArray(path));
+  return null;
+}
+
+async function completeValue(run: Run, type: GraphQLOutputType, info: GraphQLResolveInfo, path: Path, value: unknown, part: Part): Promise<unknown> {
+  if (value instanceof Error) throw value;
+  if (isNonNullType(type)) {
+    const completed = await completeValue(run, type.ofType, info, path, value, part);
+    if (completed === null) throw new Error(`Cannot return null for non-nullable field ${info.parentType.name}.${info.fieldName}.`);
+    return completed;
+  }
+  if (value == null) return null;
+  if (isListType(type)) return completeList(run, type, info, path, value, part);
+  if (isLeafType(type)) {
+    const serialized = type.serialize(value);
+    if (serialized == null)
+      throw new Error(`Expected \`${type.name}.serialize(${String(value)})\` to return non-nullable value, returned: ${String(serialized)}`);
+    return serialized;
+  }
+  let objectType: GraphQLObjectType;
+  if (isAbstractType(type)) {
+    const name = await (type.resolveType ?? run.typeResolver)(value, run.contextValue, info, type);
+    if (name == null) {
+      throw new GraphQLError(
+        `Abstract type "${type.name}" must resolve to an Object type at runtime for field "${info.parentType.name}.${info.fieldName}". Either the "${type.name}" type should provide a "resolveType" function or each possible type should provide an "isTypeOf" function.`,
+        { nodes: info.fieldNodes },
+      );
+    }
+    const runtime = run.schema.getType(name);
+    if (runtime == null)
+      throw new GraphQLError(`Abstract type "${type.name}" was resolved to a type "${name}" that does not exist inside the schema.`, {
+        nodes: info.fieldNodes,
+      });
+    if (!isObjectType(runtime)) throw new GraphQLError(`Abstract type "${type.name}" was resolved to a non-object type "${name}".`, { nodes: info.fieldNodes });
+    if (!run.schema.isSubType(type, runtime))
+      throw new GraphQLError(`Runtime Object type "${name}" is not a possible type for "${type.name}".`, { nodes: info.fieldNodes });
+    objectType = runtime;
+  } else objectType = type;
+  if (objectType.isTypeOf && !(await objectType.isTypeOf(value, run.contextValue, info))) {
+    throw new GraphQLError(`Expected value of type "${objectType.name}" but got: ${String(value)}.`, { nodes: info.fieldNodes });
+  }
+  return executeFields(run, objectType, value, path, subfields(run, objectType, info.fieldNodes), part);
+}
+
+interface StreamSettings {
+  initialCount: number;
+  label: string | undefined;
+}
+
+function streamSettings(run: Run, info: GraphQLResolveInfo): StreamSettings | undefined {
+  const stream = getDirectiveValues(GraphQLStreamDirective, info.fieldNodes[0], run.variableValues) as
+    | { if: boolean; initialCount: number; label?: string }
+    | undefined;
+  if (stream === undefined || stream.if === false) return undefined;
+  if (!(stream.initialCount >= 0)) throw new GraphQLError('initialCount must be a positive integer', { nodes: info.fieldNodes });
+  return { initialCount: stream.initialCount, label: stream.label };
+}
+
+async function completeList(
+  run: Run,
+  type: GraphQLList<GraphQLOutputType>,
+  info: GraphQLResolveInfo,
+  path: Path,
+  value: unknown,
+  part: Part,
+): Promise<unknown[]> {
+  const stream = streamSettings(run, info);
+  const itemType = type.ofType;
+  const items: Promise<unknown>[] = [];
+  if (typeof value === 'object' && value !== null && Symbol.asyncIterator in value) {
+    const iterator = (value as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+    for (let index = 0; ; index++) {
+      if (stream !== undefined && index >= stream.initialCount) {
+        streamFrom(run, iterator, index, itemType, info, path, stream.label, part);
+        break;
+      }
+      let step: IteratorResult<unknown>;
+      try {
+        step = await iterator.next();
+      } catch (raw) {
+        items.push(Promise.resolve(fieldError(run, raw, itemType, info, at(path, index, undefined), part)));
+        break;
+      }
+      if (step.done) break;
+      items.push(completeItem(run, itemType, info, at(path, index, undefined), step.value, part));
+    }
+    return Promise.all(items);
+  }
+  if (typeof value !== 'object' || value === null || !(Symbol.iterator in value)) {
+    throw new GraphQLError(`Expected Iterable, but did not find one for field "${info.parentType.name}.${info.fieldName}".`);
+  }
+  let index = 0;
+  let previous: Part | undefined;
+  for (const item of value as Iterable<unknown>) {
+    if (stream !== undefined && index >= stream.initialCount) {
+      previous = streamItem(run, part, previous, itemType, info, at(path, index, undefined), item, stream.label);
+    } else items.push(completeItem(run, itemType, info, at(path, index, undefined), item, part));
+    index++;
+  }
+  return Promise.all(items);
+}
+
+async function completeItem(run: Run, itemType: GraphQLOutputType, info: GraphQLResolveInfo, path: Path, item: unknown, part: Part): Promise<unknown> {
+  try {
+    return await completeValue(run, itemType, info, path, await item, part);
+  } catch (raw) {
+    return fieldError(run, raw, itemType, info, path, part);
+  }
+}
+
+/** One streamed item: completed now, sent after `after`; `items: null` when a non-null item fails. */
+function streamItem(
+  run: Run,
+  parent: Part,
+  after: Part | undefined,
+  itemType: GraphQLOutputType,
+  info: GraphQLResolveInfo,
+  path: Path,
+  item: unknown,
+  label: string | undefined,
+): Part {
+  const part = new Part(parent, after, pathArray(path));
+  if (run.publisher.add(part)) void completeStreamed(run, part, itemType, info, path, item, label);
+  return part;
+}
+
+async function completeStreamed(
+  run: Run,
+  part: Part,
+  itemType: GraphQLOutputType,
+  info: GraphQLResolveInfo,
+  path: Path,
+  item: unknown,
+  label: string | undefined,
+) {
+  let items: unknown[] | null;
+  try {
+    items = [await completeItem(run, itemType, info, path, item, part)];
+  } catch (error) {
+    part.errors.push(error as GraphQLError);
+    run.publisher.dropUnder(part, part.path);
+    items = null;
+  }
+  run.publisher.done(part, entry(part, { items }, label));
+}
+
+/** The rest of an async iterable, one entry per item, pulled one after another. */
+function streamFrom(
+  run: Run,
+  iterator: AsyncIterator<unknown>,
+  start: number,
+  itemType: GraphQLOutputType,
+  info: GraphQLResolveInfo,
+  listPath: Path,
+  label: string | undefined,
+  parent: Part,
+): void {
+  let after: Part | undefined;
+  const pull = (index: number): void => {
+    // Stands for the next item until the iterator gives it; ends with no entry when it is done.
+    const waiting = new Part(parent, after, pathArray(at(listPath, index, undefined)));
+    waiting.iterator = iterator;
+    if (!run.publisher.add(waiting)) {
+      void iterator.return?.()?.catch(() => {});
+      return;
+    }
+    after = waiting;
+    iterator.next().then(
+      (step) => {
+        if (step.done) return run.publisher.done(waiting, null);
+        if (waiting.dropped) return;
+        void completeStreamed(run, waiting, itemType, info, at(listPath, index, undefined), step.value, label);
+        pull(index + 1);
+      },
+      (raw: unknown) => {
+        const error = locatedError(raw, info.fieldNodes, waiting.path);
+        waiting.errors.push(error);
+        run.publisher.done(waiting, entry(waiting, { items: null }, label));
+      },
+    );
+  };
+  pull(start);
+}
