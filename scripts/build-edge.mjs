@@ -40,6 +40,16 @@ const pureRuleLists = {
   },
 };
 
+/** Resolves the plan code generator to its stand-in that generates nothing (src/execution/codegen-unavailable.ts). */
+const withoutCodegen = {
+  name: 'without-codegen',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/codegen\.ts$/ }, (args) =>
+      args.importer.endsWith(join('src', 'execution', 'execute-plan.ts')) ? { path: join(root, 'src', 'execution', 'codegen-unavailable.ts') } : undefined,
+    );
+  },
+};
+
 /**
  * The esbuild settings every edge bundle shares (the benchmark's and the tests' worker bundles too):
  * entry, output and format are per bundle.
@@ -82,7 +92,7 @@ export async function build(options = {}) {
 }
 
 /** One target: its modules (the entry first, paths relative to `outdir`) and their sizes. */
-async function buildTarget(target, outdir) {
+export async function buildTarget(target, outdir) {
   const name = target.out.replace(/\.js$/, '');
   // Chunk names carry content hashes: those of an earlier build would otherwise stay beside the new
   // ones, and wrangler uploads every file its rule matches (workerd compiles each one at start).
@@ -95,7 +105,7 @@ async function buildTarget(target, outdir) {
     splitting: target.split,
     chunkNames: `chunks/${name}/[name]-[hash]`,
     // workerd and Vercel's edge refuse `new Function`: the compiled-plan code generator is left out.
-    define: target.codegen === false ? { ...edgeBuildOptions.define, SKIFF_CODEGEN: 'false' } : edgeBuildOptions.define,
+    plugins: target.codegen === false ? [...edgeBuildOptions.plugins, withoutCodegen] : edgeBuildOptions.plugins,
     metafile: true,
   });
   const outputs = result.metafile.outputs;
@@ -126,7 +136,7 @@ async function buildTarget(target, outdir) {
     gzipBytes += gzipSync(code).byteLength;
     if (atStart.has(module)) startBytes += code.byteLength;
   }
-  return { file: join(outdir, target.out), name: target.out, modules, bytes, gzipBytes, startBytes };
+  return { file: join(outdir, target.out), name: target.out, modules, startModules: modules.filter((m) => atStart.has(m)), bytes, gzipBytes, startBytes };
 }
 
 function kb(bytes) {

@@ -37,20 +37,18 @@ export interface InterpreterParts<Run extends { readonly errors: unknown[] }, Pa
   bail: symbol;
 }
 
-// The bundles for runtimes that refuse code generation (workerd, Vercel's edge) define SKIFF_CODEGEN as
-// false at build time, which leaves the generator out of them: workerd compiles every byte it is given.
-declare const SKIFF_CODEGEN: boolean | undefined;
+// The bundles for runtimes that refuse code generation (workerd, Vercel's edge) take
+// codegen-unavailable.ts in place of this module (scripts/build-edge.mjs): workerd compiles every byte
+// it is given.
 
 /** Whether this runtime lets code be generated from strings; decided once. */
-export const codegenAvailable: boolean =
-  (typeof SKIFF_CODEGEN === 'undefined' || SKIFF_CODEGEN) &&
-  (() => {
-    try {
-      return new Function('return 1')() === 1;
-    } catch {
-      return false; // workerd and edge-runtime throw EvalError
-    }
-  })();
+export const codegenAvailable: boolean = (() => {
+  try {
+    return new Function('return 1')() === 1;
+  } catch {
+    return false; // workerd and edge-runtime throw EvalError
+  }
+})();
 
 /** GraphQL names are always JavaScript identifiers; checked anyway, since they go into source text. */
 const identifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -208,7 +206,7 @@ export function generateFieldsWriter<Run extends { readonly errors: unknown[] },
   fields: readonly FieldPlan[],
   parts: InterpreterParts<Run, Path>,
 ): FieldsWriter<Run, Path> | null {
-  if ((typeof SKIFF_CODEGEN !== 'undefined' && !SKIFF_CODEGEN) || !codegenAvailable) return null;
+  if (!codegenAvailable) return null;
   const em = new Emitter();
   emitFields(em, fields, 's', 'path', false);
   if (em.inlined === 0) return null;
