@@ -19,8 +19,12 @@ export interface BundleSize {
   gzipBytes: number;
   /** The entry and the chunks it imports statically: what a runtime that loads modules on demand reads at start. */
   startBytes: number;
+  /** Those modules, the entry first. */
+  startModules: string[];
 }
 export const targets: EdgeTarget[];
 export function build(options?: { outdir?: string; quiet?: boolean }): Promise<BundleSize[]>;
+/** Builds one target (an entry of `targets`, or one of the same shape) into `outdir`. */
+export function buildTarget(target: Omit<EdgeTarget, 'what'>, outdir: string): Promise<BundleSize>;
 /** The esbuild settings every edge bundle shares; entry, output and format are per bundle. */
 export const edgeBuildOptions: import('esbuild').BuildOptions;
