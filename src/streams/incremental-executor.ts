@@ -85,8 +85,15 @@ class Part {
 /** Holds the parts not yet sent and hands them out, each once its parent (and predecessor) is. */
 class Publisher {
   readonly pending = new Set<Part>();
-  private wake: (() => void) | undefined;
+  /** Readers waiting for a part to be done or dropped. */
+  private waiting: (() => void)[] = [];
   finished = false;
+
+  private wake(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const resume of waiting) resume();
+  }
 
   add(part: Part): boolean {
     if (this.finished || part.parent?.dropped || part.after?.dropped) {
@@ -99,7 +106,7 @@ class Publisher {
 
   done(part: Part, entry: Record<string, unknown> | null): void {
     part.entry = entry;
-    this.wake?.();
+    this.wake();
   }
 
   /** Drops the parts `owner`'s work created under `nullPath` (and everything beneath them). */
@@ -115,7 +122,7 @@ class Publisher {
     this.pending.delete(part);
     void part.iterator?.return?.()?.catch(() => {});
     for (const other of this.pending) if (other.parent === part || other.after === part) this.drop(other);
-    this.wake?.();
+    this.wake();
   }
 
   /** The later payloads: each holds the entries ready by then, the last says `hasNext: false`. */
@@ -138,10 +145,7 @@ class Publisher {
           this.finished = !hasNext;
           return { value: incremental.length > 0 ? { incremental, hasNext } : { hasNext }, done: false };
         }
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-        });
-        this.wake = undefined;
+        await new Promise<void>((resolve) => this.waiting.push(resolve));
       }
       return { value: undefined, done: true };
     };
@@ -149,7 +153,7 @@ class Publisher {
       this.finished = true;
       for (const part of this.pending) void part.iterator?.return?.()?.catch(() => {});
       this.pending.clear();
-      this.wake?.();
+      this.wake();
       return { value: undefined, done: true };
     };
     return {

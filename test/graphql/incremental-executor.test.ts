@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { normalizedExecutor } from '@graphql-tools/executor';
 import { buildSchema, execute, GraphQLSchema, parse, type ExecutionResult, type GraphQLError } from 'graphql';
 import { executeIncrementally } from '../../src/streams/incremental-executor.ts';
+import { within } from '../support/graphql-fixtures.ts';
 import { GraphQLDeferDirective, GraphQLStreamDirective } from '../../src/streams/incremental-directives.ts';
 
 const sdl = buildSchema(`
@@ -77,12 +78,16 @@ const documents = [
 type Entry = { data?: Record<string, unknown> | null; items?: unknown[] | null; path: (string | number)[]; label?: string; errors?: readonly GraphQLError[] };
 type Payload = ExecutionResult & { hasNext?: boolean; incremental?: Entry[] };
 
-async function payloads(result: unknown): Promise<Payload[]> {
-  const settled = (await result) as Payload | AsyncIterable<Payload>;
-  if (!(Symbol.asyncIterator in settled)) return [settled];
-  const all: Payload[] = [];
-  for await (const payload of settled) all.push(payload);
-  return all;
+/** Every payload of a result, bounded: an executor that never finishes fails the test. */
+function payloads(result: unknown): Promise<Payload[]> {
+  const all = async () => {
+    const settled = (await result) as Payload | AsyncIterable<Payload>;
+    if (!(Symbol.asyncIterator in settled)) return [settled];
+    const read: Payload[] = [];
+    for await (const payload of settled) read.push(payload);
+    return read;
+  };
+  return within(10_000, 'the executor did not finish its payloads', all());
 }
 
 /** The payloads applied in order, checking that each entry lands where its parent already is. */
@@ -160,6 +165,17 @@ describe('the incremental executor', () => {
     );
   });
 
+  it('answers readers that ask for several payloads at once', async () => {
+    const result = (await executeIncrementally(args('{ a { x ... @defer { z } } list @stream(initialCount: 0) }'))) as AsyncIterable<Payload>;
+    const iterator = result[Symbol.asyncIterator]();
+    await iterator.next();
+    // Every call settles: with the later payloads in turn, then with done.
+    const steps = await within(10_000, 'a reader was left waiting', Promise.all(Array.from({ length: 8 }, () => iterator.next())));
+    const entries = steps.flatMap((step) => (step.done ? [] : (step.value.incremental ?? [])));
+    assert.equal(entries.length, 5, 'the fragment and four items');
+    assert.ok(steps.at(-1)!.done);
+  });
+
   it('drops the entries beneath a field that a non-null error nulls', async () => {
     const all = await payloads(executeIncrementally(args('{ a { x ... @defer { b { x } } y } list @stream(initialCount: 1) }')));
     assert.equal(all[0].hasNext, true);
@@ -193,9 +209,9 @@ describe('the incremental executor', () => {
     const iterator = result[Symbol.asyncIterator]();
     const items: unknown[] = [];
     try {
-      assert.deepEqual(json((await iterator.next()).value), { data: { ticks: ['tick 1', 'tick 2'] }, hasNext: true });
+      assert.deepEqual(json((await within(10_000, 'no first payload', iterator.next())).value), { data: { ticks: ['tick 1', 'tick 2'] }, hasNext: true });
       while (items.length < 6) {
-        const step = await iterator.next();
+        const step = await within(10_000, 'no next item', iterator.next());
         for (const entry of step.value.incremental ?? []) items.push(entry.path, entry.items);
       }
     } finally {
