@@ -6,8 +6,6 @@ import {
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   Kind,
-  SchemaMetaFieldDef,
-  TypeMetaFieldDef,
   TypeNameMetaFieldDef,
   getArgumentValues,
   getDirectiveValues,
@@ -33,6 +31,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
+import { fieldDefinition } from './field-definition.ts';
 
 /** How a resolved value becomes JSON text; built once per return type of each field. */
 export type Completion = (
@@ -215,13 +214,6 @@ function isSpecifiedScalar(type: GraphQLLeafType): boolean {
 }
 
 const specifiedScalars = new Set<unknown>(specifiedScalarTypes);
-
-function fieldDefinition(schema: GraphQLSchema, parentType: GraphQLObjectType, name: string): GraphQLField<unknown, unknown> | undefined {
-  if (name === SchemaMetaFieldDef.name && schema.getQueryType() === parentType) return SchemaMetaFieldDef;
-  if (name === TypeMetaFieldDef.name && schema.getQueryType() === parentType) return TypeMetaFieldDef;
-  if (name === TypeNameMetaFieldDef.name) return TypeNameMetaFieldDef;
-  return parentType.getFields()[name];
-}
 
 function staticArguments(def: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> | GraphQLError | null {
   if (node.arguments?.some((argument) => usesVariables(argument.value))) return null;

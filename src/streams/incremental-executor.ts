@@ -10,9 +10,6 @@ import {
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   Kind,
-  SchemaMetaFieldDef,
-  TypeMetaFieldDef,
-  TypeNameMetaFieldDef,
   assertValidSchema,
   createSourceEventStream,
   defaultFieldResolver,
@@ -26,12 +23,12 @@ import {
   isNonNullType,
   isObjectType,
   locatedError,
+  responsePathAsArray,
   typeFromAST,
   type ExecutionArgs,
   type ExecutionResult,
   type FieldNode,
   type FragmentDefinitionNode,
-  type GraphQLField,
   type GraphQLFieldResolver,
   type GraphQLList,
   type GraphQLObjectType,
@@ -43,6 +40,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { fieldDefinition } from '../execution/field-definition.ts';
 import { GraphQLDeferDirective, GraphQLStreamDirective } from './incremental-directives.ts';
 
 type Payload = ExecutionResult & { hasNext?: boolean; incremental?: Record<string, unknown>[] };
@@ -56,12 +54,6 @@ interface Path {
 }
 
 const at = (prev: Path | undefined, key: string | number, typename: string | undefined): Path => ({ prev, key, typename });
-
-function pathArray(path: Path | undefined): (string | number)[] {
-  const keys: (string | number)[] = [];
-  for (let p = path; p !== undefined; p = p.prev) keys.push(p.key);
-  return keys.reverse();
-}
 
 /**
  * What one payload entry is made of: the first payload (no parent) or a deferred fragment or streamed
@@ -411,7 +403,7 @@ function deferFragment(
   deferred: Collected['deferred'][number],
   parent: Part,
 ): void {
-  const part = new Part(parent, undefined, pathArray(path));
+  const part = new Part(parent, undefined, responsePathAsArray(path));
   if (!run.publisher.add(part)) return;
   void (async () => {
     let data: Record<string, unknown> | null;
@@ -433,16 +425,9 @@ function entry(part: Part, value: Record<string, unknown>, label: string | undef
   return result;
 }
 
-function fieldDefinition(run: Run, type: GraphQLObjectType, name: string): GraphQLField<unknown, unknown> | undefined {
-  if (name === SchemaMetaFieldDef.name && run.schema.getQueryType() === type) return SchemaMetaFieldDef;
-  if (name === TypeMetaFieldDef.name && run.schema.getQueryType() === type) return TypeMetaFieldDef;
-  if (name === TypeNameMetaFieldDef.name) return TypeNameMetaFieldDef;
-  return type.getFields()[name];
-}
-
 /** One field: resolved and completed, or null with its error (thrown on when the field is non-null). */
 async function executeField(run: Run, type: GraphQLObjectType, source: unknown, fieldNodes: FieldNode[], path: Path, part: Part): Promise<unknown> {
-  const def = fieldDefinition(run, type, fieldNodes[0].name.value);
+  const def = fieldDefinition(run.schema, type, fieldNodes[0].name.value);
   if (def === undefined) return undefined;
   const info: GraphQLResolveInfo = {
     fieldName: def.name,
@@ -467,10 +452,10 @@ async function executeField(run: Run, type: GraphQLObjectType, source: unknown, 
 
 /** A located field error: thrown on from a non-null position, else recorded and the value is null. */
 function fieldError(run: Run, raw: unknown, type: GraphQLOutputType, info: GraphQLResolveInfo, path: Path, part: Part): null {
-  const error = locatedError(raw, info.fieldNodes, pathArray(path));
+  const error = locatedError(raw, info.fieldNodes, responsePathAsArray(path));
   if (isNonNullType(type)) throw error;
   part.errors.push(error);
-  run.publisher.dropUnder(part, pathArray(path));
+  run.publisher.dropUnder(part, responsePathAsArray(path));
   return null;
 }
 
@@ -591,7 +576,7 @@ function streamItem(
   item: unknown,
   label: string | undefined,
 ): Part {
-  const part = new Part(parent, after, pathArray(path));
+  const part = new Part(parent, after, responsePathAsArray(path));
   if (run.publisher.add(part)) void completeStreamed(run, part, itemType, info, path, item, label);
   return part;
 }
@@ -630,7 +615,7 @@ function streamFrom(
   let after: Part | undefined;
   const pull = (index: number): void => {
     // Stands for the next item until the iterator gives it; ends with no entry when it is done.
-    const waiting = new Part(parent, after, pathArray(at(listPath, index, undefined)));
+    const waiting = new Part(parent, after, responsePathAsArray(at(listPath, index, undefined)));
     waiting.iterator = iterator;
     if (!run.publisher.add(waiting)) {
       void iterator.return?.()?.catch(() => {});
