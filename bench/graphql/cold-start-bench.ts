@@ -181,6 +181,9 @@ async function denoSamples(bundles: Bundle[], samples: number, outdir: string): 
 }
 
 export async function runColdStartBench(options: ColdStartOptions): Promise<ColdStartMeasurement[]> {
+  // A median needs at least one sample: with none it would be NaN in every table and target line.
+  if (!Number.isInteger(options.samples) || options.samples < 1)
+    throw new RangeError(`cold start: samples must be a positive integer (got ${options.samples})`);
   const outdir = await mkdtemp(join(tmpdir(), 'skiff-bench-cold-'));
   const results: ColdStartMeasurement[] = [];
   try {

@@ -37,6 +37,7 @@ import {
   type GraphQLSchema,
   type GraphQLTypeResolver,
   type InlineFragmentNode,
+  type ResponsePath,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
@@ -47,11 +48,7 @@ type Payload = ExecutionResult & { hasNext?: boolean; incremental?: Record<strin
 export type IncrementalResult = ExecutionResult | AsyncIterable<Payload>;
 
 /** graphql-js's response path: a linked list from a field back to the root. */
-interface Path {
-  readonly prev: Path | undefined;
-  readonly key: string | number;
-  readonly typename: string | undefined;
-}
+type Path = ResponsePath;
 
 const at = (prev: Path | undefined, key: string | number, typename: string | undefined): Path => ({ prev, key, typename });
 
