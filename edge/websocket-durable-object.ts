@@ -71,8 +71,32 @@ export function routeSubscriptionsToDurableObject(
     if (new URL(request.url).pathname !== path) return handler(request);
     if ((request.headers.get('upgrade') ?? '').toLowerCase() === 'websocket') return toObject(request);
     if (negotiateStreamFormat(request.headers.get('accept')) === null) return handler(request);
-    return isSubscription(request).then((subscription) => (subscription ? toObject(request) : handler(request)));
+    return isSubscription(request).then((subscription) => (subscription ? toObject(request).then(relayedThroughWorker) : handler(request)));
   };
+}
+
+/**
+ * The object's streamed answer, read by the Worker as the client takes it. Handed back as it is,
+ * workerd proxies the body without the Worker, and a client gone right after the headers can then go
+ * unnoticed by the object, whose subscription stays open. While the Worker reads, the client leaving
+ * cancels the Worker's request and with it the object's.
+ */
+function relayedThroughWorker(response: Response): Response {
+  if (response.body === null) return response;
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    // Read from the object only when the client's connection asks, so a slow client's backlog stays in the object, where its bound is.
+    { highWaterMark: 0 },
+  );
+  return new Response(body, response);
 }
 
 /** Whether a GraphQL request carries a subscription; false for anything unreadable (the handler answers it). */
