@@ -21,6 +21,11 @@ export interface HttpStreamOptions {
   keepAlive?: number;
   /** Bytes queued unread for one stream past which it is cut and its subscription ended. Default 1 MiB. */
   maxBufferedBytes?: number;
+  /**
+   * Ms a stream may have bytes waiting without its client taking any before it is cut and its
+   * subscription ended (a client that stopped reading, or one gone unnoticed). 0 disables. Default 60,000.
+   */
+  sendTimeout?: number;
   /** Streams one client may hold open at once; past it a request gets 429. Default 100. */
   maxStreamsPerClient?: number;
   /**
@@ -70,7 +75,7 @@ export interface HttpSubscriptions {
 
 export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubscriptions {
   const { options } = setup;
-  const { keepAliveMs, maxBufferedBytes } = setup.limits;
+  const { keepAliveMs, maxBufferedBytes, sendTimeoutMs } = setup.limits;
   const open = new OpenStreams(setup.limits.maxStreamsPerClient);
   const clientKey = options.clientKey ?? clientKeyFromHeaders;
   const shareKey: HttpSubscriptionShareKey | false = options.subscriptionShareKey ?? (setup.hasContext ? false : () => '');
@@ -93,6 +98,7 @@ export function createHttpSubscriptions(setup: HttpSubscriptionsSetup): HttpSubs
       keepAlive: framing.keepAlive,
       keepAliveMs,
       maxBufferedBytes,
+      sendTimeoutMs,
       onClose: () => {
         channels.delete(subscriber.channel);
         subscriber.execution?.remove(subscriber);

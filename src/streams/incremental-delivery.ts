@@ -21,6 +21,7 @@ export interface IncrementalDeliverySetup {
   formatErrors(errors: readonly GraphQLError[]): unknown[];
   keepAliveMs: number;
   maxBufferedBytes: number;
+  sendTimeoutMs: number;
 }
 
 export type ExecuteIncrementally = (args: ExecutionArgs) => Promise<ExecutionResult | AsyncIterable<ExecutionResult>>;
@@ -61,6 +62,7 @@ export function createIncrementalDelivery(setup: IncrementalDeliverySetup): Incr
       keepAlive: framing.keepAlive,
       keepAliveMs: setup.keepAliveMs,
       maxBufferedBytes: setup.maxBufferedBytes,
+      sendTimeoutMs: setup.sendTimeoutMs,
       // A client that leaves (or reads too slowly) stops the execution's remaining work.
       onClose: (reason) => {
         if (reason !== 'ended') void iterator?.return?.()?.catch(() => {});

@@ -1,7 +1,8 @@
 // One streamed response body: text frames in, UTF-8 bytes out through a web ReadableStream, which
 // every runtime (Node through Hono, Deno, workerd, Bun, Vercel's edge) writes as the client reads.
 // The channel owns what a stream needs beyond that: a bound on bytes queued for a client that does
-// not read, keep-alive frames while nothing else is sent, and one `onClose` however it ends.
+// not read, a bound on how long bytes may wait untaken, keep-alive frames while nothing else is sent,
+// and one `onClose` however it ends.
 //
 // A server adapter may take a stream over instead (`divertStream`): then frames go straight into its
 // sink (the Node server writes them to the socket), with no web stream and no promise per frame in
@@ -17,11 +18,21 @@ export interface StreamChannelOptions {
   /** Bytes queued unread past which the stream is cut. */
   maxBufferedBytes: number;
   /**
-   * Called once when the stream ends: `ended` (end() was called), `cancelled` (the client went away),
-   * or `overflow` (the client read too slowly and was cut).
+   * How long bytes may wait without the client taking any before the stream is cut; 0 never cuts.
+   * Checked every `keepAliveMs` (or every `sendTimeoutMs` without keep-alives), so a stall is cut at
+   * most one interval late. It also ends a stream whose runtime stopped reading it for a client that
+   * left without the body being cancelled.
    */
-  onClose(reason: 'ended' | 'cancelled' | 'overflow'): void;
+  sendTimeoutMs: number;
+  /**
+   * Called once when the stream ends: `ended` (end() was called), `cancelled` (the client went away),
+   * `overflow` (the client read too slowly and was cut) or `stalled` (it took nothing for
+   * `sendTimeoutMs` and was cut).
+   */
+  onClose(reason: CloseReason): void;
 }
+
+export type CloseReason = 'ended' | 'cancelled' | 'overflow' | 'stalled';
 
 /** Where a diverted stream writes: a server adapter's connection. */
 export interface StreamSink {
@@ -84,6 +95,11 @@ export class StreamChannel {
   #endedEarly = false;
   #sink: StreamSink | undefined;
   #open = true;
+  /** Bytes handed to the body or the sink, of which those not waiting have been taken by the client. */
+  #written = 0;
+  #takenAtTick = 0;
+  /** When a tick first found bytes waiting and none taken since the tick before. */
+  #stalledSince: number | undefined;
   #sentSinceTick = false;
   #lastWasKeepAlive = false;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -106,8 +122,9 @@ export class StreamChannel {
     if (options.open !== '') this.write(options.open);
     // No adapter took it over within this turn: the body is what the client reads.
     setTimeout(() => this.#useBody(), 0);
-    if (options.keepAliveMs > 0 && options.keepAlive !== '') {
-      this.#timer = setInterval(() => this.#tick(), options.keepAliveMs);
+    const period = options.keepAliveMs > 0 && options.keepAlive !== '' ? options.keepAliveMs : options.sendTimeoutMs;
+    if (period > 0) {
+      this.#timer = setInterval(() => this.#tick(), period);
       // Deno and Node would otherwise stay up for an idle stream's timer alone.
       (this.#timer as { unref?: () => void }).unref?.();
     }
@@ -130,25 +147,27 @@ export class StreamChannel {
       case 'sink': {
         const waiting = this.#sink!.bufferedBytes();
         if (waiting > 0 && waiting + bytes.byteLength > max) {
-          this.#overflow();
+          this.#cut('overflow');
           return;
         }
         this.#sink!.write(bytes);
+        this.#written += bytes.byteLength;
         break;
       }
       case 'body': {
         const room = this.#controller.desiredSize ?? 0;
         // Over the bound with something already waiting: the client is not keeping up.
         if (bytes.byteLength > room && room < max) {
-          this.#overflow();
+          this.#cut('overflow');
           return;
         }
         this.#controller.enqueue(bytes);
+        this.#written += bytes.byteLength;
         break;
       }
       default:
         if (this.#earlyBytes > 0 && this.#earlyBytes + bytes.byteLength > max) {
-          this.#overflow();
+          this.#cut('overflow');
           return;
         }
         this.#early.push(bytes);
@@ -180,6 +199,7 @@ export class StreamChannel {
     this.#consumer = 'sink';
     this.#sink = sink;
     for (const bytes of this.#early) sink.write(bytes);
+    this.#written += this.#earlyBytes;
     this.#early = [];
     if (this.#endedEarly) sink.end();
     return true;
@@ -190,6 +210,7 @@ export class StreamChannel {
     this.#consumer = 'body';
     try {
       for (const bytes of this.#early) this.#controller.enqueue(bytes);
+      this.#written += this.#earlyBytes;
       if (this.#endedEarly) this.#controller.close();
     } catch {
       // the body was cancelled meanwhile
@@ -209,17 +230,24 @@ export class StreamChannel {
     } else this.#endedEarly = true;
   }
 
-  #overflow(): void {
-    this.#close('overflow');
+  /** Cuts a client that does not keep up: its connection is dropped rather than ended normally. */
+  #cut(reason: 'overflow' | 'stalled'): void {
+    this.#close(reason);
     if (this.#consumer === 'sink') this.#sink!.destroy();
     else {
       this.#consumer = 'body';
       this.#early = [];
-      this.#controller.error(new Error('stream closed: the client did not read fast enough'));
+      const why = reason === 'overflow' ? 'the client did not read fast enough' : `the client took nothing for ${formatMs(this.#options.sendTimeoutMs)}`;
+      this.#controller.error(new Error(`stream closed: ${why}`));
     }
   }
 
   #tick(): void {
+    if (this.#stalled()) {
+      this.#cut('stalled');
+      return;
+    }
+    if (this.#options.keepAliveMs === 0 || this.#options.keepAlive === '') return;
     if (!this.#sentSinceTick) {
       this.write(this.#options.keepAlive);
       this.#lastWasKeepAlive = true;
@@ -227,10 +255,30 @@ export class StreamChannel {
     this.#sentSinceTick = false;
   }
 
-  #close(reason: 'ended' | 'cancelled' | 'overflow'): void {
+  /** Whether bytes have waited for `sendTimeoutMs` with not one of them taken by the client. */
+  #stalled(): boolean {
+    const timeout = this.#options.sendTimeoutMs;
+    if (timeout === 0 || this.#consumer === 'undecided') return false;
+    const waiting = this.#consumer === 'sink' ? this.#sink!.bufferedBytes() : this.#options.maxBufferedBytes - (this.#controller.desiredSize ?? 0);
+    const taken = this.#written - waiting;
+    if (waiting <= 0 || taken !== this.#takenAtTick) {
+      this.#takenAtTick = taken;
+      this.#stalledSince = undefined;
+      return false;
+    }
+    const now = Date.now();
+    this.#stalledSince ??= now;
+    return now - this.#stalledSince >= timeout;
+  }
+
+  #close(reason: CloseReason): void {
     if (!this.#open) return;
     this.#open = false;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#options.onClose(reason);
   }
+}
+
+function formatMs(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }

@@ -2,11 +2,13 @@
 // machinery itself is loaded by the first request that streams, and a bad option must fail at start.
 import type { HttpStreamOptions } from './http-subscriptions.ts';
 
-export const httpStreamDefaults = { keepAlive: 12_000, maxBufferedBytes: 1 << 20, maxStreamsPerClient: 100 } as const;
+// sendTimeout: nginx's send_timeout default, the field's usual bound on a client that takes nothing.
+export const httpStreamDefaults = { keepAlive: 12_000, maxBufferedBytes: 1 << 20, sendTimeout: 60_000, maxStreamsPerClient: 100 } as const;
 
 export interface StreamLimits {
   keepAliveMs: number;
   maxBufferedBytes: number;
+  sendTimeoutMs: number;
   maxStreamsPerClient: number;
 }
 
@@ -15,6 +17,7 @@ export function resolveStreamLimits(options: HttpStreamOptions): StreamLimits {
   return {
     keepAliveMs: nonNegative('keepAlive', options.keepAlive ?? httpStreamDefaults.keepAlive),
     maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes ?? httpStreamDefaults.maxBufferedBytes),
+    sendTimeoutMs: nonNegative('sendTimeout', options.sendTimeout ?? httpStreamDefaults.sendTimeout),
     maxStreamsPerClient: positive('maxStreamsPerClient', options.maxStreamsPerClient ?? httpStreamDefaults.maxStreamsPerClient),
   };
 }

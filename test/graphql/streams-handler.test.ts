@@ -84,6 +84,43 @@ describe('HTTP streams in the fetch handler', () => {
     }
   });
 
+  it('cuts a stream whose client takes nothing for sendTimeout, though far under its buffer bound', async () => {
+    const pubsub = countingPubSub(createInProcessPubSub<ChatTopics>());
+    const handler = createGraphQLHandler({ schema: createChatSchema({ pubsub }), subscriptions: { keepAlive: 50, sendTimeout: 300 } });
+    const response = await handler(request(MESSAGE_ADDED, SSE, { room: 'stuck' }));
+    assert.equal(response.status, 200);
+    assert.equal(pubsub.live(), 1);
+    // Nobody reads the body: only the opening comment and a few keep-alives wait, bytes against the 1 MiB bound.
+    await until(() => pubsub.live() === 0, 5000, 'the stream nobody reads to be cut and its subscription released');
+    assert.deepEqual(handler.subscriptionStats(), { executions: 0, members: 0, open: 0 });
+    await assert.rejects(response.text(), /the client took nothing for 300 ms/);
+  });
+
+  it('keeps a stream whose client reads, however long it stays idle past sendTimeout', async () => {
+    const pubsub = countingPubSub(createInProcessPubSub<ChatTopics>());
+    const handler = createGraphQLHandler({ schema: createChatSchema({ pubsub }), subscriptions: { keepAlive: 20, sendTimeout: 100 } });
+    const response = await handler(request(MESSAGE_ADDED, SSE, { room: 'idle' }));
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let comments = 0;
+    // Twenty keep-alives take at least four times sendTimeout: a stream read throughout stays open.
+    await within(
+      (async () => {
+        while (comments < 20) {
+          const { done, value } = await reader.read();
+          assert.equal(done, false, 'the stream of a reading client ended');
+          comments += decoder.decode(value).split(':\n\n').length - 1;
+        }
+      })(),
+      10_000,
+      'twenty keep-alive comments',
+    );
+    assert.equal(pubsub.live(), 1);
+    assert.equal(handler.subscriptionStats().open, 1);
+    await reader.cancel();
+    await until(() => pubsub.live() === 0, 5000, 'the cancelled stream to release its subscription');
+  });
+
   it('masks unexpected errors in events as it does in results', async () => {
     const schema = new GraphQLSchema({
       query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLString } } }),
@@ -125,6 +162,7 @@ describe('HTTP streams in the fetch handler', () => {
     const schema = createChatSchema();
     assert.throws(() => createGraphQLHandler({ schema, subscriptions: { maxBufferedBytes: 0 } }), /subscriptions\.maxBufferedBytes must be a positive integer/);
     assert.throws(() => createGraphQLHandler({ schema, subscriptions: { keepAlive: -1 } }), /subscriptions\.keepAlive must be a non-negative integer/);
+    assert.throws(() => createGraphQLHandler({ schema, subscriptions: { sendTimeout: 1.5 } }), /subscriptions\.sendTimeout must be a non-negative integer/);
     const off = createGraphQLHandler({ schema, subscriptions: false });
     const response = await off(request(MESSAGE_ADDED, SSE, { room: 'off' }));
     assert.match(await response.text(), /not served over HTTP here: use GraphQL over WebSocket/);
