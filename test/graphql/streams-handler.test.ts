@@ -96,6 +96,35 @@ describe('HTTP streams in the fetch handler', () => {
     await assert.rejects(response.text(), /the client took nothing for 300 ms/);
   });
 
+  it('cuts a Node client whose connection takes nothing for sendTimeout, before its buffer bound is reached', async () => {
+    const pubsub = countingPubSub(createInProcessPubSub<ChatTopics>());
+    const maxBufferedBytes = 64 << 20;
+    const handler = createGraphQLHandler({ schema: createChatSchema({ pubsub }), subscriptions: { keepAlive: 100, sendTimeout: 400, maxBufferedBytes } });
+    const server = await startServer({ handler, port: 0, hostname: '127.0.0.1' });
+    const socket = connect(server.port, '127.0.0.1');
+    try {
+      await within(new Promise((resolve) => socket.once('connect', resolve)), 5000, 'the connection');
+      socket.write(rawStreamRequest(server.url, JSON.stringify({ query: MESSAGE_ADDED, variables: { room: 'stalled' } }), SSE));
+      socket.pause();
+      await until(() => pubsub.live() === 1, 5000, 'the subscription');
+      // Events until the kernel's buffers are full and bytes wait in the server, paced so that the
+      // stall can be seen; never as many bytes as the buffer bound, so only the stall can cut it.
+      const text = 'x'.repeat(1500);
+      let published = 0;
+      while (pubsub.live() > 0 && published < maxBufferedBytes * 0.75) {
+        for (let i = 0; i < 100; i++) await pubsub.publish('room:stalled', { id: String(i), room: 'stalled', author: 'a', text, createdAt: '' });
+        published += 100 * text.length;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await until(() => pubsub.live() === 0, 5000, 'the stalled client to be cut and its subscription released');
+      assert.ok(published < maxBufferedBytes, `cut after ${published} bytes, under the buffer bound`);
+      assert.deepEqual(handler.subscriptionStats(), { executions: 0, members: 0, open: 0 });
+    } finally {
+      socket.destroy();
+      await server.close();
+    }
+  });
+
   it('keeps a stream whose client reads, however long it stays idle past sendTimeout', async () => {
     const pubsub = countingPubSub(createInProcessPubSub<ChatTopics>());
     const handler = createGraphQLHandler({ schema: createChatSchema({ pubsub }), subscriptions: { keepAlive: 20, sendTimeout: 100 } });
