@@ -68,6 +68,12 @@ interface Bundle {
   startBytes: number;
 }
 
+/**
+ * How the peers are bundled: the packages' worker/browser builds, as a Workers or Deno deploy would
+ * pick them (yoga's fetch ponyfill otherwise resolves to its Node build).
+ */
+export const peerBuildOptions = { conditions: ['workerd', 'worker', 'browser'], mainFields: ['browser', 'module', 'main'] };
+
 export async function peerBundles(outdir: string): Promise<Bundle[]> {
   const entries: [Variant, string][] = [
     ['empty worker', 'cold-start/empty-worker.ts'],
@@ -77,12 +83,9 @@ export async function peerBundles(outdir: string): Promise<Bundle[]> {
   return Promise.all(
     entries.map(async ([variant, entry]) => {
       const file = join(outdir, `${entry.replace(/^.*\//, '').replace(/\.ts$/, '')}.js`);
-      // The packages' worker/browser builds, as a Workers or Deno deploy would pick them (yoga's
-      // fetch ponyfill otherwise resolves to its Node build).
       await esbuild.build({
         ...edgeBuildOptions,
-        conditions: ['workerd', 'worker', 'browser'],
-        mainFields: ['browser', 'module', 'main'],
+        ...peerBuildOptions,
         entryPoints: [join(here, entry)],
         outfile: file,
         format: 'esm',
@@ -96,7 +99,7 @@ export async function peerBundles(outdir: string): Promise<Bundle[]> {
 const expectedQ1 = JSON.parse(expectedBodies().get('q1-get')!) as unknown;
 
 /** Fails the run when a variant's first answer is not graphql-js's answer to Q1. */
-function checkBody(variant: string, body: string): void {
+export function checkBody(variant: string, body: string): void {
   if (variant === 'empty worker') return;
   let parsed: unknown;
   try {
