@@ -3,18 +3,9 @@
 // graphql-js 16 exactly for synchronous resolvers; whatever this does not reproduce byte for byte
 // (promises, custom serializers returning nothing, failing isTypeOf, non-string type names) stops
 // the run with `bail`, and the caller executes the operation with graphql-js instead.
-import {
-  GraphQLError,
-  defaultTypeResolver,
-  getArgumentValues,
-  isObjectType,
-  locatedError,
-  type FragmentDefinitionNode,
-  type GraphQLResolveInfo,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-} from 'graphql';
+import { GraphQLError, defaultTypeResolver, getArgumentValues, isObjectType, locatedError, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
 import type { Completion, FieldPlan, OperationPlan } from './plan.ts';
+import { resolveInfoOf, type OperationScope } from './field-definition.ts';
 import { codegenAvailable, generateFieldsWriter, type FieldsWriter, type InterpreterParts } from './codegen.ts';
 
 /** Thrown when graphql-js has to execute the operation instead. */
@@ -45,13 +36,9 @@ function pathFor(field: FieldPlan, parentPath: Path | undefined): Path {
   return { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
 }
 
-interface Run {
-  readonly schema: GraphQLSchema;
-  readonly fragments: Record<string, FragmentDefinitionNode>;
-  readonly rootValue: unknown;
+/** One plan being run: what every resolver's info carries about the operation, and the errors so far. */
+interface Run extends OperationScope {
   readonly contextValue: unknown;
-  readonly operation: OperationDefinitionNode;
-  readonly variableValues: { [name: string]: unknown };
   readonly errors: GraphQLError[];
   sawPromise: boolean;
 }
@@ -444,18 +431,7 @@ function fieldInfo(run: Run, field: FieldPlan, fieldPath: Path | undefined, pare
 }
 
 function resolveInfo(run: Run, field: FieldPlan, path: Path): GraphQLResolveInfo {
-  return {
-    fieldName: field.def.name,
-    fieldNodes: field.fieldNodes,
-    returnType: field.def.type,
-    parentType: field.parentType,
-    path,
-    schema: run.schema,
-    fragments: run.fragments,
-    rootValue: run.rootValue,
-    operation: run.operation,
-    variableValues: run.variableValues,
-  };
+  return resolveInfoOf(run, field.def, field.fieldNodes, field.parentType, path);
 }
 
 // Short strings repeat across responses (codes, names, enum-like values): their JSON form is

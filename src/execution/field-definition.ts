@@ -1,6 +1,20 @@
-// Which definition a field selection on an object type executes, as graphql-js looks it up: the
-// introspection fields on the query root, __typename anywhere, else the type's own field.
-import { SchemaMetaFieldDef, TypeMetaFieldDef, TypeNameMetaFieldDef, type GraphQLField, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
+// A field as graphql-js executes it: which definition a selection on an object type runs (the
+// introspection fields on the query root, __typename anywhere, else the type's own field), and the info
+// its resolver gets. Shared by the plan executor and the incremental executor.
+import {
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  TypeNameMetaFieldDef,
+  type FieldNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+  type ResponsePath,
+} from 'graphql';
+
+/** What every resolver's info carries about the operation being run. */
+export type OperationScope = Pick<GraphQLResolveInfo, 'schema' | 'fragments' | 'rootValue' | 'operation' | 'variableValues'>;
 
 /** The field `name` of `parentType`, or undefined for an unknown one (graphql-js skips it). */
 export function fieldDefinition(schema: GraphQLSchema, parentType: GraphQLObjectType, name: string): GraphQLField<unknown, unknown> | undefined {
@@ -8,4 +22,26 @@ export function fieldDefinition(schema: GraphQLSchema, parentType: GraphQLObject
   if (name === TypeMetaFieldDef.name && schema.getQueryType() === parentType) return TypeMetaFieldDef;
   if (name === TypeNameMetaFieldDef.name) return TypeNameMetaFieldDef;
   return parentType.getFields()[name];
+}
+
+/** The info graphql-js passes to the resolver of `def` at `path`. */
+export function resolveInfoOf(
+  scope: OperationScope,
+  def: GraphQLField<unknown, unknown>,
+  fieldNodes: readonly FieldNode[],
+  parentType: GraphQLObjectType,
+  path: ResponsePath,
+): GraphQLResolveInfo {
+  return {
+    fieldName: def.name,
+    fieldNodes,
+    returnType: def.type,
+    parentType,
+    path,
+    schema: scope.schema,
+    fragments: scope.fragments,
+    rootValue: scope.rootValue,
+    operation: scope.operation,
+    variableValues: scope.variableValues,
+  };
 }

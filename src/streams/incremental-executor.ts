@@ -34,14 +34,13 @@ import {
   type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLResolveInfo,
-  type GraphQLSchema,
   type GraphQLTypeResolver,
   type InlineFragmentNode,
   type ResponsePath,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { fieldDefinition } from '../execution/field-definition.ts';
+import { fieldDefinition, resolveInfoOf, type OperationScope } from '../execution/field-definition.ts';
 import { GraphQLDeferDirective, GraphQLStreamDirective } from './incremental-directives.ts';
 
 type Payload = ExecutionResult & { hasNext?: boolean; incremental?: Record<string, unknown>[] };
@@ -155,13 +154,9 @@ class Publisher {
   }
 }
 
-interface Run {
-  readonly schema: GraphQLSchema;
-  readonly fragments: Record<string, FragmentDefinitionNode>;
-  readonly rootValue: unknown;
+/** One operation being run: what every resolver's info carries about it, and the executor's own state. */
+interface Run extends OperationScope {
   readonly contextValue: unknown;
-  readonly operation: OperationDefinitionNode;
-  readonly variableValues: { [name: string]: unknown };
   readonly fieldResolver: GraphQLFieldResolver<unknown, unknown>;
   readonly typeResolver: GraphQLTypeResolver<unknown, unknown>;
   readonly publisher: Publisher;
@@ -426,18 +421,7 @@ function entry(part: Part, value: Record<string, unknown>, label: string | undef
 async function executeField(run: Run, type: GraphQLObjectType, source: unknown, fieldNodes: FieldNode[], path: Path, part: Part): Promise<unknown> {
   const def = fieldDefinition(run.schema, type, fieldNodes[0].name.value);
   if (def === undefined) return undefined;
-  const info: GraphQLResolveInfo = {
-    fieldName: def.name,
-    fieldNodes,
-    returnType: def.type,
-    parentType: type,
-    path,
-    schema: run.schema,
-    fragments: run.fragments,
-    rootValue: run.rootValue,
-    operation: run.operation,
-    variableValues: run.variableValues,
-  };
+  const info = resolveInfoOf(run, def, fieldNodes, type, path);
   try {
     const args = getArgumentValues(def, fieldNodes[0], run.variableValues);
     const resolved = await (def.resolve ?? run.fieldResolver)(source, args, run.contextValue, info);
