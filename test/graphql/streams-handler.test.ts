@@ -21,6 +21,30 @@ const request = (query: string, accept: string, variables?: Record<string, unkno
     body: JSON.stringify({ query, variables }),
   });
 
+/**
+ * A Node server with `handler`, and a raw client subscribed to `room` that reads nothing after its
+ * request: the kernel's buffers fill, then the server's. `use` runs once the subscription is live.
+ */
+async function withDeafClient(
+  handler: ReturnType<typeof createGraphQLHandler>,
+  pubsub: { live(): number },
+  room: string,
+  use: () => Promise<void>,
+): Promise<void> {
+  const server = await startServer({ handler, port: 0, hostname: '127.0.0.1' });
+  const socket = connect(server.port, '127.0.0.1');
+  try {
+    await within(new Promise((resolve) => socket.once('connect', resolve)), 5000, 'the connection');
+    socket.write(rawStreamRequest(server.url, JSON.stringify({ query: MESSAGE_ADDED, variables: { room } }), SSE));
+    socket.pause();
+    await until(() => pubsub.live() === 1, 5000, 'the subscription');
+    await use();
+  } finally {
+    socket.destroy();
+    await server.close();
+  }
+}
+
 describe('HTTP streams in the fetch handler', () => {
   it('opens a stream only for an Accept header that names one', () => {
     assert.equal(negotiateStreamFormat('text/event-stream'), 'event-stream');
@@ -62,15 +86,7 @@ describe('HTTP streams in the fetch handler', () => {
   it('cuts a client that does not read on the Node server too, where streams go straight to the socket', async () => {
     const pubsub = countingPubSub(createInProcessPubSub<ChatTopics>());
     const handler = createGraphQLHandler({ schema: createChatSchema({ pubsub }), subscriptions: { maxBufferedBytes: 16 * 1024 } });
-    const server = await startServer({ handler, port: 0, hostname: '127.0.0.1' });
-    const socket = connect(server.port, '127.0.0.1');
-    try {
-      await within(new Promise((resolve) => socket.once('connect', resolve)), 5000, 'the connection');
-      const body = JSON.stringify({ query: MESSAGE_ADDED, variables: { room: 'deaf' } });
-      socket.write(rawStreamRequest(server.url, body, SSE));
-      // It reads nothing from here on: the kernel's buffers fill, then the server's.
-      socket.pause();
-      await until(() => pubsub.live() === 1, 5000, 'the subscription');
+    await withDeafClient(handler, pubsub, 'deaf', async () => {
       const text = 'x'.repeat(1500);
       for (let i = 0; i < 40_000 && pubsub.live() > 0; i++) {
         await pubsub.publish('room:deaf', { id: String(i), room: 'deaf', author: 'a', text, createdAt: '' });
@@ -78,10 +94,7 @@ describe('HTTP streams in the fetch handler', () => {
       }
       await until(() => pubsub.live() === 0, 5000, 'the deaf client to be cut and its subscription released');
       assert.deepEqual(handler.subscriptionStats(), { executions: 0, members: 0, open: 0 });
-    } finally {
-      socket.destroy();
-      await server.close();
-    }
+    });
   });
 
   it('cuts a stream whose client takes nothing for sendTimeout, though far under its buffer bound', async () => {
@@ -100,13 +113,7 @@ describe('HTTP streams in the fetch handler', () => {
     const pubsub = countingPubSub(createInProcessPubSub<ChatTopics>());
     const maxBufferedBytes = 64 << 20;
     const handler = createGraphQLHandler({ schema: createChatSchema({ pubsub }), subscriptions: { keepAlive: 100, sendTimeout: 400, maxBufferedBytes } });
-    const server = await startServer({ handler, port: 0, hostname: '127.0.0.1' });
-    const socket = connect(server.port, '127.0.0.1');
-    try {
-      await within(new Promise((resolve) => socket.once('connect', resolve)), 5000, 'the connection');
-      socket.write(rawStreamRequest(server.url, JSON.stringify({ query: MESSAGE_ADDED, variables: { room: 'stalled' } }), SSE));
-      socket.pause();
-      await until(() => pubsub.live() === 1, 5000, 'the subscription');
+    await withDeafClient(handler, pubsub, 'stalled', async () => {
       // Events until the kernel's buffers are full and bytes wait in the server, paced so that the
       // stall can be seen; never as many bytes as the buffer bound, so only the stall can cut it.
       const text = 'x'.repeat(1500);
@@ -119,10 +126,7 @@ describe('HTTP streams in the fetch handler', () => {
       await until(() => pubsub.live() === 0, 5000, 'the stalled client to be cut and its subscription released');
       assert.ok(published < maxBufferedBytes, `cut after ${published} bytes, under the buffer bound`);
       assert.deepEqual(handler.subscriptionStats(), { executions: 0, members: 0, open: 0 });
-    } finally {
-      socket.destroy();
-      await server.close();
-    }
+    });
   });
 
   it('keeps a stream whose client reads, however long it stays idle past sendTimeout', async () => {
