@@ -42,6 +42,8 @@ export async function startContainer(store: ContainerStore, id: string): Promise
         // The container's mount namespace has its own copies now; the host's are let go either way.
         const created = await creating.finally(() => (idmapped.length > 0 ? detachIdmappedMounts(idmapped.map((m) => m.target)) : undefined));
         running = { ...record, pid: created.pid, conmonPid: created.conmonPid };
+        // The runtime's own remarks belong in the daemon's log, never in the container's.
+        for (const message of created.runtimeWarnings ?? []) store.log.info('OCI runtime warning', { id: record.id, runtime: store.runtime.name, message });
         store.runtimeCreated.add(record.id);
       } else {
         const state = await store.runtime.state(record.id);

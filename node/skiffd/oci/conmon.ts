@@ -20,6 +20,11 @@ export interface ConmonLaunch {
 
 export const CONMON_PIDFILE = 'conmon-pidfile';
 export const CONTAINER_PIDFILE = 'pidfile';
+/**
+ * The OCI runtime's own log while it creates the container. Without it the runtime writes its warnings
+ * to its stderr, which is the container's stderr, and they land in the container's log.
+ */
+export const RUNTIME_LOG = 'runtime.log';
 
 export function conmonArgs(launch: ConmonLaunch, o: CreateOptions): string[] {
   const args = [
@@ -45,7 +50,7 @@ export function conmonArgs(launch: ConmonLaunch, o: CreateOptions): string[] {
     launch.runtimePath,
     '--runtime-arg',
     `--root=${launch.runtimeRoot}`,
-    ...(launch.runtimeFlags ?? []).flatMap((flag) => ['--runtime-arg', flag]),
+    ...[...(launch.runtimeFlags ?? []), `--log=${join(o.bundle, RUNTIME_LOG)}`, '--log-format=json'].flatMap((flag) => ['--runtime-arg', flag]),
     ...(launch.conmonFlags ?? []),
     '--socket-dir-path',
     o.socketDir,
@@ -104,16 +109,56 @@ export function createWithConmon(launch: ConmonLaunch, o: CreateOptions): Promis
         return; // not complete yet
       }
       if (typeof message.pid === 'number' && message.pid > 0) {
-        void readPid(join(o.bundle, CONMON_PIDFILE)).then((conmonPid) => finish(undefined, { pid: message!.pid!, conmonPid }));
+        const pid = message.pid;
+        void Promise.all([readPid(join(o.bundle, CONMON_PIDFILE)), readRuntimeLog(o.bundle)]).then(([conmonPid, log]) =>
+          finish(undefined, { pid, conmonPid, runtimeWarnings: log.warnings }),
+        );
       } else {
-        finish(new OciRuntimeError(`${launch.runtimePath} create failed: ${cleanRuntimeMessage(message.message ?? line)}`, diagnostics));
+        const reported = cleanRuntimeMessage(message.message ?? line);
+        void readRuntimeLog(o.bundle).then((log) => finish(createFailed(launch, reported, log.errors, diagnostics)));
       }
     });
     syncPipe.on('end', () => {
-      if (!settled) finish(new OciRuntimeError(`conmon exited before reporting the container pid${diagnostics ? `: ${diagnostics.trim()}` : ''}`));
+      if (settled) return;
+      // conmon relays the runtime's error from the container's stderr, where a runtime with a log file writes none.
+      void readRuntimeLog(o.bundle).then((log) =>
+        finish(
+          log.errors.length > 0
+            ? createFailed(launch, '', log.errors, diagnostics)
+            : new OciRuntimeError(`conmon exited before reporting the container pid${diagnostics ? `: ${diagnostics.trim()}` : ''}`),
+        ),
+      );
     });
     startPipe.end(Buffer.from([0]));
   });
+}
+
+function createFailed(launch: ConmonLaunch, reported: string, logged: string[], diagnostics: string): OciRuntimeError {
+  const why = [...new Set([...logged, ...(reported ? [reported] : [])])].join('; ') || 'no reason given';
+  return new OciRuntimeError(`${launch.runtimePath} create failed: ${why}`, diagnostics);
+}
+
+/** The runtime's JSON log lines (logrus: level, msg), as errors and warnings; none when there is no log. */
+export async function readRuntimeLog(bundle: string): Promise<{ errors: string[]; warnings: string[] }> {
+  const out = { errors: [] as string[], warnings: [] as string[] };
+  let text: string;
+  try {
+    text = await readFile(join(bundle, RUNTIME_LOG), 'utf8');
+  } catch {
+    return out;
+  }
+  for (const line of text.split('\n')) {
+    let entry: { level?: unknown; msg?: unknown };
+    try {
+      entry = JSON.parse(line) as { level?: unknown; msg?: unknown };
+    } catch {
+      continue;
+    }
+    if (typeof entry.msg !== 'string') continue;
+    if (entry.level === 'error' || entry.level === 'fatal' || entry.level === 'panic') out.errors.push(entry.msg);
+    else if (entry.level === 'warning') out.warnings.push(entry.msg);
+  }
+  return out;
 }
 
 export async function readPid(path: string): Promise<number | undefined> {

@@ -27,6 +27,8 @@ export interface CreateResult {
   pid: number;
   /** PID of the conmon monitor (after its double fork), when known. */
   conmonPid?: number;
+  /** What the runtime warned about while it created the container (for the daemon's log). */
+  runtimeWarnings?: string[];
 }
 
 export interface ExecSyncOptions {
