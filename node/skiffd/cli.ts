@@ -72,7 +72,7 @@ Example ${DEFAULT_CONFIG_FILE}:
   log_level = "info"
   [runtime]
   runtime_path = "runc"
-  cgroup_driver = "cgroupfs"
+  cgroup_driver = "auto"
   [cni]
   conf_dir = "/etc/cni/net.d"
   bin_dir = ["/usr/lib/cni", "/opt/cni/bin"]

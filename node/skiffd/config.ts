@@ -9,7 +9,8 @@ import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger
 
 export const DEFAULT_CONFIG_FILE = '/etc/skiffd/config.toml';
 
-export type CgroupDriver = 'cgroupfs' | 'systemd';
+/** `auto`: systemd where systemd is PID 1, cgroupfs elsewhere (decided at start-up). */
+export type CgroupDriver = 'auto' | 'cgroupfs' | 'systemd';
 
 /** Credentials and TLS settings for one registry host. Same shape the image subsystem consumes. */
 export interface RegistryHostConfig {
@@ -82,8 +83,8 @@ export const KEYS: KeySpec[] = [
   {
     key: 'runtime.cgroup_driver',
     kind: 'cgroup-driver',
-    default: 'cgroupfs',
-    help: 'cgroupfs | systemd: who makes pod and container cgroups (systemd needs systemd as PID 1); reported to the kubelet by RuntimeConfig',
+    default: 'auto',
+    help: 'auto | cgroupfs | systemd: who makes pod and container cgroups; auto is systemd where systemd is PID 1, cgroupfs elsewhere; reported to the kubelet by RuntimeConfig',
   },
   { key: 'cni.conf_dir', kind: 'abs-path', default: '/etc/cni/net.d', help: 'CNI network configurations (*.conflist, *.conf, *.json)' },
   { key: 'cni.bin_dir', kind: 'abs-path-list', default: '/usr/lib/cni', help: 'CNI plugin directory, or a list of them searched in order' },
@@ -197,7 +198,7 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
       runtimePath: (get('runtime.runtime_path') as string | undefined) ?? 'runc',
       runtimeRoot: (get('runtime.runtime_root') as string | undefined) ?? join(state, 'runc'),
       conmonPath: (get('runtime.conmon_path') as string | undefined) ?? 'conmon',
-      cgroupDriver: (get('runtime.cgroup_driver') as CgroupDriver | undefined) ?? 'cgroupfs',
+      cgroupDriver: (get('runtime.cgroup_driver') as CgroupDriver | undefined) ?? 'auto',
     },
     cni: {
       confDir: (get('cni.conf_dir') as string | undefined) ?? '/etc/cni/net.d',
@@ -262,7 +263,7 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
     }
     case 'cgroup-driver': {
       const driver = text();
-      return driver === 'cgroupfs' || driver === 'systemd' ? driver : fail('one of cgroupfs, systemd');
+      return driver === 'auto' || driver === 'cgroupfs' || driver === 'systemd' ? driver : fail('one of auto, cgroupfs, systemd');
     }
     case 'address': {
       const addr = text();

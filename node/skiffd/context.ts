@@ -2,6 +2,8 @@
 // holding the configuration, the logger and the subsystems. Handlers reach everything through it
 // (`ctx.containers`, `ctx.pods`, ...), so a subsystem plugs in by being added to Subsystems rather
 // than by importing globals.
+import type { AppArmorStatus } from './apparmor/index.ts';
+import type { CgroupDriver } from './cgroups/driver.ts';
 import type { SkiffdConfig } from './config.ts';
 import type { ContainerManager } from './containers/manager.ts';
 import type { ImageManager } from './images/image-manager.ts';
@@ -20,6 +22,10 @@ export interface Subsystems {
   readonly containers: ContainerManager;
   /** The streaming server for Exec, Attach and PortForward URLs (node/skiffd/streaming/). */
   readonly streaming: Streaming;
+  /** AppArmor on this node: enabled or not, and the default profile (node/skiffd/apparmor/). */
+  readonly apparmor: AppArmorStatus;
+  /** The cgroup driver in use (`auto` resolved at start-up). */
+  readonly cgroups: CgroupDriver;
 }
 
 export interface DaemonContext extends Subsystems {

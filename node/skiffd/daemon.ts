@@ -7,6 +7,7 @@ import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/ge
 import type { SkiffdConfig } from './config.ts';
 import type { DaemonContext, Subsystems } from './context.ts';
 import type { ContainerManager } from './containers/manager.ts';
+import { openAppArmor } from './apparmor/index.ts';
 import { cgroupDriver, type CgroupDriver } from './cgroups/driver.ts';
 import { openImages } from './images/index.ts';
 import { openPods } from './pods/index.ts';
@@ -109,9 +110,20 @@ async function openSubsystems(config: SkiffdConfig, log: Logger): Promise<Subsys
   } catch (err) {
     throw new StartupError((err as Error).message);
   }
+  log.info('cgroup driver', {
+    driver: cgroups.name,
+    configured: config.runtime.cgroupDriver,
+    ...(config.runtime.cgroupDriver === 'auto' ? { why: cgroups.name === 'systemd' ? 'systemd is PID 1' : 'systemd is not PID 1' } : {}),
+  });
+  let apparmor: Awaited<ReturnType<typeof openAppArmor>>;
+  try {
+    apparmor = await openAppArmor(config.state, log);
+  } catch (err) {
+    throw new StartupError((err as Error).message);
+  }
   const images = await openImages(config, log);
   const pods = await openPods(config, log, () => containers, cgroups);
-  containers = await openContainers(config, log, { pods, images, cgroups });
+  containers = await openContainers(config, log, { pods, images, cgroups, apparmor });
   // Only now do containers hold leases on the layers they mount; sweeping earlier could delete them.
   await images.sweep();
   const streaming = new Streaming({ config: config.streaming, log, containers, pods });
@@ -120,7 +132,7 @@ async function openSubsystems(config: SkiffdConfig, log: Logger): Promise<Subsys
   // Said once here rather than at each Attach: the operator learns of it before a user asks.
   const attachMissing = streaming.attachMissing();
   if (attachMissing) log.warn('attach is not available', { reason: attachMissing.message, looked_at: attachMissing.lookedAt.join(', ') });
-  return { images, pods, containers, streaming };
+  return { images, pods, containers, streaming, apparmor: apparmor.status, cgroups };
 }
 
 async function closeQuietly(log: Logger, name: string, subsystem: { close(): Promise<void> }): Promise<void> {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { cgroupDriver, cgroupfsDriver, systemdDriver, unitProperties } from '../../node/skiffd/cgroups/driver.ts';
 import { parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
 import { writeLimits } from '../../node/skiffd/cgroups/limits.ts';
+import { parseConfig } from '../../node/skiffd/config.ts';
 
 const podId = 'f'.repeat(12) + '0'.repeat(52);
 const cid = 'c'.repeat(64);
@@ -68,6 +69,19 @@ test('the systemd driver is refused at start-up where systemd is not PID 1, nami
     () => cgroupDriver('systemd', () => false),
     /cgroup_driver = "systemd" needs systemd as PID 1.*cgroup_driver = "cgroupfs".*cgroupDriver: cgroupfs/,
   );
+});
+
+test('cgroup_driver = "auto" (the default) is systemd where systemd is PID 1 and cgroupfs elsewhere', () => {
+  assert.equal(
+    cgroupDriver('auto', () => true),
+    systemdDriver,
+  );
+  assert.equal(
+    cgroupDriver('auto', () => false),
+    cgroupfsDriver,
+  );
+  assert.equal(parseConfig('').runtime.cgroupDriver, 'auto');
+  assert.throws(() => parseConfig('[runtime]\ncgroup_driver = "systemd-ish"\n'), /runtime\.cgroup_driver.*one of auto, cgroupfs, systemd/);
 });
 
 test('pod limits under cgroupfs: cpu.weight, cpu.max and memory.max on v2; cpu.shares, the CFS pair and limit_in_bytes on v1', async (t) => {

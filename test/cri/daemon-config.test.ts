@@ -28,7 +28,7 @@ test('defaults match the documented ones', () => {
   assert.equal(c.root, '/var/lib/skiffd');
   assert.equal(c.state, '/run/skiffd');
   assert.equal(c.logLevel, 'info');
-  assert.deepEqual(c.runtime, { runtimePath: 'runc', runtimeRoot: '/run/skiffd/runc', conmonPath: 'conmon', cgroupDriver: 'cgroupfs' });
+  assert.deepEqual(c.runtime, { runtimePath: 'runc', runtimeRoot: '/run/skiffd/runc', conmonPath: 'conmon', cgroupDriver: 'auto' });
   assert.deepEqual(c.cni, { confDir: '/etc/cni/net.d', binDirs: ['/usr/lib/cni'] });
   assert.deepEqual(c.streaming, { address: '127.0.0.1', port: 0 });
   assert.deepEqual(c.registry, { mirrors: {}, configs: {} });
@@ -97,7 +97,7 @@ test('mistakes in the file name the key and what it accepts', () => {
     ['[metrics]\naddress = "localhost:9"', /metrics\.address: expected IP:PORT, such as 127\.0\.0\.1:1338/],
     ['log_format = "xml"', /log_format: expected one of logfmt, json, got "xml"/],
     ['[runtime]\nruntime = "runc"', /unknown key "runtime\.runtime" \(known keys in \[runtime\]: runtime_path, runtime_root, conmon_path, cgroup_driver\)/],
-    ['[runtime]\ncgroup_driver = "cgroupv2"', /runtime\.cgroup_driver: expected one of cgroupfs, systemd, got "cgroupv2"/],
+    ['[runtime]\ncgroup_driver = "cgroupv2"', /runtime\.cgroup_driver: expected one of auto, cgroupfs, systemd, got "cgroupv2"/],
     ['log_level = "verbose"', /log_level: expected one of debug, info, warn, error, got "verbose"/],
     ['root = "relative/dir"', /root: expected an absolute path, got "relative\/dir"/],
     ['root = 5', /root: expected a string, got 5/],
@@ -191,7 +191,7 @@ test('the binary: --help documents every flag and key, --version, bad config exi
   writeFileSync(file, '[runtime]\ncgroup_driver = "none"\n');
   const bad = await runSkiffd(['--config', file]);
   assert.equal(bad.code, 2);
-  assert.equal(bad.stderr, `skiffd: config file ${file}: runtime.cgroup_driver: expected one of cgroupfs, systemd, got "none"\n`);
+  assert.equal(bad.stderr, `skiffd: config file ${file}: runtime.cgroup_driver: expected one of auto, cgroupfs, systemd, got "none"\n`);
 
   const missing = await runSkiffd(['--config', join(dir, 'nope.toml')]);
   assert.equal(missing.code, 2);

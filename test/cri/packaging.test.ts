@@ -11,6 +11,7 @@ import { build } from '../../scripts/build-skiffd.mjs';
 import { runCommand } from '../support/commands.ts';
 import { needs } from '../support/prereq.ts';
 import { repoRoot } from '../support/skiffd.ts';
+import { cgroupDriver } from '../../node/skiffd/cgroups/driver.ts';
 
 const packaging = join(repoRoot, 'packaging');
 const read = (path: string) => readFileSync(join(packaging, path), 'utf8');
@@ -63,5 +64,7 @@ test('packaging: config.toml, crictl.yaml and the kubelet snippet agree', () => 
   assert.equal(crictl['image-endpoint'], `unix://${socket}`);
   const kubelet = yamlValues(read('kubelet/kubelet-config.yaml'));
   assert.equal(kubelet.containerRuntimeEndpoint, `unix://${socket}`);
-  assert.equal(kubelet.cgroupDriver, config.runtime.cgroupDriver);
+  // The packaged node is a systemd host: the kubelet's driver is the one skiffd's setting resolves to there.
+  assert.equal(config.runtime.cgroupDriver, 'auto');
+  assert.equal(kubelet.cgroupDriver, cgroupDriver(config.runtime.cgroupDriver, () => true).name);
 });

@@ -172,10 +172,13 @@ export function systemdBooted(root = '/run/systemd/system'): boolean {
 }
 
 /**
- * The driver for `[runtime] cgroup_driver`, or an error that says what to change. The systemd driver
- * needs systemd as PID 1: without it every container would fail, so skiffd refuses to start instead.
+ * The driver for `[runtime] cgroup_driver`, or an error that says what to change. `auto` follows the
+ * host, as the kubelet's own default does on a systemd host: a kubelet that takes its driver from the
+ * runtime then matches. The systemd driver needs systemd as PID 1: without it every container would
+ * fail, so skiffd refuses to start instead.
  */
-export function cgroupDriver(name: CgroupDriverName, booted: () => boolean = systemdBooted): CgroupDriver {
+export function cgroupDriver(name: CgroupDriverName | 'auto', booted: () => boolean = systemdBooted): CgroupDriver {
+  if (name === 'auto') return booted() ? systemdDriver : cgroupfsDriver;
   if (name === 'cgroupfs') return cgroupfsDriver;
   if (!booted())
     throw new Error(

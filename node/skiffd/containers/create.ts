@@ -11,6 +11,7 @@ import {
   type Mount,
   type PodSandboxConfig,
 } from '../../../proto/gen/runtime/v1/api.ts';
+import { containerAppArmorProfile } from '../apparmor/index.ts';
 import { recursiveReadOnlySupport } from '../oci/features.ts';
 import { OciRuntimeError } from '../oci/runtime.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
@@ -71,6 +72,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
   }
 
   const seccompProfile = await loadSeccompProfile(config);
+  const apparmorProfile = containerAppArmorProfile(config.linux?.securityContext, store.apparmor);
 
   const id = randomBytes(32).toString('hex');
   const dir = store.dir(id);
@@ -149,6 +151,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         hostDevices: privileged ? hostDevices() : undefined,
         targetPidNamespace,
         seccompProfile,
+        apparmorProfile,
         host: store.host,
       });
       await Promise.all([

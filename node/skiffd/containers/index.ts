@@ -4,6 +4,7 @@
 // before the socket listens.
 import { join } from 'node:path';
 import type { SkiffdConfig } from '../config.ts';
+import type { AppArmorPolicy } from '../apparmor/index.ts';
 import { cgroupfsDriver, type CgroupDriver } from '../cgroups/driver.ts';
 import type { ImageManager } from '../images/image-manager.ts';
 import type { Logger } from '../logger.ts';
@@ -43,7 +44,7 @@ export function imageResolver(images: ImageManager): ImageResolver {
 export async function openContainers(
   config: SkiffdConfig,
   log: Logger,
-  deps: { pods: PodLookup; images: ImageManager; cgroups?: CgroupDriver },
+  deps: { pods: PodLookup; images: ImageManager; cgroups?: CgroupDriver; apparmor?: AppArmorPolicy },
 ): Promise<ContainerManager> {
   const cgroups = deps.cgroups ?? cgroupfsDriver;
   const runtime = makeOciRuntime({
@@ -61,6 +62,7 @@ export async function openContainers(
     images: imageResolver(deps.images),
     log: log.child({ subsystem: 'containers' }),
     cgroups,
+    apparmor: deps.apparmor,
   });
   await manager.init();
   return manager;

@@ -90,6 +90,8 @@ export interface SpecInput {
   targetPidNamespace?: string;
   /** The parsed Localhost seccomp profile (OCI format), when the config names one. */
   seccompProfile?: unknown;
+  /** The AppArmor profile to run under (resolved by apparmor/), absent for none. */
+  apparmorProfile?: string;
   host: HostFacts;
 }
 
@@ -167,6 +169,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
       capabilities: { bounding: withAmbient, effective: withAmbient, permitted: withAmbient, inheritable: [], ambient },
       noNewPrivileges: sc?.noNewPrivs ?? false,
       oomScoreAdj: oomScoreAdj(config.linux?.resources, input.host.daemonOomScoreAdj),
+      ...(input.apparmorProfile ? { apparmorProfile: input.apparmorProfile } : {}),
     },
     root: { path: input.rootfsPath, readonly: sc?.readonlyRootfs ?? false },
     mounts,

@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
+import { appArmorHost, DEFAULT_PROFILE_NAME, type AppArmorPolicy } from '../apparmor/index.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
@@ -48,6 +49,7 @@ export class ContainerStore {
   readonly monitorCheckedAt = new Map<string, number>();
   /** Facts of this host the spec builder needs; read once at init. */
   host!: HostFacts;
+  readonly apparmor: AppArmorPolicy;
   private readonly records = new Map<string, ContainerRecord>();
   private readonly names = new Map<string, string>();
   private readonly imageLeases = new Map<string, () => void>();
@@ -64,6 +66,7 @@ export class ContainerStore {
     this.images = options.images;
     this.log = options.log ?? { info: () => {}, warn: () => {} };
     this.exits = new ExitWatcher(this.exitDir);
+    this.apparmor = options.apparmor ?? { host: appArmorHost(), defaultProfile: DEFAULT_PROFILE_NAME };
     this.events.setMaxListeners(0);
   }
 

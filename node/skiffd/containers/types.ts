@@ -1,5 +1,6 @@
 // What the container subsystem needs from its neighbours (images, pods, a logger) and what it
 // reports (views, events).
+import type { AppArmorPolicy } from '../apparmor/index.ts';
 import type { CgroupDriver } from '../cgroups/driver.ts';
 import type { ContainerEventType, ContainerState } from '../../../proto/gen/runtime/v1/api.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
@@ -50,6 +51,8 @@ export interface ContainerManagerOptions {
   cgroups?: CgroupDriver;
   /** Overrides of facts read from the host (tests). */
   host?: Partial<HostFacts>;
+  /** AppArmor on this node and the default profile (none: AppArmor read from the host, its default assumed loaded). */
+  apparmor?: AppArmorPolicy;
 }
 
 export interface ContainerEvent {

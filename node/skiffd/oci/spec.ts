@@ -14,6 +14,8 @@ export interface OciProcess {
   terminal?: boolean;
   user: { uid: number; gid: number; additionalGids?: number[]; umask?: number };
   args: string[];
+  /** The AppArmor profile the runtime applies to the process (and to every exec that starts from it). */
+  apparmorProfile?: string;
   env: string[];
   cwd: string;
   capabilities?: {

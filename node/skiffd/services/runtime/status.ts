@@ -16,6 +16,7 @@ export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, reque
     info.config = JSON.stringify(redactedConfig(ctx.config));
     const { network } = findCniNetwork(ctx.config.cni.confDir);
     info.network = JSON.stringify({ podCidr: ctx.network.podCidr, cniNetwork: network ?? null });
+    info.apparmor = JSON.stringify(ctx.apparmor);
   }
   // The one handler (""), the configured OCI runtime: recursive read-only mounts as its own
   // `features` command and the kernel allow; user namespaces as the check at startup found.

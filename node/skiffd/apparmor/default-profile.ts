@@ -1,0 +1,53 @@
+// skiffd's default AppArmor profile, generated for what this kernel mediates. It allows what a
+// workload normally does (files, network, capabilities the OCI spec grants) and denies what lets a
+// container reach past its own boundary, as the field's default profiles do: mounting, writing the
+// kernel's knobs under /proc and /sys, reading firmware and security state, and signals or ptrace
+// across the profile's boundary. Workloads that need any of it ask for Unconfined or a profile of
+// their own.
+
+export const DEFAULT_PROFILE_NAME = 'skiffd-default';
+
+export interface ProfileAbilities {
+  /** The kernel mediates signals (securityfs `features/signal`). */
+  signal: boolean;
+  /** The kernel mediates ptrace (securityfs `features/ptrace`). */
+  ptrace: boolean;
+}
+
+/** The profile's text for apparmor_parser. Self-contained: no includes, so it loads on any AppArmor 2.x or 3.x. */
+export function defaultProfile(name: string, abilities: ProfileAbilities): string {
+  const rules = [
+    'network,',
+    'capability,',
+    'file,',
+    'umount,',
+    '',
+    '# No new mounts: a mount could uncover what the runtime masked or bound read-only.',
+    'deny mount,',
+    '',
+    "# /proc: a process's own entries stay writable; nothing else at the top level is.",
+    'deny /proc/{[^0-9s]*,s,s[^y]*,sy,sy[^s]*,sys?*}{,/**} w,',
+    'deny /proc/{kcore,sysrq-trigger} rwklx,',
+    "# /proc/sys: only the IPC namespace's own settings (kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*).",
+    'deny /proc/sys/{[^kf]**,k[^e]**,f[^s]**,fs/[^m]**,fs/m[^q]**} w,',
+    'deny /proc/sys/kernel/{[^sm]**,s,s[^he]**,sh,sh[^m]**,se,se[^m]**,sem?**,m,m[^s]**,ms,ms[^g]**} w,',
+    '',
+    '# /sys: read-only but for cgroupfs; firmware, powercap and LSM state not even readable.',
+    'deny /sys/{[^f]**,f[^s]**,fs/[^c]**,fs/c[^g]**,fs/cg[^r]**} wklx,',
+    'deny /sys/firmware/** rwklx,',
+    'deny /sys/devices/virtual/powercap/** rwklx,',
+    'deny /sys/kernel/security/** rwklx,',
+  ];
+  if (abilities.signal) {
+    rules.push(
+      '',
+      '# Signals from the node (the runtime stopping it) and within the container; none to anything else.',
+      'signal (receive) peer=unconfined,',
+      `signal (send,receive) peer=${name},`,
+    );
+  }
+  if (abilities.ptrace) {
+    rules.push('', '# ptrace and /proc reads of processes only within the profile.', `ptrace (trace,read,tracedby,readby) peer=${name},`);
+  }
+  return [`profile ${name} flags=(attach_disconnected,mediate_deleted) {`, ...rules.map((r) => (r ? `  ${r}` : '')), '}', ''].join('\n');
+}
