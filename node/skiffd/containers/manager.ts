@@ -51,6 +51,7 @@ export class ContainerManager {
 
   async close(): Promise<void> {
     this.store.exits.close();
+    this.store.oomKills.close();
     this.store.runtime.close?.();
     this.store.events.removeAllListeners();
   }

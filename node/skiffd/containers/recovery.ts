@@ -15,6 +15,7 @@ export async function recoverContainers(store: ContainerStore): Promise<void> {
   await mkdir(store.containersDir, { recursive: true, mode: 0o711 });
   await mkdir(store.socketDir, { recursive: true });
   await sweepIdmappedMounts(store.idmapDir);
+  if (!store.oomKills.open()) store.log.warn('cannot read the kernel log (/dev/kmsg): an OOM kill is reported only when conmon saw it');
   // Watch first, so an exit during recovery is not missed.
   await store.exits.start();
   store.exits.on('exit', (id: string) => void observeExit(store, id));

@@ -4,7 +4,7 @@
 // container's files; the operations (create.ts, start.ts, stop.ts, exec.ts, status.ts,
 // recovery.ts) work through it.
 import { EventEmitter } from 'node:events';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import { appArmorHost, DEFAULT_PROFILE_NAME, type AppArmorPolicy } from '../apparmor/index.ts';
@@ -16,6 +16,7 @@ import { nowNs } from '../util/clock.ts';
 import { KeyedLock } from '../util/keyed-lock.ts';
 import { invalidArgument, notFound } from './errors.ts';
 import { ExitWatcher, readExit, type ExitInfo } from './exits.ts';
+import { OomKills } from './oom-kills.ts';
 import type { ContainerRecord } from './record.ts';
 import { rootfsDirs } from './rootfs.ts';
 import type { HostFacts } from './spec-builder.ts';
@@ -36,6 +37,8 @@ export class ContainerStore {
   readonly log: ContainerLogger;
   readonly events = new EventEmitter();
   readonly exits: ExitWatcher;
+  /** OOM kills the kernel logged, for those conmon could not see (oom-kills.ts). */
+  readonly oomKills = new OomKills();
   /** CPU readings for usage_nano_cores, one per live container. */
   readonly cpuRate = new CpuRate();
   /** Containers the runtime already holds in "created" state (adopted after a crash mid-start). */
@@ -185,8 +188,14 @@ export class ContainerStore {
     }
   }
 
-  exitOf(id: string): Promise<ExitInfo | undefined> {
-    return readExit(this.exitDir, this.persistDir(id), id);
+  async exitOf(id: string): Promise<ExitInfo | undefined> {
+    const exit = await readExit(this.exitDir, this.persistDir(id), id);
+    if (!exit || exit.oomKilled || !this.oomKills.struck(id)) return exit;
+    // Recorded where conmon records it, so the answer stays the same after the kernel log has moved on.
+    try {
+      writeFileSync(join(this.persistDir(id), 'oom'), '');
+    } catch {}
+    return { ...exit, oomKilled: true };
   }
 
   async runtimeSpec(id: string): Promise<OciSpec | undefined> {

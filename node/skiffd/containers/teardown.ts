@@ -66,6 +66,7 @@ export async function destroy(store: ContainerStore, id: string, record: Contain
   }
   store.mounted.delete(id);
   store.runtimeCreated.delete(id);
+  store.oomKills.forget(id);
   // One rename takes the container out of the store (recovery never sees it again); deleting
   // its files, which can be many in the writable layer, happens off the call.
   const trash = join(store.trashDir, `${id}-${randomBytes(4).toString('hex')}`);

@@ -1,0 +1,82 @@
+// Which containers the kernel's OOM killer struck, read from the kernel log (/dev/kmsg), as cAdvisor
+// reads it for the kubelet. conmon records an OOM kill only while it can still read the container's
+// memory.events; under the systemd driver systemd removes a scope's cgroup as soon as its last process
+// is gone, and conmon 2.1 (Debian 12's) can lose that race, so a container the OOM killer ended would be
+// reported as an Error. The kernel logs every kill with the victim's cgroup ("oom-kill:...,task_memcg=
+// PATH,task=...") before it sends the signal, so by the time conmon writes the exit file the record is
+// there: reading the log then, without waiting, gives the same answer however the race went.
+import { closeSync, constants, openSync, readSync } from 'node:fs';
+
+/** skiffd names container cgroups skiffd-<id> (cgroupfs) or skiffd-<id>.scope (systemd). */
+const CONTAINER_CGROUP = /\/skiffd-([0-9a-f]{64})(?:\.scope)?(?:\/|$)/;
+/** A record is at most this long (the kernel's own bound, PRINTK_MESSAGE_MAX, is 2 KiB). */
+const RECORD_MAX = 8192;
+/** Containers remembered at most: kills of removed containers are forgotten first. */
+const REMEMBERED = 4096;
+
+export class OomKills {
+  private fd: number | undefined;
+  private readonly struckIds = new Set<string>();
+  private readonly buffer = Buffer.alloc(RECORD_MAX);
+
+  constructor(private readonly path = '/dev/kmsg') {}
+
+  /** Opens the log and reads what it holds (kills from before a restart of skiffd are in it). False when it cannot be read. */
+  open(): boolean {
+    try {
+      this.fd = openSync(this.path, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch {
+      return false;
+    }
+    this.drain();
+    return true;
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  /** True when the kernel log says the OOM killer killed a process in this container's cgroup. */
+  struck(id: string): boolean {
+    this.drain();
+    return this.struckIds.has(id);
+  }
+
+  forget(id: string): void {
+    this.struckIds.delete(id);
+  }
+
+  /** Reads every record written since the last read; never waits (the log is open non-blocking). */
+  private drain(): void {
+    if (this.fd === undefined) return;
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(this.fd, this.buffer, 0, RECORD_MAX, null);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EAGAIN') return;
+        // Records were overwritten before they were read: the next read goes on from the oldest left.
+        if (code === 'EPIPE') continue;
+        this.close();
+        return;
+      }
+      if (n <= 0) return;
+      this.take(this.buffer.toString('utf8', 0, n));
+    }
+  }
+
+  private take(record: string): void {
+    // "PRIORITY,SEQUENCE,TIMESTAMP,FLAGS;MESSAGE" then continuation lines.
+    const message = record.slice(record.indexOf(';') + 1);
+    const at = message.indexOf('task_memcg=');
+    if (at < 0 || !message.includes('oom-kill:')) return;
+    const path = message.slice(at + 'task_memcg='.length).split(/[,\s]/, 1)[0];
+    const id = CONTAINER_CGROUP.exec(path)?.[1];
+    if (!id) return;
+    this.struckIds.delete(id);
+    this.struckIds.add(id);
+    if (this.struckIds.size > REMEMBERED) this.struckIds.delete(this.struckIds.values().next().value!);
+  }
+}
