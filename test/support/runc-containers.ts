@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
+import type { AppArmorPolicy } from '../../node/skiffd/apparmor/index.ts';
 import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
 import { makeOciRuntime } from '../../node/skiffd/oci/index.ts';
 import { allCgroupDirs } from '../../node/skiffd/cgroups/layout.ts';
@@ -25,7 +26,7 @@ export interface RuncContainers {
 /** `image: { image: 'busybox' }` resolves to a busybox rootfs whose command is `sh`. */
 export async function startRuncContainers(
   t: TestContext,
-  options: { log?: ConstructorParameters<typeof ContainerManager>[0]['log'] } = {},
+  options: { log?: ConstructorParameters<typeof ContainerManager>[0]['log']; apparmor?: AppArmorPolicy } = {},
 ): Promise<RuncContainers> {
   const dir = mkdtempSync('/tmp/skc-');
   const rootfs = makeBusyboxRootfs({ parent: dir });
@@ -34,6 +35,7 @@ export async function startRuncContainers(
   const state = join(dir, 'state');
   const manager = new ContainerManager({
     ...(options.log ? { log: options.log } : {}),
+    ...(options.apparmor ? { apparmor: options.apparmor } : {}),
     root: join(dir, 'root'),
     state,
     runtime: makeOciRuntime({ root: join(state, 'runc') }),
