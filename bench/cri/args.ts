@@ -8,6 +8,8 @@ export interface BenchArgs {
   samples: number;
   warmup: number;
   only?: PeerName;
+  /** skiffd once per cgroup driver (systemd and cgroupfs) beside containerd. */
+  drivers: boolean;
   json: boolean;
   skiffd: SkiffdBuild;
   memoryContainers: number;
@@ -51,6 +53,13 @@ Flags:
   --warmup N             untimed samples run first (default 2)
   --only skiffd|containerd
                          measure one runtime only
+  --drivers              on a node booted with systemd: skiffd twice, with the systemd and with the
+                         cgroupfs cgroup driver (skiffd-cgroupfs), beside containerd with
+                         SystemdCgroup = true; adds the ratio of skiffd's systemd driver to its cgroupfs one.
+                         Without it, containerd's driver follows the host (systemd where it is PID 1)
+                         and skiffd runs with its default (auto), so both match.
+                         Under the systemd driver every pod names a slice of its own as its cgroup parent,
+                         as a kubelet's pods do (skiffbench-pod<uid>.slice, stopped at the end)
   --json                 print the results as JSON on stdout (progress stays on stderr);
                          with npm use \`npm run -s bench:cri -- --json\` so npm's banner stays out
   --skiffd-bin PATH      run this skiffd build (dist/skiffd.cjs or the executable dist/skiffd)
@@ -107,6 +116,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     samples: 30,
     warmup: 2,
     json: false,
+    drivers: false,
     skiffd: { kind: 'bundle' },
     memoryContainers: 10,
     critestRounds: 1,
@@ -130,6 +140,9 @@ export function parseArgs(argv: string[]): BenchArgs {
       case '-h':
       case '--help':
         a.help = true;
+        break;
+      case '--drivers':
+        a.drivers = true;
         break;
       case '--samples':
         a.samples = int(flag, value(), 1);

@@ -6,6 +6,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, rmdirSync, writ
 import { join } from 'node:path';
 import { createChannel, createClient } from 'nice-grpc';
 import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
+import { systemdBooted } from '../../node/skiffd/cgroups/driver.ts';
 import { deleteRuncContainers, killAll, listProcesses, onPath, unmountAllUnder } from './host.ts';
 import { PAUSE_ARGV } from './images.ts';
 import { createNetwork } from './network.ts';
@@ -29,6 +30,7 @@ function configToml(o: {
   sandboxImage: string;
   registryHost: string;
   mirrors: Record<string, string>;
+  systemdCgroup: boolean;
 }): string {
   const cri = 'plugins."io.containerd.grpc.v1.cri"';
   return `version = 2
@@ -67,7 +69,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [${cri}.containerd.runtimes.runc.options]
         Root = ${q(o.runcRoot)}
-        SystemdCgroup = false
+        SystemdCgroup = ${o.systemdCgroup}
   [${cri}.registry.mirrors.${q(o.registryHost)}]
     endpoint = [${q(`http://${o.registryHost}`)}]
 ${Object.entries(o.mirrors)
@@ -104,7 +106,9 @@ export async function startContainerdPeer(dir: string, registryHost: string, san
   for (const d of [root, state]) mkdirSync(d, { recursive: true });
   const net = createNetwork(join(dir, 'cni'), 'ctb', 'containerd');
   const configFile = join(dir, 'config.toml');
-  writeFileSync(configFile, configToml({ root, state, socket, runcRoot, cniConfDir: net.confDir, sandboxImage, registryHost, mirrors }));
+  // Matched to the host, as a node is set up: the systemd driver where systemd is PID 1.
+  const systemdCgroup = systemdBooted();
+  writeFileSync(configFile, configToml({ root, state, socket, runcRoot, cniConfDir: net.confDir, sandboxImage, registryHost, mirrors, systemdCgroup }));
 
   // containerd 1.6 puts shim sockets under /run/containerd/s whatever its state dir is; remove the
   // (empty) directories afterwards if this run created them.
@@ -172,7 +176,8 @@ export async function startContainerdPeer(dir: string, registryHost: string, san
     const version = await waitForServing(runtime, hasExited, logFile, 30_000);
     return {
       name: 'containerd',
-      description: `containerd ${version}`,
+      description: `containerd ${version}, ${systemdCgroup ? 'SystemdCgroup = true' : 'cgroupfs'}`,
+      cgroupDriver: systemdCgroup ? 'systemd' : 'cgroupfs',
       runtime,
       images,
       daemonPid: child.pid!,

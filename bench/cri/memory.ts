@@ -4,7 +4,7 @@
 // sum over many monitors; private is what would be freed if a process went away.
 import { memoryOf, sumMemory, type Memory } from './host.ts';
 import type { Peer } from './peer.ts';
-import { containerConfig, podConfig, removeAllPods } from './workload.ts';
+import { cgroupParentFor, containerConfig, podConfig, removeAllPods } from './workload.ts';
 
 export interface PerContainer {
   containers: number;
@@ -52,7 +52,7 @@ export async function perContainerMemory(peer: Peer, image: string, n: number, l
   const signal = () => ({ signal: AbortSignal.timeout(rpcTimeoutMs) });
   try {
     for (let i = 0; i < n; i++) {
-      const sandboxConfig = podConfig(`mem-${i}`, logDir);
+      const sandboxConfig = podConfig(`mem-${i}`, logDir, cgroupParentFor(peer.cgroupDriver));
       const { podSandboxId } = await peer.runtime.runPodSandbox({ config: sandboxConfig }, signal());
       const { containerId } = await peer.runtime.createContainer({ podSandboxId, config: containerConfig('work', image), sandboxConfig }, signal());
       await peer.runtime.startContainer({ containerId }, signal());

@@ -7,12 +7,15 @@ import type { ImageServiceDefinition, RuntimeServiceDefinition } from '../../pro
 export type RuntimeClient = Client<typeof RuntimeServiceDefinition>;
 export type ImageClient = Client<typeof ImageServiceDefinition>;
 
-export type PeerName = 'skiffd' | 'containerd';
+/** `skiffd-cgroupfs`: skiffd with the cgroupfs driver beside skiffd with the systemd one (--drivers). */
+export type PeerName = 'skiffd' | 'skiffd-cgroupfs' | 'containerd';
 
 export interface Peer {
   name: PeerName;
   /** e.g. "skiffd 0.1.0 (bundle)" / "containerd 1.6.20~ds1". */
   description: string;
+  /** Who makes its pods' and containers' cgroups. */
+  cgroupDriver: 'systemd' | 'cgroupfs';
   runtime: RuntimeClient;
   images: ImageClient;
   daemonPid: number;

@@ -54,13 +54,29 @@ export interface BenchResult {
   peers: Partial<Record<PeerName, PeerResult>>;
   /** skiffd/containerd per call, from this run. */
   ratios: Partial<Record<Op, { p50: number; p90: number; target?: number; met?: boolean }>>;
+  /** skiffd's systemd driver over its cgroupfs driver per call (--drivers). */
+  driverRatios?: Partial<Record<Op, { p50: number; p90: number; target: number; met: boolean }>>;
   containerdNote?: string;
   /** critest -benchmark per runtime, all rounds pooled. */
   critest?: { rounds: number; peers: Partial<Record<PeerName, Partial<Record<CritestOp, CritestSummary>>>>; note?: string };
 }
 
+/** The systemd driver's cost over the cgroupfs driver's that each call must stay within. */
+export const DRIVER_TARGET_RATIO = 1.2;
+
 export function computeRatios(result: BenchResult): void {
   const s = result.peers.skiffd?.ops;
+  const fs = result.peers['skiffd-cgroupfs']?.ops;
+  if (s && fs) {
+    result.driverRatios = {};
+    for (const op of LIFECYCLE_OPS) {
+      const a = s[op];
+      const b = fs[op];
+      if (!a || !b || a.n === 0 || b.n === 0) continue;
+      const r = { p50: a.p50 / b.p50, p90: a.p90 / b.p90 };
+      result.driverRatios[op] = { ...r, target: DRIVER_TARGET_RATIO, met: r.p50 <= DRIVER_TARGET_RATIO };
+    }
+  }
   const c = result.peers.containerd?.ops;
   if (!s || !c) return;
   for (const op of ALL_OPS) {
@@ -78,6 +94,7 @@ export function formatText(result: BenchResult): string {
   const cell = (v: Summary | undefined, k: 'p50' | 'p90') => (v && v.n > 0 ? ms(v[k]) + (k === 'p50' && v.n < result.samples ? ` (n=${v.n})` : '') : '-');
   const s = result.peers.skiffd;
   const c = result.peers.containerd;
+  const fs = result.peers['skiffd-cgroupfs'];
   const out: string[] = [];
   out.push(`CRI benchmark ${result.date}, ${result.samples} samples per call (+${result.warmup} warm-up), latency in ms`);
   out.push(
@@ -87,13 +104,18 @@ export function formatText(result: BenchResult): string {
   if (result.containerdNote) out.push(result.containerdNote);
   out.push('');
   const header = ['call'];
-  if (s) header.push('skiffd p50', 'p90');
+  if (s) header.push(fs ? 'skiffd (systemd) p50' : 'skiffd p50', 'p90');
+  if (fs) header.push('skiffd (cgroupfs) p50', 'p90', 'systemd/cgroupfs p50');
   if (c) header.push('containerd p50', 'p90');
   if (s && c) header.push('ratio p50', 'p90');
   header.push('target', 'met', 'anchor p50', 'p90');
   const rows = ALL_OPS.map((op) => {
     const row: string[] = [op];
     if (s) row.push(cell(s.ops[op], 'p50'), cell(s.ops[op], 'p90'));
+    if (fs) {
+      const d = result.driverRatios?.[op];
+      row.push(cell(fs.ops[op], 'p50'), cell(fs.ops[op], 'p90'), d ? `${ratio(d.p50, 1)}${d.met ? '' : ' (over 1.2x)'}` : '-');
+    }
     if (c) row.push(cell(c.ops[op], 'p50'), cell(c.ops[op], 'p90'));
     if (s && c) {
       const r = result.ratios[op];
@@ -108,6 +130,7 @@ export function formatText(result: BenchResult): string {
   out.push('');
   out.push('target: skiffd/containerd ratio. met: skiffd p50 and p90 both at or below target x containerd in this run;');
   out.push('  "*" where containerd has no number in this run, so the containerd anchor (1.6.20, critest, design note) stands in.');
+  if (fs) out.push(`systemd/cgroupfs: skiffd's p50 under the systemd driver over its p50 under cgroupfs, in this run (target <= ${DRIVER_TARGET_RATIO}x).`);
 
   for (const [name, p] of Object.entries(result.peers)) {
     const m = p!.memory;
@@ -119,7 +142,7 @@ export function formatText(result: BenchResult): string {
     );
     const pc = m.perContainer;
     if (pc) {
-      const helper = name === 'skiffd' ? 'conmon' : 'shim + pause';
+      const helper = name.startsWith('skiffd') ? 'conmon' : 'shim + pause';
       out.push(`  per running container (${pc.containers} pods x 1 container; ${pc.helpersBefore} -> ${pc.helpersAfter} ${helper} processes):`);
       out.push(`    ${helper}: RSS ${mb(pc.helpers.rss)}, PSS ${mb(pc.helpers.pss)}, private ${mb(pc.helpers.priv)}`);
       out.push(

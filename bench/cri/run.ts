@@ -16,7 +16,23 @@ import { critestBenchmark, summarizeCritest, type CritestSamples } from './crite
 import { kitMissing, startKitRegistry, type KitRegistry } from '../../test/support/cri-conformance.ts';
 import { freePort } from '../../test/support/netns.ts';
 import { summarize } from './stats.ts';
-import { imageSample, lifecycleSample, recorder, removeAllPods, type LifecycleState, type Op, type RunOptions, type Samples } from './workload.ts';
+import {
+  BENCH_SLICE,
+  cgroupParentFor,
+  imageSample,
+  lifecycleSample,
+  recorder,
+  removeAllPods,
+  type LifecycleState,
+  type Op,
+  type RunOptions,
+  type Samples,
+} from './workload.ts';
+import { systemdBooted } from '../../node/skiffd/cgroups/driver.ts';
+import { run } from './host.ts';
+
+/** Stops a unit (the benchmark's pod slices), bounded; one that is not loaded is fine. */
+const stopUnit = (unit: string) => run('systemctl', ['stop', unit], 30_000).then(() => {});
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -77,7 +93,7 @@ async function interleaved(
       result: results[peer.name]!,
       samples: {},
       state: {},
-      options: { rpcTimeoutMs: args.rpcTimeoutMs, logDir: join(dir, peer.name, 'logs') },
+      options: { rpcTimeoutMs: args.rpcTimeoutMs, logDir: join(dir, peer.name, 'logs'), cgroupParent: cgroupParentFor(peer.cgroupDriver) },
     };
     const signal = () => ({ signal: AbortSignal.timeout(args.rpcTimeoutMs) });
     try {
@@ -133,7 +149,11 @@ async function main(args: BenchArgs): Promise<number> {
   }
 
   const loadStart = loadAverage();
-  const wanted: PeerName[] = args.only ? [args.only] : ['skiffd', 'containerd'];
+  if (args.drivers && !systemdBooted()) {
+    say('bench:cri: --drivers compares the systemd and cgroupfs drivers and needs systemd as PID 1 (a node booted with systemd)');
+    return 2;
+  }
+  const wanted: PeerName[] = args.only ? [args.only] : args.drivers ? ['skiffd', 'skiffd-cgroupfs', 'containerd'] : ['skiffd', 'containerd'];
   const result: BenchResult = {
     date: new Date().toISOString(),
     command: `npm run bench:cri -- ${process.argv.slice(2).join(' ')}`.trim(),
@@ -179,6 +199,7 @@ async function main(args: BenchArgs): Promise<number> {
     return results.some((r) => r.errors.length > 0) ? 1 : 0;
   }
 
+  if (systemdBooted()) undo.push({ what: `stopping ${BENCH_SLICE}`, fn: () => stopUnit(BENCH_SLICE) });
   say(`starting a registry with the benchmark images`);
   const images = await startImageRegistry();
   undo.push({ what: 'stopping the registry', fn: () => images.registry.stop() });
@@ -200,10 +221,15 @@ async function main(args: BenchArgs): Promise<number> {
     mkdirSync(join(peerDir, 'logs'), { recursive: true });
     say(`starting ${name}`);
     try {
+      // With --drivers, skiffd runs once per driver; otherwise with its default (auto), like containerd matched to the host.
       const peer =
-        name === 'skiffd'
-          ? await startSkiffdPeer(peerDir, images.registry.host, args.skiffd, { mirrors })
-          : await startContainerdPeer(peerDir, images.registry.host, images.pause, mirrors);
+        name === 'containerd'
+          ? await startContainerdPeer(peerDir, images.registry.host, images.pause, mirrors)
+          : await startSkiffdPeer(peerDir, images.registry.host, args.skiffd, {
+              mirrors,
+              name,
+              cgroupDriver: name === 'skiffd-cgroupfs' ? 'cgroupfs' : args.drivers ? 'systemd' : undefined,
+            });
       undo.push({ what: `tearing down ${name}`, fn: () => peer.teardown() });
       peers.push(peer);
       result.peers[name] = { description: peer.description, ops: {}, raw: {}, errors: [], memory: { idle: await idleMemory(peer) } };

@@ -2,6 +2,7 @@
 // scripts/build-skiffd.mjs, without the single-executable step) into the run's temp dir and run with
 // node, so the numbers are for what ships and not for tsx's on-the-fly compilation.
 import { mkdirSync } from 'node:fs';
+import { CgroupDriver } from '../../proto/gen/runtime/v1/api.ts';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot, skiffdCommand, startSkiffd, type SkiffdHandle } from '../../test/support/skiffd.ts';
@@ -45,7 +46,15 @@ export async function startSkiffdPeer(
   dir: string,
   registryHost: string,
   build: SkiffdBuild,
-  options: { logLevel?: string; mirrors?: Record<string, string>; nodeFlags?: string[] } = {},
+  options: {
+    logLevel?: string;
+    mirrors?: Record<string, string>;
+    nodeFlags?: string[];
+    /** The peer's name in the results (default skiffd). */
+    name?: 'skiffd' | 'skiffd-cgroupfs';
+    /** [runtime] cgroup_driver (default: skiffd's own, auto). */
+    cgroupDriver?: 'systemd' | 'cgroupfs';
+  } = {},
 ): Promise<Peer> {
   const logLevel = options.logLevel ?? 'info';
   const mirrors = Object.entries(options.mirrors ?? {});
@@ -58,6 +67,7 @@ export async function startSkiffdPeer(
     options.nodeFlags?.length && built.command[0] === process.execPath ? [built.command[0], ...options.nodeFlags, ...built.command.slice(1)] : built.command;
   const config = [
     `log_level = ${JSON.stringify(logLevel)}`,
+    ...(options.cgroupDriver ? ['[runtime]', `cgroup_driver = ${JSON.stringify(options.cgroupDriver)}`] : []),
     '[cni]',
     `conf_dir = ${JSON.stringify(net.confDir)}`,
     'bin_dir = "/usr/lib/cni"',
@@ -78,6 +88,8 @@ export async function startSkiffdPeer(
   }
   const runcRoot = join(d.state, 'runc');
   const version = await d.runtime.version({}, { signal: AbortSignal.timeout(10_000) });
+  const runtimeConfig = await d.runtime.runtimeConfig({}, { signal: AbortSignal.timeout(10_000) });
+  const cgroupDriver = runtimeConfig.linux?.cgroupDriver === CgroupDriver.SYSTEMD ? 'systemd' : 'cgroupfs';
 
   const helperPids = () =>
     listProcesses()
@@ -99,8 +111,9 @@ export async function startSkiffdPeer(
   };
 
   return {
-    name: 'skiffd',
-    description: `skiffd ${version.runtimeVersion} (${label})`,
+    name: options.name ?? 'skiffd',
+    description: `skiffd ${version.runtimeVersion} (${label}), ${cgroupDriver} cgroup driver`,
+    cgroupDriver,
     runtime: d.runtime,
     images: d.images,
     daemonPid: d.child.pid!,

@@ -27,7 +27,18 @@ export const WORKLOAD_COMMAND = ['/bin/sh', '-c', "trap 'exit 0' TERM; sleep 360
 export interface RunOptions {
   rpcTimeoutMs: number;
   logDir: string;
+  /** The pod's cgroup_parent for a pod UID, as a kubelet sends it (none: the runtime's own). */
+  cgroupParent?: (uid: string) => string;
 }
+
+/**
+ * Under the systemd driver each pod gets a slice of its own, as a kubelet's pods do (runc has systemd make
+ * it with the first scope), under a slice of the benchmark's that the run stops at the end.
+ */
+export const BENCH_SLICE = 'skiffbench.slice';
+export const benchPodSlice = (uid: string) => `skiffbench-pod${uid.replaceAll('-', '_')}.slice`;
+/** The cgroup_parent a runtime's pods get: a slice under the systemd driver, the runtime's own choice under cgroupfs. */
+export const cgroupParentFor = (driver: 'systemd' | 'cgroupfs') => (driver === 'systemd' ? benchPodSlice : undefined);
 
 export class OpError extends Error {
   constructor(
@@ -54,12 +65,16 @@ async function timed<T>(into: number[] | undefined, op: Op, sample: number, call
   return value;
 }
 
-export function podConfig(name: string, logDir: string): DeepPartial<PodSandboxConfig> {
+export function podConfig(name: string, logDir: string, cgroupParent?: (uid: string) => string): DeepPartial<PodSandboxConfig> {
+  const uid = `bench-${randomBytes(6).toString('hex')}`;
   return {
-    metadata: { name, uid: `bench-${randomBytes(6).toString('hex')}`, namespace: 'skiff-bench', attempt: 0 },
+    metadata: { name, uid, namespace: 'skiff-bench', attempt: 0 },
     hostname: name,
     logDirectory: logDir,
-    linux: { securityContext: { namespaceOptions: { network: NamespaceMode.POD, pid: NamespaceMode.CONTAINER, ipc: NamespaceMode.POD } } },
+    linux: {
+      ...(cgroupParent ? { cgroupParent: cgroupParent(uid) } : {}),
+      securityContext: { namespaceOptions: { network: NamespaceMode.POD, pid: NamespaceMode.CONTAINER, ipc: NamespaceMode.POD } },
+    },
   };
 }
 
@@ -92,7 +107,7 @@ export interface LifecycleState {
  */
 export async function lifecycleSample(runtime: RuntimeClient, image: string, i: number, into: Recorder, state: LifecycleState, o: RunOptions): Promise<void> {
   const t = o.rpcTimeoutMs;
-  const sandboxConfig = podConfig(`bench-${i}`, o.logDir);
+  const sandboxConfig = podConfig(`bench-${i}`, o.logDir, o.cgroupParent);
   const { podSandboxId } = await timed(into('RunPodSandbox'), 'RunPodSandbox', i, () => runtime.runPodSandbox({ config: sandboxConfig }, deadline(t)));
   try {
     if (state.containerError === undefined) {

@@ -1,0 +1,46 @@
+// bench:cri --drivers: skiffd's systemd driver set against its cgroupfs driver, call by call, and the
+// pod slices a kubelet would give pods under the systemd driver.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseArgs } from '../../bench/cri/args.ts';
+import { computeRatios, formatText, type BenchResult } from '../../bench/cri/report.ts';
+import { summarize } from '../../bench/cri/stats.ts';
+import { benchPodSlice, cgroupParentFor, podConfig } from '../../bench/cri/workload.ts';
+
+const peer = (description: string, p50: number) => ({
+  description,
+  ops: { RunPodSandbox: summarize([p50, p50, p50]), CreateContainer: summarize([p50 / 2, p50 / 2, p50 / 2]) },
+  raw: {},
+  errors: [],
+});
+
+test('--drivers: the systemd/cgroupfs ratio per call against its 1.2x bound, in the table', () => {
+  assert.equal(parseArgs(['--drivers']).drivers, true);
+  assert.equal(parseArgs([]).drivers, false);
+  const result: BenchResult = {
+    date: 'now',
+    command: 'npm run bench:cri -- --drivers',
+    machine: { cpus: 2, model: 'test', kernel: '6.1', node: 'v24', note: '' },
+    samples: 3,
+    warmup: 0,
+    peers: { skiffd: peer('skiffd, systemd', 30), 'skiffd-cgroupfs': peer('skiffd, cgroupfs', 20), containerd: peer('containerd', 40) },
+    ratios: {},
+  };
+  computeRatios(result);
+  assert.deepEqual(result.driverRatios?.RunPodSandbox, { p50: 1.5, p90: 1.5, target: 1.2, met: false });
+  assert.equal(result.ratios.RunPodSandbox?.p50, 0.75);
+  const text = formatText(result);
+  assert.match(text, /skiffd \(systemd\) p50.*skiffd \(cgroupfs\) p50.*systemd\/cgroupfs p50/);
+  assert.match(text, /RunPodSandbox .*1\.50x \(over 1\.2x\)/);
+});
+
+test('pods under the systemd driver name a slice of their own, as a kubelet does; under cgroupfs none', () => {
+  const slice = cgroupParentFor('systemd');
+  assert.ok(slice);
+  const config = podConfig('p', '/tmp/logs', slice);
+  const uid = config.metadata!.uid!;
+  assert.equal(config.linux?.cgroupParent, benchPodSlice(uid));
+  assert.match(config.linux!.cgroupParent!, /^skiffbench-pod[a-z0-9_]+\.slice$/);
+  assert.equal(cgroupParentFor('cgroupfs'), undefined);
+  assert.equal(podConfig('p', '/tmp/logs').linux?.cgroupParent, undefined);
+});
