@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// npm test: the host suite (test/cri, test/graphql) and the guest suite (test/guest: skiffd on Debian
+// nodes that QEMU emulates) run side by side, each in its own node --test run, since a guest spends most
+// of its time waiting on an emulated CPU. The host suite prints as it goes; the guest suite's output is
+// kept and printed once the host suite is done. Extra arguments go to both runs.
+//
+//   node scripts/run-tests.mjs [NODE_TEST_ARGS...]
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const extra = process.argv.slice(2);
+if (extra.includes('--help')) {
+  console.log(
+    'usage: node scripts/run-tests.mjs [NODE_TEST_ARGS...]\nRuns test/cri and test/graphql, and beside them test/guest; exits non-zero if either fails.',
+  );
+  process.exit(0);
+}
+const base = ['--import', 'tsx', '--test', '--test-reporter=spec', ...extra];
+
+/** Runs one suite; `live` streams its output, else it is kept for later. */
+function suite(name, patterns, live) {
+  const child = spawn(process.execPath, [...base, ...patterns], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let kept = '';
+  let tail = '';
+  const take = (stream) => (d) => {
+    const text = d.toString();
+    if (live) stream.write(text);
+    else kept += text;
+    tail = (tail + text).slice(-4000);
+  };
+  child.stdout.on('data', take(process.stdout));
+  child.stderr.on('data', take(process.stderr));
+  const done = new Promise((resolve) => child.on('close', (code, signal) => resolve({ name, code, signal, kept: () => kept, tail: () => tail })));
+  return { child, done };
+}
+
+const host = suite('host', ['test/cri/*.test.ts', 'test/graphql/*.test.ts'], true);
+const guest = suite('guest', ['test/guest/*.test.ts'], false);
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    host.child.kill(sig);
+    guest.child.kill(sig);
+  });
+}
+
+const hostResult = await host.done;
+const guestResult = await guest.done;
+process.stdout.write(`\n=== the guest suite (test/guest), run beside the host suite ===\n${guestResult.kept()}`);
+
+/** node's spec reporter closes with "ℹ pass N" lines. */
+const count = (tail, what) => Number(tail.match(new RegExp(`^ℹ ${what} (\\d+)$`, 'm'))?.[1] ?? 0);
+const total = (what) => count(hostResult.tail(), what) + count(guestResult.tail(), what);
+const failed = total('fail') + total('cancelled');
+console.log(`\ntests: ${total('pass')} passed, ${failed} failed, ${total('skipped')} skipped`);
+const bad = [hostResult, guestResult].filter((r) => r.code !== 0);
+for (const r of bad) console.error(`the ${r.name} suite failed (${r.signal ? `signal ${r.signal}` : `exit code ${r.code}`})`);
+process.exit(bad.length > 0 ? 1 : 0);

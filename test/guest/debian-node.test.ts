@@ -1,0 +1,78 @@
+// skiffd on a Debian node as our users run it: the kit's vm-v2.sh boots Debian 12's own kernel (cgroup
+// v2 with every controller, AppArmor on) under QEMU with this host's files as its root, once with
+// systemd as PID 1 and once without, and runs inside/node.test.ts there: skiffd's defaults pick the
+// systemd driver on the first and cgroupfs on the second. QEMU emulates the CPU, so it boots on any
+// machine and everything runs 15-30x slower than on the host: npm test runs these beside the host
+// suite, not after it (scripts/run-tests.mjs).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { build } from '../../scripts/build-skiffd.mjs';
+import { kitDir, kitMissing } from '../support/cri-conformance.ts';
+import { kubeBin } from '../support/kubelet-host.ts';
+import { needs, unavailable } from '../support/prereq.ts';
+import { repoRoot } from '../support/skiffd.ts';
+
+const VM = join(kitDir, 'vm-v2.sh');
+/** A whole guest run (boot, critest, the kubelet) is bounded; so is the test around it. */
+const GUEST_TIMEOUT_MS = 40 * 60_000;
+
+/** Boots the node and runs the inside suite; resolves with its exit status and everything it printed. */
+function runOnNode(options: { systemd: boolean; skiffdBin: string; out: string }): Promise<{ status: number | null; output: string }> {
+  const inside = [
+    `export PATH=${dirname(process.execPath)}:$PATH SKIFFD_BIN=${options.skiffdBin} CI=${process.env.CI ?? ''}`,
+    `cd ${repoRoot}`,
+    'exec node --import tsx --test --test-reporter=spec --test-timeout=2400000 test/guest/inside/node.test.ts',
+  ].join(' && ');
+  const args = [...(options.systemd ? ['--systemd'] : []), '--mem', '4G', '--share', options.out, '--', 'bash', '-c', inside];
+  return new Promise((resolve) => {
+    const child = spawn(VM, args, { cwd: options.out, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const take = (d: Buffer) => {
+      output += d.toString();
+      if (output.length > 8 << 20) output = output.slice(-(4 << 20));
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    // vm-v2.sh stops its guest when it is killed.
+    const timer = setTimeout(() => child.kill('SIGTERM'), GUEST_TIMEOUT_MS);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, output });
+    });
+  });
+}
+
+/** The closing counts of node's spec reporter ("ℹ pass N"). */
+function counts(output: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const m of output.matchAll(/^ℹ (tests|pass|fail|skipped|cancelled) (\d+)$/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
+for (const systemd of [true, false]) {
+  const name = systemd
+    ? 'a Debian node booted with systemd (cgroup v2, AppArmor): the systemd driver'
+    : 'a Debian node without systemd (cgroup v2, AppArmor): the cgroupfs driver';
+  test(name, { timeout: GUEST_TIMEOUT_MS + 5 * 60_000 }, async (t) => {
+    if (!needs(t, { root: true, commands: ['qemu-system-x86_64', 'busybox', 'depmod', 'apparmor_parser', 'sudo', 'runc', 'conmon', 'docker-registry'] }))
+      return;
+    const missing =
+      kitMissing('1.32') ?? (existsSync(VM) ? undefined : `the kit has no ${VM}`) ?? (existsSync(kubeBin) ? undefined : `the kit has no ${kubeBin}`);
+    if (missing) return unavailable(t, missing);
+    const out = mkdtempSync(join(tmpdir(), 'skiff-debian-node-'));
+    t.after(() => rmSync(out, { recursive: true, force: true }));
+    // The bundle, as a node runs it: Node starts it in a second, where the sources through tsx take much longer there.
+    const built = await build({ outdir: out, sea: false, quiet: true });
+    const started = Date.now();
+    const run = await runOnNode({ systemd, skiffdBin: built.cjs, out });
+    const c = counts(run.output);
+    console.log(`${name}: ${c.pass ?? 0} passed, ${c.fail ?? 0} failed, ${c.skipped ?? 0} skipped in ${Math.round((Date.now() - started) / 1000)} s`);
+    console.log(run.output.slice(-30_000));
+    assert.equal(run.status, 0, `the suite on the node failed (status ${run.status}); its output is above`);
+    assert.ok((c.tests ?? 0) >= 3 && c.fail === 0 && (c.skipped ?? 0) === 0 && (c.cancelled ?? 0) === 0, `the suite on the node: ${JSON.stringify(c)}`);
+  });
+}

@@ -1,0 +1,250 @@
+// Runs on the Debian node that ../debian-node.test.ts boots (Debian 12's kernel, cgroup v2 with every
+// controller, AppArmor on; systemd as PID 1 or not): skiffd with its default configuration there, so
+// `cgroup_driver = "auto"` picks the driver the node calls for. critest on what differs from the host
+// (AppArmor, the OOM reason, logs, cgroup v2 under the driver), then the kit's kubelet, which takes its
+// cgroup driver from skiffd: limits set and enforced, in-place resize, a killed daemon, removal, and
+// the containers confined by skiffd's default AppArmor profile.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { CgroupDriver } from '../../../proto/gen/runtime/v1/api.ts';
+import { describeFailures, judgeCritest, runCritest, startKitRegistry } from '../../support/cri-conformance.ts';
+import { container, pod } from '../../support/kube-manifests.ts';
+import { containerInfo, runtimeId } from '../../support/kube-host-reads.ts';
+import { containerStatus, type KubePod } from '../../support/kube-types.ts';
+import { startKubeletNode } from '../../support/kubelet.ts';
+import { freePort } from '../../support/netns.ts';
+import { startSkiffd } from '../../support/skiffd.ts';
+import { until } from '../../support/wait.ts';
+
+const systemd = existsSync('/run/systemd/system');
+// A node has a host name that resolves (the kubelet names static pods after it; sudo, which critest's
+// AppArmor specs use, complains on stderr without it). systemd gives the guest the host's; a bare init none.
+if (hostname() === '(none)') {
+  execFileSync('hostname', ['debian-node']);
+  appendFileSync('/etc/hosts', '127.0.1.1 debian-node\n');
+}
+const driver = systemd ? 'systemd' : 'cgroupfs';
+const CGROUP_ROOT = '/sys/fs/cgroup';
+
+/** critest's specs whose outcome this node can change: AppArmor, the OOM reason, logs, cgroups under the driver. */
+const FOCUS = [
+  'AppArmor',
+  'Container OOM',
+  'SupplementalGroups',
+  'runtime should support log',
+  'basic operations on container',
+  'basic operations on PodSandbox',
+  'should support sysctls',
+  'Runtime info',
+].join('|');
+
+/** The unified cgroup of a process, from /proc/PID/cgroup ("0::/path"). */
+function cgroupOf(pid: number): string {
+  const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('0::'));
+  if (!line) throw new Error(`process ${pid} has no cgroup v2 line`);
+  return line.slice(3);
+}
+
+const cgroupFile = (cgroup: string, file: string) => readFileSync(join(CGROUP_ROOT, cgroup, file), 'utf8').trim();
+const cpuStat = (cgroup: string) =>
+  Object.fromEntries(
+    cgroupFile(cgroup, 'cpu.stat')
+      .split('\n')
+      .map((l) => l.split(' ')),
+  ) as Record<string, string>;
+const unitProperty = (unit: string, property: string) => execFileSync('systemctl', ['show', '-p', property, '--value', unit], { encoding: 'utf8' }).trim();
+/** Units systemd holds whose names match, as `systemctl list-units --all` lists them. */
+const unitsMatching = (pattern: string) =>
+  execFileSync('systemctl', ['list-units', '--all', '--plain', '--no-legend', pattern], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(/\s+/)[0]);
+
+/** Every cgroup directory below `dir` whose name matches. */
+function cgroupsNamed(dir: string, match: (name: string) => boolean): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (!e.isDirectory()) continue;
+      if (match(e.name)) out.push(join(d, e.name));
+      walk(join(d, e.name));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+test(`skiffd on the node: driver ${driver} chosen by "auto", told to the kubelet; AppArmor's default profile loaded`, async (t) => {
+  const d = await startSkiffd({ startTimeoutMs: 120_000 });
+  t.after(() => d.cleanup());
+  assert.match(d.logs(), new RegExp(`msg="cgroup driver" driver=${driver} configured=auto`));
+  const config = await d.runtime.runtimeConfig({});
+  assert.equal(config.linux?.cgroupDriver, systemd ? CgroupDriver.SYSTEMD : CgroupDriver.CGROUPFS);
+  const status = await d.runtime.status({ verbose: true });
+  assert.deepEqual(JSON.parse(status.info.apparmor), { enabled: true, defaultProfile: 'skiffd-default' });
+  const profiles = readFileSync('/sys/kernel/security/apparmor/profiles', 'utf8');
+  assert.match(profiles, /^skiffd-default \(enforce\)$/m);
+});
+
+test(`critest 1.32 with the ${driver} driver: AppArmor, OOMKilled, logs and cgroups on this node`, { timeout: 40 * 60_000 }, async (t) => {
+  const registry = await startKitRegistry(await freePort());
+  t.after(() => registry.stop());
+  const d = await startSkiffd({ config: registry.mirrorsToml, startTimeoutMs: 120_000 });
+  t.after(() => d.cleanup());
+  const run = await runCritest(d.socket, { version: '1.32', focus: FOCUS, timeoutMs: 35 * 60_000 });
+  const v = judgeCritest(run.specs, { appArmorEnabled: true });
+  const { passed, failed } = v;
+  // Specs outside the focus are reported skipped with no reason; a spec that skips itself gives one.
+  const skipped = v.skipped.filter((s) => s.message !== '');
+  console.log(`critest on the ${driver} node: ${passed.length} passed, ${failed.length} failed, ${skipped.length} skipped`);
+  assert.ok(passed.length >= 30, `critest ran ${run.specs.length} specs:\n${run.output.slice(-3000)}`);
+  assert.ok(
+    passed.some((s) => s.name.includes('AppArmor')),
+    'the AppArmor specs ran',
+  );
+  assert.deepEqual(
+    failed.map((s) => s.name),
+    [],
+    `${describeFailures(failed)}\n\nskiffd log tail:\n${d.logs().slice(-3000)}`,
+  );
+  assert.deepEqual(
+    skipped.map((s) => s.name),
+    [],
+    'no spec skips on this node',
+  );
+});
+
+test(`the kubelet on skiffd with the ${driver} driver: limits set and enforced, resize, a killed daemon, clean removal, AppArmor`, {
+  timeout: 30 * 60_000,
+}, async (t) => {
+  // The kubelet's own setting is left at its default: it takes the driver from skiffd's RuntimeConfig.
+  const node = await startKubeletNode(t, { kubeletConfig: { cgroupDriver: undefined } });
+  if (!node) return;
+  t.after(() => node.cleanup());
+  const limited = node.writePod(
+    pod('limited', {
+      containers: [
+        container('hog', { script: 'while :; do :; done', resources: { requests: { cpu: '20m', memory: '32Mi' }, limits: { cpu: '100m', memory: '64Mi' } } }),
+        container('idle', { script: 'exec sleep 3600', resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '50m', memory: '32Mi' } } }),
+      ],
+    }),
+  );
+  const oom = node.writePod(
+    pod('oom', {
+      restartPolicy: 'Always',
+      containers: [container('eater', { script: 'a=x; while :; do a=$a$a; done', resources: { limits: { memory: '24Mi' } } })],
+    }),
+  );
+  const running = (p: KubePod, c: string) => !!containerStatus(p, c)?.state.running;
+  const p = await node.waitForPod(limited, 'both containers running', (p) => running(p, 'hog') && running(p, 'idle') && p, 10 * 60_000);
+  const hogId = runtimeId(p, 'hog');
+  const hog = await containerInfo(node, hogId);
+  const hogCgroup = cgroupOf(hog.pid);
+  const podCgroup = hogCgroup.slice(0, hogCgroup.lastIndexOf('/'));
+
+  await t.test('where the kubelet puts the pod, and what the runtime set', async () => {
+    if (systemd) {
+      assert.match(
+        hogCgroup,
+        new RegExp(
+          `^/kubepods\\.slice/kubepods-burstable\\.slice/kubepods-burstable-pod${p.metadata.uid.replaceAll('-', '_')}\\.slice/skiffd-${hogId}\\.scope$`,
+        ),
+      );
+      const scope = `skiffd-${hogId}.scope`;
+      assert.equal(unitProperty(scope, 'ActiveState'), 'active');
+      assert.equal(unitProperty(scope, 'MemoryMax'), String(64 << 20), "the scope's MemoryMax");
+      assert.equal(unitProperty(scope, 'CPUQuotaPerSecUSec'), '100ms', "the scope's CPUQuota");
+    } else {
+      assert.match(hogCgroup, new RegExp(`^/kubepods/burstable/pod${p.metadata.uid}/skiffd-${hogId}$`));
+    }
+    assert.equal(cgroupFile(hogCgroup, 'memory.max'), String(64 << 20));
+    assert.equal(cgroupFile(hogCgroup, 'cpu.max'), '10000 100000');
+    // The pod's cgroup carries the sums, set by the kubelet.
+    assert.equal(cgroupFile(podCgroup, 'memory.max'), String(96 << 20));
+    assert.equal(cgroupFile(podCgroup, 'cpu.max'), '15000 100000');
+  });
+
+  await t.test('confined by skiffd-default, exec included', async () => {
+    assert.equal(readFileSync(`/proc/${hog.pid}/attr/current`, 'utf8').trim(), 'skiffd-default (enforce)');
+    const res = await node.runtime.execSync({ containerId: hogId, cmd: ['cat', '/proc/self/attr/current'], timeout: 60n });
+    assert.equal(res.stdout.toString().trim(), 'skiffd-default (enforce)');
+    // What the default profile denies: a write to the kernel's settings.
+    const write = await node.runtime.execSync({ containerId: hogId, cmd: ['sh', '-c', 'echo 1 > /proc/sys/vm/drop_caches'], timeout: 60n });
+    assert.notEqual(write.exitCode, 0, 'writing /proc/sys/vm is denied');
+  });
+
+  await t.test('the CPU limit is enforced: the hog is throttled', async () => {
+    const before = Number(cpuStat(hogCgroup).nr_throttled);
+    await until('nr_throttled to grow', () => Number(cpuStat(hogCgroup).nr_throttled) > before + 5, 120_000);
+  });
+
+  await t.test('the memory limit is enforced: the eater is OOMKilled and restarted', async () => {
+    const done = await node.waitForPod(
+      oom,
+      'an OOMKilled restart',
+      (p) => {
+        const c = containerStatus(p, 'eater');
+        return c && c.restartCount >= 1 && c.lastState.terminated?.reason === 'OOMKilled' && c;
+      },
+      10 * 60_000,
+    );
+    assert.equal(done.lastState.terminated?.exitCode, 137);
+    node.deletePod(oom);
+  });
+
+  await t.test('in-place resize: UpdateContainerResources and UpdatePodSandboxResources change limits and units', async () => {
+    await node.runtime.updateContainerResources({
+      containerId: hogId,
+      linux: { cpuPeriod: 100_000n, cpuQuota: 20_000n, cpuShares: 51n, memoryLimitInBytes: BigInt(128 << 20) },
+    });
+    assert.equal(cgroupFile(hogCgroup, 'memory.max'), String(128 << 20));
+    assert.equal(cgroupFile(hogCgroup, 'cpu.max'), '20000 100000');
+    if (systemd) {
+      assert.equal(unitProperty(`skiffd-${hogId}.scope`, 'MemoryMax'), String(128 << 20));
+      assert.equal(unitProperty(`skiffd-${hogId}.scope`, 'CPUQuotaPerSecUSec'), '200ms');
+    }
+    await node.runtime.updatePodSandboxResources({
+      podSandboxId: hog.sandboxID,
+      resources: { cpuPeriod: 100_000n, cpuQuota: 30_000n, cpuShares: 100n, memoryLimitInBytes: BigInt(160 << 20) },
+    });
+    assert.equal(cgroupFile(podCgroup, 'memory.max'), String(160 << 20));
+    assert.equal(cgroupFile(podCgroup, 'cpu.max'), '30000 100000');
+    if (systemd) assert.equal(unitProperty(podCgroup.slice(podCgroup.lastIndexOf('/') + 1), 'MemoryMax'), String(160 << 20));
+  });
+
+  await t.test('kill -9 of skiffd keeps every container, cgroup and unit', async () => {
+    await node.restartSkiffd('SIGKILL');
+    const again = await containerInfo(node, hogId);
+    assert.equal(again.pid, hog.pid, 'the same process runs');
+    assert.equal(cgroupOf(hog.pid), hogCgroup);
+    if (systemd) assert.equal(unitProperty(`skiffd-${hogId}.scope`, 'ActiveState'), 'active');
+    await node.waitForPod(limited, 'still running after the restart', (p) => running(p, 'hog') && running(p, 'idle') && p);
+  });
+
+  await t.test('removal leaves no container cgroup, scope or pod slice', async () => {
+    node.deletePod(limited);
+    await node.waitForPodGone(limited, 5 * 60_000);
+    await node.waitForPodGone(oom, 5 * 60_000);
+    const uid = p.metadata.uid;
+    await until(
+      'the pod cgroups to go',
+      () => cgroupsNamed(CGROUP_ROOT, (n) => n.startsWith('skiffd-') || n.includes(uid) || n.includes(uid.replaceAll('-', '_'))).length === 0,
+      120_000,
+    ).catch(() => {});
+    assert.deepEqual(
+      cgroupsNamed(CGROUP_ROOT, (n) => n.startsWith('skiffd-') || n.includes(uid) || n.includes(uid.replaceAll('-', '_'))),
+      [],
+    );
+    if (systemd) {
+      await until('the units to be collected', () => unitsMatching('skiffd-*').length === 0, 60_000).catch(() => {});
+      assert.deepEqual(unitsMatching('skiffd-*'), [], 'no skiffd unit left');
+      assert.deepEqual(unitsMatching(`*pod${uid.replaceAll('-', '_')}*`), [], 'no pod slice left');
+    }
+  });
+});
