@@ -29,7 +29,9 @@ function runOnNode(options: { systemd: boolean; skiffdBin: string; out: string }
   ].join(' && ');
   const args = [...(options.systemd ? ['--systemd'] : []), '--mem', '4G', '--share', options.out, '--', 'bash', '-c', inside];
   return new Promise((resolve) => {
-    const child = spawn(VM, args, { cwd: options.out, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The guest takes this environment; node --test inside must not see itself as this run's child.
+    const { NODE_TEST_CONTEXT: _child, ...env } = process.env;
+    const child = spawn(VM, args, { cwd: options.out, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const take = (d: Buffer) => {
       output += d.toString();
