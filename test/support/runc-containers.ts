@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { AppArmorPolicy } from '../../node/skiffd/apparmor/index.ts';
 import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
+import type { ResolvedImage } from '../../node/skiffd/containers/types.ts';
 import { makeOciRuntime } from '../../node/skiffd/oci/index.ts';
 import { allCgroupDirs } from '../../node/skiffd/cgroups/layout.ts';
 import type { PodSandboxRecord } from '../../node/skiffd/pods/types.ts';
@@ -23,10 +24,17 @@ export interface RuncContainers {
   cgroupParent: string;
 }
 
-/** `image: { image: 'busybox' }` resolves to a busybox rootfs whose command is `sh`. */
+/**
+ * `image: { image: 'busybox' }` resolves to a busybox rootfs whose command is `sh`; `images` adds more
+ * (unpacked layer directories, base first), e.g. for image volumes.
+ */
 export async function startRuncContainers(
   t: TestContext,
-  options: { log?: ConstructorParameters<typeof ContainerManager>[0]['log']; apparmor?: AppArmorPolicy } = {},
+  options: {
+    log?: ConstructorParameters<typeof ContainerManager>[0]['log'];
+    apparmor?: AppArmorPolicy;
+    images?: Record<string, Omit<ResolvedImage, 'config'>>;
+  } = {},
 ): Promise<RuncContainers> {
   const dir = mkdtempSync('/tmp/skc-');
   const rootfs = makeBusyboxRootfs({ parent: dir });
@@ -41,8 +49,11 @@ export async function startRuncContainers(
     runtime: makeOciRuntime({ root: join(state, 'runc') }),
     pods: { get: (id) => (id === pod.id ? pod : undefined) },
     images: {
-      resolve: (name) =>
-        name === 'busybox' ? { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } } : undefined,
+      resolve: (name) => {
+        if (name === 'busybox') return { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } };
+        const more = options.images?.[name];
+        return more ? { ...more, config: {} } : undefined;
+      },
     },
   });
   await manager.init();

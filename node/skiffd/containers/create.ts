@@ -23,6 +23,7 @@ import { mountToJson, resourcesToJson, type ContainerRecord } from './record.ts'
 import { mountRootfs, readImageFile, rootfsDirs } from './rootfs.ts';
 import { containerUserNamespace } from './userns.ts';
 import { idmapDir, planIdmappedMounts } from './idmap-mounts.ts';
+import { imageVolumeSource, mountImageVolume, planImageVolumes } from './image-volumes.ts';
 import { mountIdmappedRootfs } from './idmap-rootfs.ts';
 import { criSignalFromNumber } from './signals.ts';
 import { buildSpec, seccompProfilePath, type PodView } from './spec-builder.ts';
@@ -71,6 +72,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     targetPidNamespace = `/proc/${target!.pid}/ns/pid`;
   }
 
+  const imageVolumes = await planImageVolumes(config.mounts, store.images);
   const seccompProfile = await loadSeccompProfile(config);
   const apparmorProfile = containerAppArmorProfile(config.linux?.securityContext, store.apparmor);
 
@@ -115,10 +117,11 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     runtime: store.runtime.name,
     ...(podUserns ? { userNamespace: podUserns, userNamespacePath: pod.namespaces.user } : {}),
     ...(idmappedMounts.length > 0 ? { idmappedMounts } : {}),
+    ...(imageVolumes.length > 0 ? { imageVolumes } : {}),
   };
   const userns = podUserns;
   store.claimName(fullName, id);
-  store.retainImage(id, image.layers);
+  store.retainImage(id, [...image.layers, ...imageVolumes.flatMap((v) => v.layers)]);
   return store.withLock(id, async () => {
     let mounting: Promise<void> | undefined;
     try {
@@ -137,6 +140,9 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
       if (image.layers.length > 1) await mounting;
       const view = image.layers.length === 1 ? image.layers[0] : dirs.merged;
       const [passwd, group] = await Promise.all([readImageFile(view, 'etc/passwd'), readImageFile(view, 'etc/group')]);
+      const volumeUserns = userns && pod.namespaces.user ? { path: pod.namespaces.user, stagingDir: idmapDir(store.idmapDir, id) } : undefined;
+      for (const v of imageVolumes) await mountImageVolume(dir, v, volumeUserns);
+      const imageVolumeSources = new Map(await Promise.all(imageVolumes.map(async (v) => [v.index, await imageVolumeSource(dir, v)] as const)));
       const built = buildSpec({
         id,
         config,
@@ -152,6 +158,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         targetPidNamespace,
         seccompProfile,
         apparmorProfile,
+        imageVolumeSources,
         host: store.host,
       });
       await Promise.all([

@@ -22,11 +22,13 @@ export function imageResolver(images: ImageManager): ImageResolver {
       const record = images.resolve(spec);
       if (!record) return undefined;
       const c = images.runConfig(record.id);
+      const doc = images.imageConfig(record.id);
       return {
         id: record.id,
         ref: record.repoDigests[0] ?? record.id,
         tag: record.repoTags[0],
         layers: images.layerDirs(record.id),
+        platform: { os: doc.os, architecture: doc.architecture },
         config: {
           entrypoint: c.Entrypoint ?? undefined,
           cmd: c.Cmd ?? undefined,

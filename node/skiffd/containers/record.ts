@@ -3,6 +3,7 @@
 import type { LinuxContainerResources, Mount } from '../../../proto/gen/runtime/v1/api.ts';
 import type { UserNamespaceMappings } from '../pods/userns.ts';
 import type { IdmappedMount } from './idmap-mounts.ts';
+import type { ImageVolume } from './image-volumes.ts';
 
 /**
  * creating: CreateContainer began but did not finish (a crash here leaves debris to clean up).
@@ -85,6 +86,8 @@ export interface ContainerRecord {
   /** The pod's pinned user namespace, and the volumes to ID-map with it when the runtime creates the container. */
   userNamespacePath?: string;
   idmappedMounts?: IdmappedMount[];
+  /** Mounts whose source is an image: mounted read-only under the container's directory (image-volumes.ts). */
+  imageVolumes?: ImageVolume[];
   /** The container cgroup's path in the hierarchy (as /proc/PID/cgroup shows it), whichever driver made it. */
   cgroupsPath: string;
   /** After exit: runtime state deleted and rootfs unmounted. */

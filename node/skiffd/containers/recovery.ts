@@ -49,7 +49,7 @@ async function recover(store: ContainerStore, id: string): Promise<void> {
     return;
   }
   store.load(record);
-  store.retainImage(id, record.lowerDirs);
+  store.retainImage(id, [...record.lowerDirs, ...(record.imageVolumes ?? []).flatMap((v) => v.layers)]);
   if (record.phase === 'exited') {
     // The exit was recorded, but the crash may have come before the runtime state and mount went.
     if (!record.released)

@@ -92,6 +92,8 @@ export interface SpecInput {
   seccompProfile?: unknown;
   /** The AppArmor profile to run under (resolved by apparmor/), absent for none. */
   apparmorProfile?: string;
+  /** The host path to bind for each image volume, by its index in `mounts` (image-volumes.ts). */
+  imageVolumeSources?: ReadonlyMap<number, string>;
   host: HostFacts;
 }
 
@@ -415,7 +417,11 @@ function buildMounts(input: SpecInput, privileged: boolean): OciMount[] {
   const ipcMode = sec(input.config)?.namespaceOptions?.ipc ?? NamespaceMode.POD;
   const user: OciMount[] = input.mounts.map((m, i) => {
     if (!m.containerPath.startsWith('/')) throw invalidArgument(`config.mounts[${i}].container_path`, `"${m.containerPath}" is not absolute`);
-    if (m.image?.image) throw invalidArgument(`config.mounts[${i}].image`, 'image volume mounts are not supported by skiffd');
+    const imageSource = m.image?.image ? input.imageVolumeSources?.get(i) : undefined;
+    if (m.image?.image && !imageSource) throw invalidArgument(`config.mounts[${i}].image`, `the image volume ${m.image.image} is not mounted`);
+    // An image volume: read-only, and nothing in it runs as set-ID or a device (the API's contract: ro, noexec).
+    if (imageSource)
+      return { destination: cleanPath(m.containerPath), type: 'bind', source: imageSource, options: ['rbind', 'rprivate', 'ro', 'nosuid', 'nodev', 'noexec'] };
     if (!m.hostPath) throw invalidArgument(`config.mounts[${i}].host_path`, 'empty');
     if (m.recursiveReadOnly && (!m.readonly || m.propagation !== MountPropagation.PROPAGATION_PRIVATE)) {
       throw invalidArgument(`config.mounts[${i}].recursive_read_only`, 'needs readonly and private propagation');

@@ -9,6 +9,7 @@ import type { ExitInfo } from './exits.ts';
 import { killIfConmon } from './process.ts';
 import type { ContainerRecord } from './record.ts';
 import { mountRootfs, rootfsDirs, unmountRootfs } from './rootfs.ts';
+import { mountImageVolume, unmountImageVolumes } from './image-volumes.ts';
 import { idmapDir } from './idmap-mounts.ts';
 import { mountIdmappedRootfs } from './idmap-rootfs.ts';
 import type { ContainerStore } from './store.ts';
@@ -20,6 +21,8 @@ export async function ensureMounted(store: ContainerStore, record: ContainerReco
   if (record.userNamespace && record.userNamespacePath) {
     await mountIdmappedRootfs(dirs, record.lowerDirs, idmapDir(store.idmapDir, record.id), record.userNamespacePath, record.userNamespace);
   } else await mountRootfs(dirs, record.lowerDirs);
+  const userns = record.userNamespacePath ? { path: record.userNamespacePath, stagingDir: idmapDir(store.idmapDir, record.id) } : undefined;
+  for (const v of record.imageVolumes ?? []) await mountImageVolume(store.dir(record.id), v, userns);
   store.mounted.add(record.id);
 }
 
@@ -32,6 +35,7 @@ export async function applyExit(store: ContainerStore, record: ContainerRecord, 
   await store.runtime.delete(record.id, true).catch((err) => store.log.warn('runtime delete failed', { id: record.id, err: String(err) }));
   store.runtimeCreated.delete(record.id);
   await unmountRootfs(rootfsDirs(store.dir(record.id)));
+  await unmountImageVolumes(store.dir(record.id), record.imageVolumes ?? []);
   store.mounted.delete(record.id);
   const already = record.phase === 'exited';
   const reason = exit.oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error';
@@ -63,6 +67,7 @@ export async function destroy(store: ContainerStore, id: string, record: Contain
     if (runtimeKnowsIt) await store.runtime.delete(id, true).catch((err) => store.log.warn('runtime delete failed', { id, err: String(err) }));
     if (record?.conmonPid) killIfConmon(record.conmonPid);
     await unmountRootfs(rootfsDirs(store.dir(id)));
+    await unmountImageVolumes(store.dir(id), record?.imageVolumes ?? []);
   }
   store.mounted.delete(id);
   store.runtimeCreated.delete(id);

@@ -21,6 +21,8 @@ export interface ResolvedImage {
   /** Unpacked layer directories, base layer first. */
   layers: string[];
   config: ImageConfigView;
+  /** What the image's config says it runs on. */
+  platform?: { os?: string; architecture?: string };
 }
 
 export interface ImageResolver {

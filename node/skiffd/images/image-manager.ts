@@ -138,6 +138,11 @@ export class ImageManager {
     return this.require(spec).config.config ?? {};
   }
 
+  /** The image's whole config document (platform, history, run config). */
+  imageConfig(spec: string): ImageConfigDoc {
+    return this.require(spec).config;
+  }
+
   /**
    * Keeps the layers behind these directories (as `layerDirs` gave them) from garbage collection.
    * Containers lease by directory, not by image, so a lease survives RemoveImage and a restart:

@@ -1,0 +1,136 @@
+// Image volumes (Kubernetes' `image` volume source, KEP-4639): a mount whose source is an image the
+// node has pulled. Its unpacked layers are mounted read-only, once per container, as an overlay with
+// no upper directory (one layer: a read-only bind of it), so nothing is copied; the container binds
+// that view, or one path in it (`image_sub_path`), read-only and noexec. The mount lives in the host's
+// mount namespace under the container's directory, so it outlives a restart of skiffd, and goes with
+// the container's rootfs.
+import { mkdir, realpath, rmdir } from 'node:fs/promises';
+import { isAbsolute, join, sep } from 'node:path';
+import type { Mount } from '../../../proto/gen/runtime/v1/api.ts';
+import { hostPlatform } from '../images/platform.ts';
+import { runCommand } from '../util/command.ts';
+import { failedPrecondition, invalidArgument, notFound } from './errors.ts';
+import { attachIdmappedMounts, detachIdmappedMounts } from './idmap-mounts.ts';
+import { isMountPoint } from './rootfs.ts';
+import type { ImageResolver } from './types.ts';
+
+/** One image volume of a container, as its record keeps it. */
+export interface ImageVolume {
+  /** Its index in the CreateContainer request's mounts. */
+  index: number;
+  /** The image as the request named it. */
+  image: string;
+  imageId: string;
+  /** Unpacked layer directories, base layer first. */
+  layers: string[];
+  /** The path in the image to bind ('' for all of it). */
+  subPath: string;
+}
+
+const field = (i: number, name: string) => `config.mounts[${i}].${name}`;
+// The mount(2) data page is 4096 bytes; stay clear of it.
+const MAX_MOUNT_DATA = 4000;
+const MOUNT_TIMEOUT_MS = 30_000;
+
+/** Checks every image mount of a request before anything is made: the image is here, for this platform, asked for read-only. */
+export async function planImageVolumes(mounts: readonly Mount[], images: ImageResolver): Promise<ImageVolume[]> {
+  const out: ImageVolume[] = [];
+  for (const [i, m] of mounts.entries()) {
+    const ref = m.image?.image;
+    if (!ref) continue;
+    if (m.hostPath) throw invalidArgument(field(i, 'host_path'), `set together with an image (${ref}): a mount has one source`);
+    if (!m.readonly) throw invalidArgument(field(i, 'readonly'), `the image volume ${ref} can only be mounted read-only`);
+    if (m.uidMappings.length > 0 || m.gidMappings.length > 0) throw invalidArgument(field(i, 'uid_mappings'), `the image volume ${ref} cannot be ID-mapped`);
+    const subPath = m.imageSubPath;
+    if (subPath && (isAbsolute(subPath) || subPath.split('/').includes('..'))) {
+      throw invalidArgument(field(i, 'image_sub_path'), `"${subPath}" must be a path inside the image ${ref}, relative and without ".."`);
+    }
+    const image = await images.resolve(ref);
+    if (!image) throw notFound(`${field(i, 'image')}: the image ${ref} is not present on this node: pull it first`);
+    const platform = image.platform;
+    const host = hostPlatform();
+    if (platform && ((platform.os && platform.os !== 'linux') || (platform.architecture && platform.architecture !== host.architecture))) {
+      throw failedPrecondition(
+        `${field(i, 'image')}: the image ${ref} is for ${platform.os ?? 'linux'}/${platform.architecture}, not this node's linux/${host.architecture}`,
+      );
+    }
+    if (image.layers.length === 0) throw failedPrecondition(`${field(i, 'image')}: the image ${ref} has no layers to mount`);
+    out.push({ index: i, image: ref, imageId: image.id, layers: image.layers, subPath });
+  }
+  return out;
+}
+
+/** Where a container's image volume is mounted on the host. */
+export function imageVolumeDir(containerDir: string, volume: ImageVolume): string {
+  return join(containerDir, 'image-volumes', String(volume.index));
+}
+
+/** A pod's user namespace: the image's files are then owned as the pod's users see them. */
+export interface VolumeUserNamespace {
+  /** The pod's pinned user namespace. */
+  path: string;
+  /** Where the ID-mapped clones of the layers are staged while the volume is mounted (removed after). */
+  stagingDir: string;
+}
+
+/**
+ * Mounts the image read-only at its directory (already mounted: left as it is). In a pod with a user
+ * namespace the layers are ID-mapped clones, as the container's rootfs is: the kernel cannot ID-map
+ * an overlay, but overlayfs takes ID-mapped layers.
+ */
+export async function mountImageVolume(containerDir: string, volume: ImageVolume, userns?: VolumeUserNamespace): Promise<void> {
+  const dir = imageVolumeDir(containerDir, volume);
+  await mkdir(dir, { recursive: true });
+  if (await isMountPoint(dir)) return;
+  for (const d of volume.layers) if (d.includes(',') || d.includes(':')) throw new Error(`layer path ${d} contains ',' or ':'`);
+  const clones = userns ? volume.layers.map((source, i) => ({ source, target: join(userns.stagingDir, `volume-${volume.index}-layer-${i}`) })) : [];
+  if (userns) await attachIdmappedMounts(clones, userns.path);
+  try {
+    const layers = userns ? clones.map((c) => c.target) : volume.layers;
+    // overlayfs wants two lower layers at least when it has no upper one.
+    const args =
+      layers.length === 1 ? ['--bind', '-o', 'ro', layers[0], dir] : ['-t', 'overlay', 'overlay', '-o', `ro,lowerdir=${[...layers].reverse().join(':')}`, dir];
+    const data = args[args.indexOf('-o') + 1];
+    if (data.length > MAX_MOUNT_DATA) throw new Error(`overlay mount options too long for the image ${volume.image} (${layers.length} layers)`);
+    const r = await runCommand('mount', args, { timeoutMs: MOUNT_TIMEOUT_MS });
+    if (r.code !== 0) throw new Error(`mounting the image ${volume.image} at ${dir} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  } finally {
+    if (userns) await detachIdmappedMounts(clones.map((c) => c.target));
+  }
+}
+
+/**
+ * The host path the container binds: the mounted image, or the sub-path in it. Symlinks are followed
+ * as the host sees them, so one that leads out of the image (an absolute link, or `..` up past its
+ * root) is refused rather than bound.
+ */
+export async function imageVolumeSource(containerDir: string, volume: ImageVolume): Promise<string> {
+  const dir = imageVolumeDir(containerDir, volume);
+  if (!volume.subPath) return dir;
+  const name = field(volume.index, 'image_sub_path');
+  let resolved: string;
+  try {
+    resolved = await realpath(join(dir, volume.subPath));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw failedPrecondition(`${name}: "${volume.subPath}" does not exist in the image ${volume.image}`);
+    throw failedPrecondition(`${name}: "${volume.subPath}" in the image ${volume.image}: ${(err as Error).message}`);
+  }
+  if (resolved !== dir && !resolved.startsWith(dir + sep)) {
+    throw failedPrecondition(`${name}: "${volume.subPath}" leads out of the image ${volume.image} through a symbolic link`);
+  }
+  return resolved;
+}
+
+/** Unmounts a container's image volumes and removes their directories; a busy mount is detached lazily. */
+export async function unmountImageVolumes(containerDir: string, volumes: readonly ImageVolume[]): Promise<void> {
+  for (const volume of volumes) {
+    const dir = imageVolumeDir(containerDir, volume);
+    for (let i = 0; i < 3 && (await isMountPoint(dir)); i++) {
+      const r = await runCommand('umount', [dir], { timeoutMs: MOUNT_TIMEOUT_MS });
+      if (r.code !== 0) await runCommand('umount', ['-l', dir], { timeoutMs: MOUNT_TIMEOUT_MS });
+    }
+    await rmdir(dir).catch(() => {});
+  }
+  if (volumes.length > 0) await rmdir(join(containerDir, 'image-volumes')).catch(() => {});
+}
