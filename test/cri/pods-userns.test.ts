@@ -140,6 +140,8 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
       { containerPath: '/mapped', hostPath: mapped, uidMappings: [UIDS], gidMappings: [GIDS] },
       // A file, as the kubelet binds /etc/hosts.
       { containerPath: '/etc/mapped-file', hostPath: mappedFile, uidMappings: [UIDS], gidMappings: [GIDS] },
+      // The image itself as a volume: its layers ID-mapped as the rootfs's are.
+      { containerPath: '/imgvol', image: { image: ref }, readonly: true },
     ],
     linux: { securityContext: { namespaceOptions: { pid: NamespaceMode.POD, usernsOptions: USERNS } } },
     ...extra,
@@ -164,6 +166,7 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
     'stat -c "%n %u:%g %A" /mapped /mapped/secret; cat /mapped/secret',
     'echo hi > /mapped/from-container && stat -c "%n %u:%g" /mapped/from-container',
     'stat -c "%n %u:%g %A" /etc/mapped-file; cat /etc/mapped-file',
+    'stat -c "%n %u:%g %A" /imgvol/home/app /imgvol/usr/bin/setuid-tool',
   ].join('; ');
   const reporter = await create('reporter', { command: ['sh', '-c', report] });
   await d.runtime.startContainer({ containerId: reporter });
@@ -187,7 +190,7 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   assert.equal(lines[10], '/vol/from-container 0:0');
   assert.equal(lines[12], 'userns-host');
   // Through the ID-mapped volume, the host's root is the container's root, both ways.
-  assert.deepEqual(lines.slice(13), [
+  assert.deepEqual(lines.slice(13, 19), [
     '/mapped 0:0 drwxr-xr-x',
     '/mapped/secret 0:0 -rw-------',
     'only root reads this',
@@ -195,6 +198,8 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
     '/etc/mapped-file 0:0 -rw-------',
     'a file volume',
   ]);
+  // An image volume's files belong to the pod's users as in the image, as the rootfs's do.
+  assert.deepEqual(lines.slice(19), ['/imgvol/home/app 1000:1000 drwxr-x---', '/imgvol/usr/bin/setuid-tool 0:0 -rwsr-xr-x']);
   assert.equal(owner(join(mapped, 'from-container')), '0:0');
   // The ID-mapped clone is let go once the runtime has created the container.
   const idmapLeft = () =>
@@ -226,7 +231,7 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
   assert.equal(lstatSync(join(rootfs, 'usr/bin/setuid-tool')).mode & 0o7777, 0o4755);
   // Nothing was copied or changed: the holder's writable layer has only the mount points the runtime
   // made, and the image's layers are owned by root on disk as unpacked.
-  assert.deepEqual(readdirSync(join(d.root, 'containers', holder, 'upper')).sort(), ['etc', 'mapped', 'proc', 'sys', 'vol']);
+  assert.deepEqual(readdirSync(join(d.root, 'containers', holder, 'upper')).sort(), ['etc', 'imgvol', 'mapped', 'proc', 'sys', 'vol']);
   assert.deepEqual(readdirSync(join(d.root, 'containers', holder, 'upper', 'etc')).sort(), ['hostname', 'hosts', 'mapped-file', 'resolv.conf']);
   const layerOwners = readdirSync(join(d.root, 'images'), { recursive: true, withFileTypes: true })
     .filter((e) => e.name === 'passwd' && e.parentPath.endsWith('/etc'))
