@@ -42,6 +42,7 @@ export interface SkiffdConfig {
   logFormat: LogFormat;
   runtime: { runtimePath: string; runtimeRoot: string; conmonPath: string; cgroupDriver: CgroupDriver };
   cni: { confDir: string; binDirs: string[] };
+  cdi: { enable: boolean; specDirs: string[] };
   streaming: { address: string; port: number };
   /** Where Prometheus metrics are served; undefined: not at all. */
   metrics: { address: { host: string; port: number } | undefined };
@@ -53,7 +54,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'log-format' | 'cgroup-driver' | 'address' | 'port' | 'host-port';
+type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'log-format' | 'cgroup-driver' | 'address' | 'port' | 'host-port' | 'bool';
 
 interface KeySpec {
   /** Dotted TOML key, e.g. `runtime.runtime_path`. */
@@ -88,6 +89,13 @@ export const KEYS: KeySpec[] = [
   },
   { key: 'cni.conf_dir', kind: 'abs-path', default: '/etc/cni/net.d', help: 'CNI network configurations (*.conflist, *.conf, *.json)' },
   { key: 'cni.bin_dir', kind: 'abs-path-list', default: '/usr/lib/cni', help: 'CNI plugin directory, or a list of them searched in order' },
+  { key: 'cdi.enable', kind: 'bool', default: 'true', help: 'true | false: containers may ask for devices through CDI (Container Device Interface)' },
+  {
+    key: 'cdi.spec_dirs',
+    kind: 'abs-path-list',
+    default: '/etc/cdi,/var/run/cdi',
+    help: 'where CDI spec files are read from (*.json, *.yaml); a later directory wins for a device both define',
+  },
   { key: 'streaming.address', kind: 'address', default: '127.0.0.1', help: 'IP address the Exec/Attach/PortForward server listens on' },
   { key: 'streaming.port', kind: 'port', default: '0', help: 'port of the streaming server (0 = any free port)' },
   { key: 'metrics.address', kind: 'host-port', default: '', help: 'IP:PORT to serve Prometheus metrics on at /metrics, e.g. "127.0.0.1:1338" (empty: off)' },
@@ -104,7 +112,13 @@ const REGISTRY_HELP = [
 
 /** The config-key section of `--help`. */
 export function describeConfigKeys(): string {
-  const rows: [string, string][] = KEYS.map((k) => [`${k.key} = ${k.kind === 'port' ? k.default : JSON.stringify(k.default)}`, k.help]);
+  const shown = (k: KeySpec) =>
+    k.kind === 'port' || k.kind === 'bool'
+      ? k.default
+      : k.kind === 'abs-path-list' && k.default.includes(',')
+        ? JSON.stringify(k.default.split(',')).replaceAll('","', '", "')
+        : JSON.stringify(k.default);
+  const rows: [string, string][] = KEYS.map((k) => [`${k.key} = ${shown(k)}`, k.help]);
   for (const [key, help] of REGISTRY_HELP) rows.push([key, help]);
   const width = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, h]) => `  ${k.padEnd(width)}  ${h}`).join('\n');
@@ -204,6 +218,10 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
       confDir: (get('cni.conf_dir') as string | undefined) ?? '/etc/cni/net.d',
       binDirs: (get('cni.bin_dir') as string[] | undefined) ?? ['/usr/lib/cni'],
     },
+    cdi: {
+      enable: (get('cdi.enable') as boolean | undefined) ?? true,
+      specDirs: (get('cdi.spec_dirs') as string[] | undefined) ?? ['/etc/cdi', '/var/run/cdi'],
+    },
     streaming: {
       address: (get('streaming.address') as string | undefined) ?? '127.0.0.1',
       port: (get('streaming.port') as number | undefined) ?? 0,
@@ -246,6 +264,11 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
         typeof value === 'string' ? (cwd !== undefined ? value.split(',') : [value]) : Array.isArray(value) ? value : fail('a path or a list of paths');
       if (list.length === 0) fail('at least one directory');
       return list.map((p) => (typeof p === 'string' ? absPath(p) : fail('a list of path strings')));
+    }
+    case 'bool': {
+      if (typeof value === 'boolean') return value;
+      if (cwd !== undefined && (value === 'true' || value === 'false')) return value === 'true';
+      return fail('true or false');
     }
     case 'command': {
       const cmd = text();

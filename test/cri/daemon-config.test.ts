@@ -92,7 +92,7 @@ test('mistakes in the file name the key and what it accepts', () => {
   const cases: [string, RegExp][] = [
     [
       'lsiten = "x"',
-      /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[streaming\], \[metrics\], \[registry\]\)/,
+      /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[cdi\], \[streaming\], \[metrics\], \[registry\]\)/,
     ],
     ['[metrics]\naddress = "localhost:9"', /metrics\.address: expected IP:PORT, such as 127\.0\.0\.1:1338/],
     ['log_format = "xml"', /log_format: expected one of logfmt, json, got "xml"/],

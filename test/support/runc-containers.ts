@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { AppArmorPolicy } from '../../node/skiffd/apparmor/index.ts';
+import type { CdiPolicy } from '../../node/skiffd/cdi/index.ts';
 import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
 import type { ResolvedImage } from '../../node/skiffd/containers/types.ts';
 import { makeOciRuntime } from '../../node/skiffd/oci/index.ts';
@@ -33,6 +34,7 @@ export async function startRuncContainers(
   options: {
     log?: ConstructorParameters<typeof ContainerManager>[0]['log'];
     apparmor?: AppArmorPolicy;
+    cdi?: CdiPolicy;
     images?: Record<string, Omit<ResolvedImage, 'config'>>;
   } = {},
 ): Promise<RuncContainers> {
@@ -44,6 +46,7 @@ export async function startRuncContainers(
   const manager = new ContainerManager({
     ...(options.log ? { log: options.log } : {}),
     ...(options.apparmor ? { apparmor: options.apparmor } : {}),
+    ...(options.cdi ? { cdi: options.cdi } : {}),
     root: join(dir, 'root'),
     state,
     runtime: makeOciRuntime({ root: join(state, 'runc') }),

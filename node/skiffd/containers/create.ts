@@ -12,6 +12,7 @@ import {
   type PodSandboxConfig,
 } from '../../../proto/gen/runtime/v1/api.ts';
 import { containerAppArmorProfile } from '../apparmor/index.ts';
+import { applyDevices as applyCdiDevices, resolveDevices as resolveCdiDevices } from '../cdi/index.ts';
 import { recursiveReadOnlySupport } from '../oci/features.ts';
 import { OciRuntimeError } from '../oci/runtime.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
@@ -73,6 +74,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
   }
 
   const imageVolumes = await planImageVolumes(config.mounts, store.images);
+  const cdiDevices = resolveCdiDevices(config, store.cdi);
   const seccompProfile = await loadSeccompProfile(config);
   const apparmorProfile = containerAppArmorProfile(config.linux?.securityContext, store.apparmor);
 
@@ -166,6 +168,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         mkdir(store.persistDir(id), { recursive: true }),
         mkdir(dirname(record.conmonLogPath), { recursive: true }),
       ]);
+      applyCdiDevices(built.spec, cdiDevices);
       await writeJsonAtomic(join(store.bundle(id), 'config.json'), built.spec);
       const pidNs = built.spec.linux.namespaces.find((n) => n.type === 'pid');
       const done: ContainerRecord = {

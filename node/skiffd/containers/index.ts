@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import type { SkiffdConfig } from '../config.ts';
 import type { AppArmorPolicy } from '../apparmor/index.ts';
+import { CdiRegistry } from '../cdi/index.ts';
 import { cgroupfsDriver, type CgroupDriver } from '../cgroups/driver.ts';
 import type { ImageManager } from '../images/image-manager.ts';
 import type { Logger } from '../logger.ts';
@@ -65,6 +66,7 @@ export async function openContainers(
     log: log.child({ subsystem: 'containers' }),
     cgroups,
     apparmor: deps.apparmor,
+    cdi: { enabled: config.cdi.enable, registry: new CdiRegistry(config.cdi.specDirs) },
   });
   await manager.init();
   return manager;

@@ -8,6 +8,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import { appArmorHost, DEFAULT_PROFILE_NAME, type AppArmorPolicy } from '../apparmor/index.ts';
+import { CdiRegistry, type CdiPolicy } from '../cdi/index.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
@@ -53,6 +54,7 @@ export class ContainerStore {
   /** Facts of this host the spec builder needs; read once at init. */
   host!: HostFacts;
   readonly apparmor: AppArmorPolicy;
+  readonly cdi: CdiPolicy;
   private readonly records = new Map<string, ContainerRecord>();
   private readonly names = new Map<string, string>();
   private readonly imageLeases = new Map<string, () => void>();
@@ -70,6 +72,7 @@ export class ContainerStore {
     this.log = options.log ?? { info: () => {}, warn: () => {} };
     this.exits = new ExitWatcher(this.exitDir);
     this.apparmor = options.apparmor ?? { host: appArmorHost(), defaultProfile: DEFAULT_PROFILE_NAME };
+    this.cdi = options.cdi ?? { enabled: true, registry: new CdiRegistry(['/etc/cdi', '/var/run/cdi']) };
     this.events.setMaxListeners(0);
   }
 

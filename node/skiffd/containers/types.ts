@@ -1,6 +1,7 @@
 // What the container subsystem needs from its neighbours (images, pods, a logger) and what it
 // reports (views, events).
 import type { AppArmorPolicy } from '../apparmor/index.ts';
+import type { CdiPolicy } from '../cdi/index.ts';
 import type { CgroupDriver } from '../cgroups/driver.ts';
 import type { ContainerEventType, ContainerState } from '../../../proto/gen/runtime/v1/api.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
@@ -55,6 +56,8 @@ export interface ContainerManagerOptions {
   host?: Partial<HostFacts>;
   /** AppArmor on this node and the default profile (none: AppArmor read from the host, its default assumed loaded). */
   apparmor?: AppArmorPolicy;
+  /** CDI devices (none: on, with the standard spec directories). */
+  cdi?: CdiPolicy;
 }
 
 export interface ContainerEvent {

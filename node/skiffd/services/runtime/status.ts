@@ -17,6 +17,7 @@ export const status: UnaryRpc<StatusRequest, StatusResponse> = async (ctx, reque
     const { network } = findCniNetwork(ctx.config.cni.confDir);
     info.network = JSON.stringify({ podCidr: ctx.network.podCidr, cniNetwork: network ?? null });
     info.apparmor = JSON.stringify(ctx.apparmor);
+    info.cdi = JSON.stringify({ enabled: ctx.config.cdi.enable, specDirs: ctx.config.cdi.specDirs });
   }
   // The one handler (""), the configured OCI runtime: recursive read-only mounts as its own
   // `features` command and the kernel allow; user namespaces as the check at startup found.
