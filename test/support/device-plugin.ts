@@ -128,19 +128,22 @@ export async function startDevicePlugin(options: {
   const allocations: string[][] = [];
   const streams = new Set<grpc.ServerWritableStream<unknown, unknown>>();
   const server = new grpc.Server();
+  const unaryEmpty = (_call: unknown, done: grpc.sendUnaryData<unknown>) => done(null, {});
+  const listAndWatch = (call: grpc.ServerWritableStream<unknown, unknown>) => {
+    streams.add(call);
+    call.on('cancelled', () => streams.delete(call));
+    call.write({ devices: options.devices.map((id) => ({ id, health: 'Healthy' })) });
+  };
+  const allocate = (call: grpc.ServerUnaryCall<{ containers: string[][] }, unknown>, done: grpc.sendUnaryData<unknown>) => {
+    allocations.push(...call.request.containers);
+    done(null, { containers: call.request.containers.map((ids) => ({ cdiDevices: ids.map(options.cdiName) })) });
+  };
   server.addService(DEVICE_PLUGIN as unknown as grpc.ServiceDefinition, {
-    GetDevicePluginOptions: (_call: unknown, done: grpc.sendUnaryData<unknown>) => done(null, {}),
-    ListAndWatch: (call: grpc.ServerWritableStream<unknown, unknown>) => {
-      streams.add(call);
-      call.on('cancelled', () => streams.delete(call));
-      call.write({ devices: options.devices.map((id) => ({ id, health: 'Healthy' })) });
-    },
-    GetPreferredAllocation: (_call: unknown, done: grpc.sendUnaryData<unknown>) => done(null, {}),
-    Allocate: (call: grpc.ServerUnaryCall<{ containers: string[][] }, unknown>, done: grpc.sendUnaryData<unknown>) => {
-      allocations.push(...call.request.containers);
-      done(null, { containers: call.request.containers.map((ids) => ({ cdiDevices: ids.map(options.cdiName) })) });
-    },
-    PreStartContainer: (_call: unknown, done: grpc.sendUnaryData<unknown>) => done(null, {}),
+    GetDevicePluginOptions: unaryEmpty,
+    ListAndWatch: listAndWatch,
+    GetPreferredAllocation: unaryEmpty,
+    Allocate: allocate,
+    PreStartContainer: unaryEmpty,
   });
   await new Promise<void>((resolve, reject) =>
     server.bindAsync(`unix://${socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
