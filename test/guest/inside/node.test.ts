@@ -7,16 +7,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CgroupDriver } from '../../../proto/gen/runtime/v1/api.ts';
+import { CgroupDriver, NamespaceMode } from '../../../proto/gen/runtime/v1/api.ts';
 import { describeFailures, judgeCritest, runCritest, startKitRegistry } from '../../support/cri-conformance.ts';
 import { container, pod } from '../../support/kube-manifests.ts';
 import { containerInfo, runtimeId } from '../../support/kube-host-reads.ts';
 import { containerStatus, type KubePod } from '../../support/kube-types.ts';
 import { startKubeletNode } from '../../support/kubelet.ts';
 import { freePort } from '../../support/netns.ts';
+import { podConfig } from '../../support/pods.ts';
 import { startSkiffd } from '../../support/skiffd.ts';
 import { until } from '../../support/wait.ts';
 
@@ -118,6 +119,44 @@ test(`critest 1.32 with the ${driver} driver: AppArmor, OOMKilled, logs and cgro
     [],
     'no spec skips on this node',
   );
+});
+
+test(`CDI on cgroup v2 with the ${driver} driver: the device controller lets in the spec's device, and no other`, { timeout: 10 * 60_000 }, async (t) => {
+  const registry = await startKitRegistry(await freePort());
+  t.after(() => registry.stop());
+  const specDir = mkdtempSync(join(tmpdir(), 'cdi-'));
+  // Numbers outside the runtime's default allow list: only the spec's rule lets a container open them.
+  const spec = {
+    cdiVersion: '0.6.0',
+    kind: 'example.com/ctl',
+    devices: [{ name: 'ctl0', containerEdits: { deviceNodes: [{ path: '/dev/example-ctl', type: 'c', major: 10, minor: 229, permissions: 'rw' }] } }],
+  };
+  writeFileSync(join(specDir, 'example-ctl.json'), JSON.stringify(spec));
+  const d = await startSkiffd({ config: `${registry.mirrorsToml}\n[cdi]\nspec_dirs = [${JSON.stringify(specDir)}]\n`, startTimeoutMs: 120_000 });
+  t.after(() => d.cleanup());
+  const image = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
+  await d.images.pullImage({ image: { image } });
+  const sandboxConfig = podConfig('cdi', { network: NamespaceMode.NODE });
+  const { podSandboxId } = await d.runtime.runPodSandbox({ config: sandboxConfig });
+  const start = async (name: string, cdi: string[]) => {
+    const { containerId } = await d.runtime.createContainer({
+      podSandboxId,
+      sandboxConfig,
+      config: { metadata: { name }, image: { image }, command: ['sleep', '3600'], CDIDevices: cdi.map((n) => ({ name: n })) },
+    });
+    await d.runtime.startContainer({ containerId });
+    return containerId;
+  };
+  const run = async (containerId: string, script: string) => {
+    const r = await d.runtime.execSync({ containerId, cmd: ['sh', '-c', script], timeout: 60n });
+    return `${r.stdout}${r.stderr}`;
+  };
+  const withDevice = await start('with', ['example.com/ctl=ctl0']);
+  const without = await start('without', []);
+  assert.doesNotMatch(await run(withDevice, 'exec 3<>/dev/example-ctl && echo opened || true'), /Operation not permitted/);
+  assert.match(await run(without, 'mknod /dev/example-ctl c 10 229 && exec 3<>/dev/example-ctl'), /Operation not permitted/);
+  await d.runtime.stopPodSandbox({ podSandboxId });
+  await d.runtime.removePodSandbox({ podSandboxId });
 });
 
 test(`the kubelet on skiffd with the ${driver} driver: limits set and enforced, resize, a killed daemon, clean removal, AppArmor`, {
