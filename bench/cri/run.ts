@@ -240,6 +240,10 @@ async function main(args: BenchArgs): Promise<number> {
     }
   }
 
+  if (peers.length === 0) {
+    say('bench:cri: no runtime started; nothing to measure (their errors are above)');
+    return 1;
+  }
   for (const phase of ['images', 'lifecycle'] as const) {
     if (stopping) break;
     say(`${phase}: ${peers.map((p) => p.name).join(' and ')}, ${args.warmup} + ${args.samples} samples`);
