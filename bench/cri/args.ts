@@ -65,6 +65,10 @@ Flags:
   --skiffd-bin PATH      run this skiffd build (dist/skiffd.cjs or the executable dist/skiffd)
                          instead of bundling the working tree (the default)
   --from-source          run skiffd from the sources through tsx instead of a bundle
+  --skiffd-cpu-prof DIR  run skiffd under node --cpu-prof, profiles written to DIR (per peer name in
+                         the per-call part; summarise one with bench/cri/profile-summary.ts, cut to the
+                         kubelet part's steady window with its --json window)
+  --skiffd-node-flag F   a node flag for skiffd (repeatable), e.g. --skiffd-node-flag=--heapsnapshot-signal=SIGUSR2
   --memory-containers N  running containers for the per-container memory figure (default 10, 0 skips)
   --critest-rounds N     runs of critest -benchmark per runtime, alternating which goes first
                          (default 1, 0 skips)
@@ -83,9 +87,6 @@ Each kubelet run holds /run/skiff-kubelet.lock (flock -w 1500) from its start to
   --pods N[,N...]        pod counts, one run per count and runtime (default 30,100)
   --steady S             seconds of the steady window (default 60)
   --settle S             seconds after all pods are Ready before the window (default 15)
-  --skiffd-cpu-prof DIR  run skiffd under node --cpu-prof, profiles written to DIR (cut one to the
-                         steady window with bench/cri/profile-summary.ts and the --json window)
-  --skiffd-node-flag F   a node flag for skiffd (repeatable), e.g. --skiffd-node-flag=--heapsnapshot-signal=SIGUSR2
 
 The cluster part (--cluster, instead of the parts above): pod start-up through the API. The kit's
 cluster.sh starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler on loopback once;

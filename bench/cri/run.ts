@@ -229,6 +229,7 @@ async function main(args: BenchArgs): Promise<number> {
               mirrors,
               name,
               cgroupDriver: name === 'skiffd-cgroupfs' ? 'cgroupfs' : args.drivers ? 'systemd' : undefined,
+              nodeFlags: [...(args.skiffdCpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(args.skiffdCpuProf, name)}`] : []), ...args.skiffdNodeFlags],
             });
       undo.push({ what: `tearing down ${name}`, fn: () => peer.teardown() });
       peers.push(peer);
