@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { ContainerState, NamespaceMode } from '../../proto/gen/runtime/v1/api.ts';
 import { kitMissing, startKitRegistry } from '../support/cri-conformance.ts';
 import { freePort } from '../support/netns.ts';
-import { podConfig } from '../support/pods.ts';
+import { grpcCode, podConfig } from '../support/pods.ts';
+import { Status } from 'nice-grpc';
 import { needs, unavailable } from '../support/prereq.ts';
 import { startSkiffd } from '../support/skiffd.ts';
 import { until } from '../support/wait.ts';
@@ -46,15 +47,21 @@ test('image volumes: kill -9 of skiffd, RemoveImage while mounted, and nothing l
       metadata: { name: 'reader' },
       image: { image: BUSYBOX },
       command: ['sleep', '3600'],
-      mounts: [{ containerPath: '/tools', image: { image: VOLUME_IMAGE }, readonly: true }],
+      mounts: [
+        { containerPath: '/tools', image: { image: VOLUME_IMAGE }, readonly: true },
+        // Kubernetes 1.33's sub-path: one directory of the image.
+        { containerPath: '/image-etc', image: { image: BUSYBOX }, imageSubPath: 'etc', readonly: true },
+      ],
     },
   });
   await d.runtime.startContainer({ containerId });
   const listing = async () => (await d.runtime.execSync({ containerId, cmd: ['ls', '/tools'], timeout: 10n })).stdout.toString();
   const before = await listing();
   assert.ok(before.trim().length > 0, 'the image is there');
+  const passwd = (await d.runtime.execSync({ containerId, cmd: ['cat', '/image-etc/passwd'], timeout: 10n })).stdout.toString();
+  assert.match(passwd, /^root:/m, "the sub-path is the image's /etc");
   const volumeMounts = join(d.root, 'containers', containerId, 'image-volumes');
-  assert.equal(mountTargets(volumeMounts).length, 1);
+  assert.equal(mountTargets(volumeMounts).length, 2);
 
   // kill -9: the container and its volume stay; the restarted daemon knows both.
   d.channel.close();
@@ -63,7 +70,26 @@ test('image volumes: kill -9 of skiffd, RemoveImage while mounted, and nothing l
   d = await startSkiffd({ dir, config: registry.mirrorsToml });
   assert.equal((await d.runtime.containerStatus({ containerId })).status?.state, ContainerState.CONTAINER_RUNNING);
   assert.equal(await listing(), before, 'the volume is the same after the restart');
-  assert.equal(mountTargets(volumeMounts).length, 1);
+  assert.equal(mountTargets(volumeMounts).length, 2);
+
+  // Refusals reach the client with their codes, through the gRPC layer.
+  const refused = async (mount: Record<string, unknown>, code: Status, message: RegExp) => {
+    const err = await grpcCode(
+      d.runtime.createContainer({ podSandboxId, sandboxConfig, config: { metadata: { name: `bad-${code}` }, image: { image: BUSYBOX }, mounts: [mount] } }),
+    );
+    assert.equal(err.code, code, err.details);
+    assert.match(err.details, message);
+  };
+  await refused(
+    { containerPath: '/x', image: { image: 'registry.k8s.io/no/such:1' }, readonly: true },
+    Status.NOT_FOUND,
+    /the image registry\.k8s\.io\/no\/such:1 is not present/,
+  );
+  await refused(
+    { containerPath: '/x', image: { image: BUSYBOX }, imageSubPath: 'no/such', readonly: true },
+    Status.FAILED_PRECONDITION,
+    /"no\/such" does not exist in the image/,
+  );
 
   // RemoveImage: the image goes from the list, its layers stay while the container mounts them.
   await d.images.removeImage({ image: { image: VOLUME_IMAGE } });
