@@ -61,6 +61,9 @@ export interface BenchResult {
   critest?: { rounds: number; peers: Partial<Record<PeerName, Partial<Record<CritestOp, CritestSummary>>>>; note?: string };
 }
 
+/** A figure a ratio can rest on: samples taken, and nothing zero to divide by. */
+const measured = (s: Summary | undefined): s is Summary => !!s && s.n > 0 && s.p50 > 0 && s.p90 > 0;
+
 /** The systemd driver's cost over the cgroupfs driver's that each call must stay within. */
 export const DRIVER_TARGET_RATIO = 1.2;
 
@@ -72,7 +75,7 @@ export function computeRatios(result: BenchResult): void {
     for (const op of LIFECYCLE_OPS) {
       const a = s[op];
       const b = fs[op];
-      if (!a || !b || a.n === 0 || b.n === 0) continue;
+      if (!measured(a) || !measured(b)) continue;
       const r = { p50: a.p50 / b.p50, p90: a.p90 / b.p90 };
       result.driverRatios[op] = { ...r, target: DRIVER_TARGET_RATIO, met: r.p50 <= DRIVER_TARGET_RATIO };
     }
@@ -82,7 +85,7 @@ export function computeRatios(result: BenchResult): void {
   for (const op of ALL_OPS) {
     const a = s[op];
     const b = c[op];
-    if (!a || !b || a.n === 0 || b.n === 0) continue;
+    if (!measured(a) || !measured(b)) continue;
     const target = TARGET_RATIO[op];
     const r = { p50: a.p50 / b.p50, p90: a.p90 / b.p90 };
     result.ratios[op] = { ...r, target, met: target === undefined ? undefined : r.p50 <= target && r.p90 <= target };

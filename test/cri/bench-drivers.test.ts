@@ -29,6 +29,13 @@ test('--drivers: the systemd/cgroupfs ratio per call against its 1.2x bound, in 
   computeRatios(result);
   assert.deepEqual(result.driverRatios?.RunPodSandbox, { p50: 1.5, p90: 1.5, target: 1.2, met: false });
   assert.equal(result.ratios.RunPodSandbox?.p50, 0.75);
+  // A call with no usable figure (no samples, or a zero to divide by) gets no ratio, never Infinity or NaN.
+  const zero = { ...result, ratios: {}, driverRatios: undefined, peers: { ...result.peers, 'skiffd-cgroupfs': peer('skiffd, cgroupfs', 0) } };
+  computeRatios(zero);
+  assert.deepEqual(zero.driverRatios, {});
+  const missing = { ...result, ratios: {}, peers: { skiffd: { ...peer('skiffd', 30), ops: {} }, containerd: peer('containerd', 40) } };
+  computeRatios(missing);
+  assert.deepEqual(missing.ratios, {});
   const text = formatText(result);
   assert.match(text, /skiffd \(systemd\) p50.*skiffd \(cgroupfs\) p50.*systemd\/cgroupfs p50/);
   assert.match(text, /RunPodSandbox .*1\.50x \(over 1\.2x\)/);

@@ -4,11 +4,12 @@
 // left: no mount, and the removed image's layers are collected.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContainerState, NamespaceMode } from '../../proto/gen/runtime/v1/api.ts';
 import { kitMissing, startKitRegistry } from '../support/cri-conformance.ts';
+import { mountsUnder } from '../support/kubelet-host.ts';
 import { freePort } from '../support/netns.ts';
 import { grpcCode, podConfig } from '../support/pods.ts';
 import { Status } from 'nice-grpc';
@@ -18,12 +19,6 @@ import { until } from '../support/wait.ts';
 
 const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
 const VOLUME_IMAGE = 'registry.k8s.io/e2e-test-images/nginx:1.14-2';
-
-const mountTargets = (under: string) =>
-  readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => l.split(' ')[4] ?? '')
-    .filter((target) => target.startsWith(under));
 
 test('image volumes: kill -9 of skiffd, RemoveImage while mounted, and nothing left after removal', { timeout: 180_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry'] })) return;
@@ -61,7 +56,7 @@ test('image volumes: kill -9 of skiffd, RemoveImage while mounted, and nothing l
   const passwd = (await d.runtime.execSync({ containerId, cmd: ['cat', '/image-etc/passwd'], timeout: 10n })).stdout.toString();
   assert.match(passwd, /^root:/m, "the sub-path is the image's /etc");
   const volumeMounts = join(d.root, 'containers', containerId, 'image-volumes');
-  assert.equal(mountTargets(volumeMounts).length, 2);
+  assert.equal(mountsUnder(volumeMounts).length, 2);
 
   // kill -9: the container and its volume stay; the restarted daemon knows both.
   d.channel.close();
@@ -70,7 +65,7 @@ test('image volumes: kill -9 of skiffd, RemoveImage while mounted, and nothing l
   d = await startSkiffd({ dir, config: registry.mirrorsToml });
   assert.equal((await d.runtime.containerStatus({ containerId })).status?.state, ContainerState.CONTAINER_RUNNING);
   assert.equal(await listing(), before, 'the volume is the same after the restart');
-  assert.equal(mountTargets(volumeMounts).length, 2);
+  assert.equal(mountsUnder(volumeMounts).length, 2);
 
   // Refusals reach the client with their codes, through the gRPC layer.
   const refused = async (mount: Record<string, unknown>, code: Status, message: RegExp) => {
@@ -98,7 +93,7 @@ test('image volumes: kill -9 of skiffd, RemoveImage while mounted, and nothing l
 
   await d.runtime.stopPodSandbox({ podSandboxId });
   await d.runtime.removePodSandbox({ podSandboxId });
-  assert.deepEqual(mountTargets(join(d.root, 'containers')), [], 'no mount left');
+  assert.deepEqual(mountsUnder(join(d.root, 'containers')), [], 'no mount left');
   // The removed image's layers are collected once nothing leases them (at the next collection).
   await d.images.pullImage({ image: { image: VOLUME_IMAGE } });
   await d.images.removeImage({ image: { image: VOLUME_IMAGE } });

@@ -2,20 +2,16 @@
 // the image, skiffd mounts it read-only into both containers, and removing the pod leaves no mount.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { containerStatus } from '../support/kube-types.ts';
 import { container, pod } from '../support/kube-manifests.ts';
 import { execIn, runtimeId } from '../support/kube-host-reads.ts';
 import { KIT_IMAGES, startKubeletNode } from '../support/kubelet.ts';
+import { mountsUnder } from '../support/kubelet-host.ts';
 import { until } from '../support/wait.ts';
 
 /** Image-volume mounts skiffd holds on the host (overlays or binds under a container's image-volumes/). */
-const imageVolumeMounts = (root: string) =>
-  readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => l.split(' ')[4] ?? '')
-    .filter((target) => target.startsWith(join(root, 'containers')) && target.includes('/image-volumes/'));
+const imageVolumeMounts = (root: string) => mountsUnder(join(root, 'containers')).filter((target) => target.includes('/image-volumes/'));
 
 test('kubelet 1.32 (ImageVolume): a pod whose volume is an image, in two containers, read-only', { timeout: 10 * 60_000 }, async (t) => {
   const node = await startKubeletNode(t, { featureGates: { ImageVolume: true } });

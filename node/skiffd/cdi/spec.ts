@@ -153,6 +153,16 @@ function checkStringMap(v: unknown, path: string, at: At): void {
   if (!isObject(v) || Object.values(v).some((x) => typeof x !== 'string')) throw at(path, 'a map of strings');
 }
 
+/** A list of objects, each read by `each` with its own path (`LIST[i]`). */
+function objects<T>(v: unknown, path: string, at: At, each: (o: Record<string, unknown>, p: string) => T): T[] {
+  if (!Array.isArray(v)) throw at(path, 'a list');
+  return v.map((o: unknown, i: number) => {
+    const p = `${path}[${i}]`;
+    if (!isObject(o)) throw at(p, 'not an object');
+    return each(o, p);
+  });
+}
+
 function strings(v: unknown, path: string, at: At): string[] {
   if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw at(path, 'a list of strings');
   return v as string[];
@@ -177,10 +187,7 @@ function checkEdits(v: unknown, path: string, version: string, at: At): Containe
     for (const [i, e] of out.env.entries()) if (!e.includes('=') || e.startsWith('=')) throw at(`${path}.env[${i}]`, `"${e}" is not NAME=VALUE`);
   }
   if (v.deviceNodes !== undefined) {
-    if (!Array.isArray(v.deviceNodes)) throw at(`${path}.deviceNodes`, 'a list');
-    out.deviceNodes = v.deviceNodes.map((n: unknown, i: number) => {
-      const p = `${path}.deviceNodes[${i}]`;
-      if (!isObject(n)) throw at(p, 'not an object');
+    out.deviceNodes = objects(v.deviceNodes, `${path}.deviceNodes`, at, (n, p) => {
       const node: CdiDeviceNode = { path: absolute(n.path, `${p}.path`, at) };
       if (n.hostPath !== undefined) node.hostPath = absolute(n.hostPath, `${p}.hostPath`, at);
       if (n.type !== undefined) {
@@ -201,10 +208,7 @@ function checkEdits(v: unknown, path: string, version: string, at: At): Containe
     });
   }
   if (v.mounts !== undefined) {
-    if (!Array.isArray(v.mounts)) throw at(`${path}.mounts`, 'a list');
-    out.mounts = v.mounts.map((m: unknown, i: number) => {
-      const p = `${path}.mounts[${i}]`;
-      if (!isObject(m)) throw at(p, 'not an object');
+    out.mounts = objects(v.mounts, `${path}.mounts`, at, (m, p) => {
       const mount: CdiMount = { hostPath: absolute(m.hostPath, `${p}.hostPath`, at), containerPath: absolute(m.containerPath, `${p}.containerPath`, at) };
       if (m.type !== undefined) {
         if (typeof m.type !== 'string' || !m.type) throw at(`${p}.type`, 'a filesystem type');
@@ -215,10 +219,7 @@ function checkEdits(v: unknown, path: string, version: string, at: At): Containe
     });
   }
   if (v.hooks !== undefined) {
-    if (!Array.isArray(v.hooks)) throw at(`${path}.hooks`, 'a list');
-    out.hooks = v.hooks.map((h: unknown, i: number) => {
-      const p = `${path}.hooks[${i}]`;
-      if (!isObject(h)) throw at(p, 'not an object');
+    out.hooks = objects(v.hooks, `${path}.hooks`, at, (h, p) => {
       if (typeof h.hookName !== 'string' || !(HOOK_NAMES as readonly string[]).includes(h.hookName))
         throw at(`${p}.hookName`, `${JSON.stringify(h.hookName)} is not one of ${HOOK_NAMES.join(', ')}`);
       const hook: CdiHook = { hookName: h.hookName as HookName, path: absolute(h.path, `${p}.path`, at) };

@@ -11,7 +11,7 @@ import { hostPlatform } from '../images/platform.ts';
 import { runCommand } from '../util/command.ts';
 import { failedPrecondition, invalidArgument, notFound } from './errors.ts';
 import { attachIdmappedMounts, detachIdmappedMounts } from './idmap-mounts.ts';
-import { isMountPoint } from './rootfs.ts';
+import { isMountPoint, unmountDir } from './rootfs.ts';
 import type { ImageResolver } from './types.ts';
 
 /** One image volume of a container, as its record keeps it. */
@@ -124,13 +124,6 @@ export async function imageVolumeSource(containerDir: string, volume: ImageVolum
 
 /** Unmounts a container's image volumes and removes their directories; a busy mount is detached lazily. */
 export async function unmountImageVolumes(containerDir: string, volumes: readonly ImageVolume[]): Promise<void> {
-  for (const volume of volumes) {
-    const dir = imageVolumeDir(containerDir, volume);
-    for (let i = 0; i < 3 && (await isMountPoint(dir)); i++) {
-      const r = await runCommand('umount', [dir], { timeoutMs: MOUNT_TIMEOUT_MS });
-      if (r.code !== 0) await runCommand('umount', ['-l', dir], { timeoutMs: MOUNT_TIMEOUT_MS });
-    }
-    await rmdir(dir).catch(() => {});
-  }
+  for (const volume of volumes) await unmountDir(imageVolumeDir(containerDir, volume));
   if (volumes.length > 0) await rmdir(join(containerDir, 'image-volumes')).catch(() => {});
 }

@@ -29,15 +29,20 @@ export async function mountRootfs(dirs: RootfsDirs, lowerDirs: string[], fresh =
   if (r.code !== 0) throw new Error(`mounting the overlay root filesystem at ${dirs.merged} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
 }
 
-export async function unmountRootfs(dirs: RootfsDirs): Promise<void> {
-  for (let i = 0; i < 5 && (await isMountPoint(dirs.merged)); i++) {
-    const r = await runCommand('umount', [dirs.merged], { timeoutMs: 30_000 });
+export function unmountRootfs(dirs: RootfsDirs): Promise<void> {
+  return unmountDir(dirs.merged);
+}
+
+/** Unmounts whatever is mounted at `dir` and removes the directory (a mount point skiffd made). */
+export async function unmountDir(dir: string): Promise<void> {
+  for (let i = 0; i < 5 && (await isMountPoint(dir)); i++) {
+    const r = await runCommand('umount', [dir], { timeoutMs: 30_000 });
     if (r.code !== 0) {
       // Busy (a process still has a cwd there): detach lazily; the kernel finishes when it is free.
-      await runCommand('umount', ['-l', dirs.merged], { timeoutMs: 30_000 });
+      await runCommand('umount', ['-l', dir], { timeoutMs: 30_000 });
     }
   }
-  await rmdir(dirs.merged).catch(() => {});
+  await rmdir(dir).catch(() => {});
 }
 
 export async function isMountPoint(path: string): Promise<boolean> {
