@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import type { Mount } from '../../../proto/gen/runtime/v1/api.ts';
 import { sameMappings, type UserNamespaceMappings } from '../pods/userns.ts';
 import { execCommand } from '../util/command.ts';
+import { unmount } from '../util/mount-calls.ts';
 import { invalidArgument } from './errors.ts';
 
 // Arguments: the user namespace file, then source and target pairs.
@@ -92,7 +93,7 @@ export async function attachIdmappedMounts(mounts: readonly IdmappedMount[], use
  */
 export async function detachIdmappedMounts(targets: readonly string[]): Promise<void> {
   const attached = await mountPointsAmong(targets);
-  if (attached.length > 0) await execCommand('umount', ['-l', ...attached], { timeoutMs: TIMEOUT_MS });
+  for (const target of attached) await unmount(target, { detach: true }).catch(() => {});
   const still = new Set(await mountPointsAmong(targets));
   for (const target of targets) {
     if (still.has(target)) continue;

@@ -8,7 +8,7 @@ import { mkdir, realpath, rmdir } from 'node:fs/promises';
 import { isAbsolute, join, sep } from 'node:path';
 import type { Mount } from '../../../proto/gen/runtime/v1/api.ts';
 import { hostPlatform } from '../images/platform.ts';
-import { runCommand } from '../util/command.ts';
+import { bindMountReadOnly, mount } from '../util/mount-calls.ts';
 import { failedPrecondition, invalidArgument, notFound } from './errors.ts';
 import { attachIdmappedMounts, detachIdmappedMounts } from './idmap-mounts.ts';
 import { isMountPoint, unmountDir } from './rootfs.ts';
@@ -30,7 +30,6 @@ export interface ImageVolume {
 const field = (i: number, name: string) => `config.mounts[${i}].${name}`;
 // The mount(2) data page is 4096 bytes; stay clear of it.
 const MAX_MOUNT_DATA = 4000;
-const MOUNT_TIMEOUT_MS = 30_000;
 
 /** Checks every image mount of a request before anything is made: the image is here, for this platform, asked for read-only. */
 export async function planImageVolumes(mounts: readonly Mount[], images: ImageResolver): Promise<ImageVolume[]> {
@@ -88,12 +87,12 @@ export async function mountImageVolume(containerDir: string, volume: ImageVolume
   try {
     const layers = userns ? clones.map((c) => c.target) : volume.layers;
     // overlayfs wants two lower layers at least when it has no upper one.
-    const args =
-      layers.length === 1 ? ['--bind', '-o', 'ro', layers[0], dir] : ['-t', 'overlay', 'overlay', '-o', `ro,lowerdir=${[...layers].reverse().join(':')}`, dir];
-    const data = args[args.indexOf('-o') + 1];
+    const data = `lowerdir=${[...layers].reverse().join(':')}`;
     if (data.length > MAX_MOUNT_DATA) throw new Error(`overlay mount options too long for the image ${volume.image} (${layers.length} layers)`);
-    const r = await runCommand('mount', args, { timeoutMs: MOUNT_TIMEOUT_MS });
-    if (r.code !== 0) throw new Error(`mounting the image ${volume.image} at ${dir} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+    const mounted = layers.length === 1 ? bindMountReadOnly(layers[0], dir) : mount({ source: 'overlay', target: dir, fstype: 'overlay', flags: ['ro'], data });
+    await mounted.catch((err: Error) => {
+      throw new Error(`mounting the image ${volume.image} at ${dir} failed: ${err.message}`);
+    });
   } finally {
     if (userns) await detachIdmappedMounts(clones.map((c) => c.target));
   }

@@ -2,7 +2,7 @@
 // upper and work dir. The mount lives in the host mount namespace, so it outlives a daemon restart.
 import { mkdir, readFile, lstat, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCommand } from '../util/command.ts';
+import { mount, unmount } from '../util/mount-calls.ts';
 
 export interface RootfsDirs {
   upper: string;
@@ -25,8 +25,9 @@ export async function mountRootfs(dirs: RootfsDirs, lowerDirs: string[], fresh =
   const data = `lowerdir=${[...lowerDirs].reverse().join(':')},upperdir=${dirs.upper},workdir=${dirs.work}`;
   if (data.length > MAX_MOUNT_DATA) throw new Error(`overlay mount options too long (${data.length} bytes, ${lowerDirs.length} layers)`);
   for (const d of lowerDirs) if (d.includes(',') || d.includes(':')) throw new Error(`layer path ${d} contains ',' or ':'`);
-  const r = await runCommand('mount', ['-t', 'overlay', 'overlay', '-o', data, dirs.merged], { timeoutMs: 30_000 });
-  if (r.code !== 0) throw new Error(`mounting the overlay root filesystem at ${dirs.merged} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  await mount({ source: 'overlay', target: dirs.merged, fstype: 'overlay', data }).catch((err: Error) => {
+    throw new Error(`mounting the overlay root filesystem at ${dirs.merged} failed: ${err.message}`);
+  });
 }
 
 export function unmountRootfs(dirs: RootfsDirs): Promise<void> {
@@ -36,11 +37,8 @@ export function unmountRootfs(dirs: RootfsDirs): Promise<void> {
 /** Unmounts whatever is mounted at `dir` and removes the directory (a mount point skiffd made). */
 export async function unmountDir(dir: string): Promise<void> {
   for (let i = 0; i < 5 && (await isMountPoint(dir)); i++) {
-    const r = await runCommand('umount', [dir], { timeoutMs: 30_000 });
-    if (r.code !== 0) {
-      // Busy (a process still has a cwd there): detach lazily; the kernel finishes when it is free.
-      await runCommand('umount', ['-l', dir], { timeoutMs: 30_000 });
-    }
+    // Busy (a process still has a cwd there): detach lazily; the kernel finishes when it is free.
+    await unmount(dir).catch(() => unmount(dir, { detach: true }).catch(() => {}));
   }
   await rmdir(dir).catch(() => {});
 }

@@ -5,6 +5,7 @@
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execChecked } from '../util/command.ts';
+import { unmount } from '../util/mount-calls.ts';
 
 export type PinnableNamespace = 'net' | 'ipc' | 'uts';
 
@@ -76,9 +77,8 @@ export async function unpinNamespaces(paths: string[]): Promise<void> {
     const mounted = await mountPoints();
     const busy = paths.filter((p) => mounted.has(p));
     if (busy.length === 0) break;
-    // Several in one umount; -l as a fallback if something holds a mount point open.
-    const result = await execChecked('umount', busy, { timeoutMs: TIMEOUT_MS }).catch((err: Error) => err);
-    if (result instanceof Error) await execChecked('umount', ['-l', ...busy], { timeoutMs: TIMEOUT_MS }).catch(() => {});
+    // Detached lazily if something holds a mount point open.
+    for (const p of busy) await unmount(p).catch(() => unmount(p, { detach: true }).catch(() => {}));
   }
   const still = await mountPoints();
   const stuck = paths.filter((p) => still.has(p));
