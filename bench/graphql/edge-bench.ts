@@ -98,7 +98,7 @@ export async function runEdgeBench(options: EdgeOptions): Promise<EdgeMeasuremen
       try {
         options.log(`  ${target.runtime}`);
         for (const q of benchQueries) {
-          const n = q.id === 'q2-post' ? Math.max(1, Math.round(options.requests / 5)) : options.requests;
+          const n = q.large ? Math.max(1, Math.round(options.requests / 5)) : options.requests;
           // Warm both handlers up (JIT, document caches) before any timed batch.
           for (const impl of edgeImpls) await target.loop(impl, q.id, n);
           const samples: Record<string, number[]> = { skiff: [], 'graphql-http': [] };

@@ -125,7 +125,7 @@ function requestOptions(port: number, q: BenchQuery): RequestOptions {
         url: `${origin}/graphql`,
         method: 'POST',
         headers: { accept: acceptJson, 'content-type': 'application/json' },
-        body: postBody(q.query),
+        body: postBody(q),
       };
 }
 

@@ -42,7 +42,7 @@ Options:
   --duration SECONDS  measured load per query and round (default 5)
   --warmup SECONDS    unmeasured load per query before it, each round (default 2)
   --rounds N          start-load-stop every server this many times, rotating the order; each
-                      cell reports its median round (default 3)
+                      cell reports its median round (default 3); 0 skips this part
   --connections N     autocannon connections (default 50)
   --sat-slices N      saturating slices per server and query in the interleaved part (default 4);
                       0 skips them
@@ -136,7 +136,7 @@ const load = {
   connections: positive('connections', args.connections!, true),
 };
 if (!(load.warmup >= 0)) fail(`--warmup must be 0 or more seconds (got "${args.warmup}")`);
-const roundCount = positive('rounds', args.rounds!, true);
+const roundCount = args.rounds === '0' ? 0 : positive('rounds', args.rounds!, true);
 const servers =
   args.only === 'none'
     ? []
@@ -231,7 +231,7 @@ if (cpuSlices > 0 && servers.length > 0) {
     slices: cpuSlices,
     sliceSeconds: cpuSlice,
     connections: 20,
-    rate: (q) => (q.id === 'q2-post' ? Math.round(cpuRate / 5) : cpuRate),
+    rate: (q) => (q.large ? Math.round(cpuRate / 5) : cpuRate),
     log,
   });
 }

@@ -27,7 +27,7 @@ export interface BenchServer {
 export function expectedBodies(): Map<string, string> {
   const bodies = new Map<string, string>();
   for (const q of benchQueries) {
-    bodies.set(q.id, JSON.stringify(execute({ schema: countriesSchema, document: parse(q.query) })));
+    bodies.set(q.id, JSON.stringify(execute({ schema: countriesSchema, document: parse(q.query), variableValues: q.variables })));
   }
   return bodies;
 }
@@ -39,7 +39,7 @@ function fixedAnswers(): { byGet: Map<string, string>; byPost: Map<string, strin
   const byPost = new Map<string, string>();
   for (const q of benchQueries) {
     if (q.method === 'GET') byGet.set(getPath('/graphql', q.query), bodies.get(q.id)!);
-    else byPost.set(postBody(q.query), bodies.get(q.id)!);
+    else byPost.set(postBody(q), bodies.get(q.id)!);
   }
   return { byGet, byPost };
 }
@@ -99,6 +99,28 @@ export const benchServers: readonly BenchServer[] = [
             server.closeAllConnections();
           }),
       };
+    },
+  },
+  {
+    name: 'node-http',
+    label: 'raw node:http, fixed bytes',
+    optional: true,
+    async start() {
+      // The ceiling's bytes from node:http with no framework: what Node's HTTP server itself costs.
+      const { byGet, byPost } = fixedAnswers();
+      const headers = { 'content-type': jsonContentType };
+      const server = createServer((req, res) => {
+        const send = (body: string | undefined) => {
+          if (body === undefined) res.writeHead(400).end('unknown query');
+          else res.writeHead(200, { ...headers, 'content-length': Buffer.byteLength(body) }).end(body);
+        };
+        if (req.method === 'GET') return send(byGet.get(req.url ?? ''));
+        let text = '';
+        req.setEncoding('utf8');
+        req.on('data', (chunk: string) => (text += chunk));
+        req.on('end', () => send(byPost.get(text)));
+      });
+      return listening(server);
     },
   },
   {

@@ -31,6 +31,8 @@ type Plans = Map<string | null | undefined, OperationPlan | null>;
 export function createCompiledExecution(schema: GraphQLSchema): CompiledExecution {
   // Plans live as long as their document: the handler's document cache holds it.
   const plansByDocument = new WeakMap<DocumentNode, Plans>();
+  // The answers of introspection-only plans (see OperationPlan.schemaOnly), kept with their plan.
+  const schemaAnswers = new WeakMap<OperationPlan, PlanResult>();
 
   return {
     planFor(document, operationName) {
@@ -53,6 +55,13 @@ export function createCompiledExecution(schema: GraphQLSchema): CompiledExecutio
     },
 
     run(plan, rootValue, contextValue, variables) {
+      if (plan.schemaOnly) {
+        const kept = schemaAnswers.get(plan);
+        if (kept !== undefined) return kept;
+        const result = executePlanOrBail(plan, rootValue, contextValue, {});
+        if (result !== null && result.errors.length === 0) schemaAnswers.set(plan, result);
+        return result;
+      }
       const definitions = plan.operation.variableDefinitions;
       // Without definitions graphql-js coerces nothing (extra variables are ignored) and gets {}.
       let coerced: { [name: string]: unknown } = {};
@@ -61,12 +70,16 @@ export function createCompiledExecution(schema: GraphQLSchema): CompiledExecutio
         if (outcome.errors) return outcome.errors;
         coerced = outcome.coerced;
       }
-      try {
-        return executePlan(plan, schema, rootValue, contextValue, coerced);
-      } catch (error) {
-        if (error === bail) return null;
-        throw error;
-      }
+      return executePlanOrBail(plan, rootValue, contextValue, coerced);
     },
   };
+
+  function executePlanOrBail(plan: OperationPlan, rootValue: unknown, contextValue: unknown, coerced: { [name: string]: unknown }): PlanResult | null {
+    try {
+      return executePlan(plan, schema, rootValue, contextValue, coerced);
+    } catch (error) {
+      if (error === bail) return null;
+      throw error;
+    }
+  }
 }

@@ -6,6 +6,8 @@ import {
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
   TypeNameMetaFieldDef,
   getArgumentValues,
   getDirectiveValues,
@@ -88,6 +90,11 @@ export interface OperationPlan {
   readonly fragments: Record<string, FragmentDefinitionNode>;
   /** True once an execution met a promise: later requests go straight to graphql-js. */
   async: boolean;
+  /**
+   * Introspection alone (`__schema`, `__type`, `__typename` at the root) with no variables: its answer
+   * depends on the schema only, which never changes under a handler, so the first one is kept.
+   */
+  readonly schemaOnly: boolean;
 }
 
 /** Thrown (and caught) inside the planner when the document needs variables to decide @skip/@include. */
@@ -124,7 +131,11 @@ export function planOperation(schema: GraphQLSchema, document: DocumentNode, ope
   const context: PlanContext = { schema, fragments };
   try {
     const fields = planFields(context, rootType, [operation.selectionSet]);
-    return { operation, rootType, fields, fragments, async: false };
+    const schemaOnly =
+      fields.length > 0 &&
+      !operation.variableDefinitions?.length &&
+      fields.every((f) => f.def === SchemaMetaFieldDef || f.def === TypeMetaFieldDef || f.def === TypeNameMetaFieldDef);
+    return { operation, rootType, fields, fragments, async: false, schemaOnly };
   } catch (error) {
     if (error === needsVariables) return null;
     throw error;

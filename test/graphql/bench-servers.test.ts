@@ -20,7 +20,7 @@ for (const server of benchServers) {
         const response = await fetch(q.method === 'GET' ? origin + getPath('/graphql', q.query) : `${origin}/graphql`, {
           method: q.method,
           headers: q.method === 'GET' ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
-          body: q.method === 'POST' ? postBody(q.query) : undefined,
+          body: q.method === 'POST' ? postBody(q) : undefined,
           signal: AbortSignal.timeout(15_000),
         });
         assert.equal(response.status, 200, `${server.name} ${q.label}`);
@@ -39,7 +39,7 @@ test('our server answers the bench queries byte for byte as graphql-js does', { 
     const response = await fetch(q.method === 'GET' ? origin + getPath('/graphql', q.query) : `${origin}/graphql`, {
       method: q.method,
       headers: { 'content-type': 'application/json' },
-      body: q.method === 'POST' ? postBody(q.query) : undefined,
+      body: q.method === 'POST' ? postBody(q) : undefined,
       signal: AbortSignal.timeout(15_000),
     });
     assert.equal(await response.text(), expected.get(q.id), q.label);

@@ -371,6 +371,43 @@ test('the handler answers through the compiled path with the bytes graphql-js gi
   assert.equal(reads.length, cases.length * 2, 'the context factory runs once per request');
 });
 
+test('introspection alone is answered once per document and kept; with variables, or beside data, it runs every time', async () => {
+  const { createCompiledExecution } = await import('../../src/execution/compiled-execution.ts');
+  const { createGraphQLHandler } = await import('../../src/handler/create-handler.ts');
+  const compiled = createCompiledExecution(countriesSchema);
+  const kept = (query: string) => {
+    const plan = compiled.planFor(parse(query), undefined)!;
+    const first = compiled.run(plan, undefined, undefined, {});
+    return { plan, same: first !== null && compiled.run(plan, undefined, undefined, {}) === first };
+  };
+  assert.equal(kept('{ __type(name:"Country"){ name fields { name } } }').same, true);
+  assert.equal(kept('{ __schema { types { name } } __typename }').same, true);
+  assert.equal(kept('query($n: String!) { __type(name:$n){ name } }').plan.schemaOnly, false);
+  assert.equal(kept('{ __typename country(code:"BR"){ name } }').plan.schemaOnly, false);
+
+  // Through the handler: the kept bytes are graphql-js's, and a variable still decides its answer.
+  const handler = createGraphQLHandler({ schema: countriesSchema, compiledExecution: true });
+  const post = async (query: string, variables?: Record<string, unknown>) =>
+    (
+      await handler(
+        new Request('http://localhost/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query, variables }),
+        }),
+      )
+    ).text();
+  const cases: Case[] = [
+    { query: '{ __type(name:"Country"){ name kind fields { name args { name } type { kind name ofType { kind name } } } } }' },
+    { query: '{ __schema { queryType { name } types { name } } }' },
+    { query: 'query($n: String!) { __type(name:$n){ name fields { name } } }', variables: { n: 'Country' } },
+    { query: 'query($n: String!) { __type(name:$n){ name fields { name } } }', variables: { n: 'Language' } },
+  ];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    for (const c of cases) assert.equal(await post(c.query, c.variables), reference(countriesSchema, c), `${c.query} ${JSON.stringify(c.variables)}`);
+  }
+});
+
 test('without compiledExecution every resolver runs exactly once per request', async () => {
   const { createGraphQLHandler } = await import('../../src/handler/create-handler.ts');
   const { GraphQLObjectType, GraphQLSchema, GraphQLInt } = await import('graphql');
