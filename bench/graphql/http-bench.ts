@@ -45,6 +45,11 @@ export interface StartedServer {
   publishTimes(timeoutMs?: number): Promise<Array<[number, number]>>;
   /** CPU seconds (user + system, all threads) the server has used so far, to the microsecond. */
   cpuSeconds(timeoutMs?: number): Promise<number>;
+  /**
+   * The JavaScript heap in use plus memory held outside it (Buffers, native objects), in bytes, after
+   * a full garbage collection; NaN unless the server runs with --expose-gc.
+   */
+  liveBytes(timeoutMs?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -80,6 +85,7 @@ export async function startServerProcess(name: string, startupMs = 60_000, nodeF
         const usage = await ask<NodeJS.CpuUsage>(child, name, 'cpu-usage', 'cpuUsage', ms);
         return (usage.user + usage.system) / 1e6;
       },
+      liveBytes: (ms = 30_000) => ask<number>(child, name, 'live-bytes', 'liveBytes', ms),
       stop: () => stopChild(child),
     };
   } catch (error) {

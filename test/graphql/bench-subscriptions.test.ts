@@ -36,6 +36,8 @@ test('the subscription bench runs skiff and Mercurius over WebSocket, skiff and 
     );
     assert.ok(m.firstP50Ms > 0 && m.firstP50Ms <= m.p50Ms && m.firstP99Ms <= m.p99Ms, `${m.server}: first subscriber ${m.firstP50Ms} / ${m.firstP99Ms}`);
     assert.ok(Number.isFinite(m.kbPerSubscriber), `${m.server}: memory measured`);
+    // Live memory after a full collection: the server process runs with --expose-gc for it.
+    assert.ok(Number.isFinite(m.liveKbPerSubscriber), `${m.server}: live memory measured`);
     // CPU comes from the server's own getrusage in microseconds: 200 HTTP deliveries cannot read as 0.
     assert.ok(m.cpuSeconds > 0 && Number.isFinite(m.cpuSeconds), `${m.server}: CPU time ${m.cpuSeconds} s`);
     assert.ok(m.deliveriesPerCoreSecond !== undefined && Number.isFinite(m.deliveriesPerCoreSecond), `${m.server}: deliveries per CPU-second`);
