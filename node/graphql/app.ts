@@ -1,14 +1,15 @@
 // The Node dev server: the runtime-agnostic fetch handler behind Hono on @hono/node-server.
 import type { AddressInfo } from 'node:net';
-import type { Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Hono } from 'hono';
-import { createAdaptorServer } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import type { GraphQLFetchHandler } from '../../src/handler/options.ts';
 import { createGraphiQL, type GraphiQLOptions } from './graphiql.ts';
 import { attachGraphQLWebSocket, type NodeGraphQLWebSocketOptions } from './websocket.ts';
 import type { GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 import type { RequestLog } from './logging.ts';
 import { sendStreamDirectly } from './stream-responses.ts';
+import { readingSmallBodies, smallBody } from './small-bodies.ts';
 import type { ServerMetrics } from './metrics.ts';
 
 /** A GraphQL handler, or any fetch-style function (tests serve their own). */
@@ -17,7 +18,7 @@ export type AppHandler = ((request: Request) => Response | Promise<Response>) &
 
 /** What @hono/node-server passes as a request's env. */
 interface NodeEnv {
-  incoming?: { socket?: { remoteAddress?: string } };
+  incoming?: IncomingMessage;
   outgoing?: ServerResponse;
 }
 
@@ -47,12 +48,13 @@ export interface AppOptions {
 export function createApp(handler: AppHandler, options: AppOptions = {}): Hono {
   const app = new Hono();
   const { metrics } = options;
-  // The synchronous form lets @hono/node-server write a ready answer without awaiting it.
-  const fetch = handler.fetch ?? handler;
+  // The synchronous form lets @hono/node-server write a ready answer without awaiting it; a body the
+  // server read ahead (small-bodies.ts) goes along, so a POST needs no waiting either.
+  const fetch: (request: Request, body?: string) => Response | Promise<Response> = handler.fetch ?? handler;
   let answer = fetch;
   if (options.graphiql) {
     const graphiql = createGraphiQL(options.graphiql === true ? {} : options.graphiql);
-    answer = (request) => graphiql(request) ?? fetch(request);
+    answer = (request, body) => graphiql(request) ?? fetch(request, body);
   }
   if (metrics) {
     answer = metrics.wrap(answer);
@@ -72,11 +74,11 @@ export function createApp(handler: AppHandler, options: AppOptions = {}): Hono {
         const address = env?.incoming?.socket?.remoteAddress;
         if (address !== undefined) peers.set(request, address);
       }
-      const response = serveRequest(request);
+      const response = serveRequest(request, smallBody(env));
       if (!streams) return response;
       return response instanceof Promise ? response.then((settled) => sendStreams(settled, env)) : sendStreams(response, env);
     });
-  } else app.all('*', (c) => serveRequest(c.req.raw));
+  } else app.all('*', (c) => serveRequest(c.req.raw, smallBody(c.env as NodeEnv | undefined)));
   return app;
 }
 
@@ -129,7 +131,7 @@ export function startServer(options: StartOptions): Promise<RunningServer> {
     options.graphiql === true ? { endpoint: options.path ?? '/graphql', subscriptions } : options.graphiql && { subscriptions, ...options.graphiql };
   const app = createApp(options.handler, { graphiql, log: options.log, metrics: options.metrics, peerAddresses: options.peerAddresses });
   return new Promise((resolve, reject) => {
-    const server = createAdaptorServer({ fetch: app.fetch, hostname: options.hostname }) as Server;
+    const server = createServer(readingSmallBodies(getRequestListener(app.fetch, { hostname: options.hostname })));
     server.once('error', reject);
     server.listen({ port: options.port ?? 4000, host: options.hostname, backlog: options.backlog ?? 4096 });
     server.once('listening', () => {

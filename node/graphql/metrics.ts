@@ -15,7 +15,7 @@ export interface ServerMetrics {
    * Wraps a fetch function to time and count its requests. It stays synchronous when the function
    * answers synchronously, so @hono/node-server keeps its fast path for ready responses.
    */
-  wrap(fetch: (request: Request) => Response | Promise<Response>): (request: Request) => Response | Promise<Response>;
+  wrap(fetch: (request: Request, body?: string) => Response | Promise<Response>): (request: Request, body?: string) => Response | Promise<Response>;
   /** The answer to a scrape. */
   scrape(): Promise<Response>;
   /** Give this to the GraphQL handler's `onResponse` (with any other observer). */
@@ -90,11 +90,11 @@ export function createMetrics(options: MetricsOptions = {}): ServerMetrics {
     path,
     registry,
     wrap(fetch) {
-      return (request) => {
+      return (request, body) => {
         const start = performance.now();
         let answer: Response | Promise<Response>;
         try {
-          answer = fetch(request);
+          answer = fetch(request, body);
         } catch (error) {
           record(request, 500, start);
           throw error;

@@ -9,7 +9,7 @@ import { createOperationRunner } from './operation.ts';
 import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions, type OperationContext, type RequestParams } from './options.ts';
 import { pathnameOf } from './path.ts';
 import { createProductionFeatures, newRequestState, type RequestState } from './production.ts';
-import { readBodyThen } from './request-body.ts';
+import { bodyRead, readBodyThen } from './request-body.ts';
 import { bodyReadError, paramsFromBody, paramsFromGet, postRefusal } from './request-params.ts';
 import { errorsJson, refusal, resultJson, thrownAnswer, type Answer } from './responses.ts';
 import { withIncrementalDirectives } from '../streams/incremental-directives.ts';
@@ -100,11 +100,11 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   const tracer = options.tracer;
 
   /** With a tracer: the request inside its span, ended with the response. */
-  function traced(request: Request): Response | Promise<Response> {
+  function traced(request: Request, body?: string): Response | Promise<Response> {
     const t = startRequestSpan(tracer!, request, pathnameOf(request.url));
     let response: Response | Promise<Response>;
     try {
-      response = handle(request, t);
+      response = handle(request, body, t);
     } catch (error) {
       failRequestSpan(t, error);
       throw error;
@@ -126,7 +126,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   }
 
   /** Answers synchronously whenever nothing has to be waited for (see GraphQLFetchHandler.fetch). */
-  function handle(request: Request, trace?: RequestTrace): Response | Promise<Response> {
+  function handle(request: Request, body: string | undefined, trace?: RequestTrace): Response | Promise<Response> {
     if (path !== null || health !== null) {
       const requested = pathnameOf(request.url);
       const probe = health?.(request, requested) ?? null;
@@ -152,6 +152,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     if (request.method === 'GET') return answer(request, state, mediaType, () => paramsFromGet(request.url, queryResolver));
     const refused = postRefusal(request);
     if (refused !== null) return respond(request, state, refused);
+    if (body !== undefined) return answer(request, state, mediaType, () => paramsFromBody(bodyRead(body, maxBodyBytes), queryResolver));
     // The continuation hangs straight off the body's promise: nothing in between on the hot path.
     return readBodyThen(
       request,
@@ -226,7 +227,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     return features.finish(request, refusal(500, 'Internal server error'), state);
   }
 
-  const entry = tracer === undefined ? (request: Request) => handle(request) : traced;
+  const entry = tracer === undefined ? (request: Request, body?: string) => handle(request, body) : traced;
   const handleGraphQL = (request: Request): Promise<Response> => {
     try {
       return Promise.resolve(entry(request));

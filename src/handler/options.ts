@@ -30,9 +30,10 @@ export interface GraphQLFetchHandler {
    * The same handler for hosts that take a plain Response as well as a promise of one (Hono,
    * `Deno.serve`, workerd): a request answered without waiting (a cached query over GET) comes back
    * as the Response itself. That saves a promise turn, and on @hono/node-server its slower
-   * asynchronous response path.
+   * asynchronous response path. `body` is the request's body, already read as text by a server that
+   * reads small bodies itself (the Node server does): a POST then needs no waiting either.
    */
-  readonly fetch: (request: Request) => Response | Promise<Response>;
+  readonly fetch: (request: Request, body?: string) => Response | Promise<Response>;
   /**
    * Subscriptions streaming over SSE and multipart now (`open`), and the executions behind them with
    * their members (shared executions count once); all zero when HTTP subscriptions are off.

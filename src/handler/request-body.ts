@@ -34,11 +34,13 @@ export function readBodyThen<T>(
   } catch (error) {
     return Promise.resolve(onError(error));
   }
-  return text.then(
-    // An in-process caller can declare a length it does not send; recount when the text could exceed it.
-    (body) => onRead(body.length * 3 > maxBytes && utf8Length(body) > maxBytes ? tooLarge(maxBytes) : { ok: true, text: body }),
-    onError,
-  );
+  // An in-process caller can declare a length it does not send; the text is recounted.
+  return text.then((body) => onRead(bodyRead(body, maxBytes)), onError);
+}
+
+/** A body already read as text, under the limit (recounted only when its UTF-8 form could exceed it). */
+export function bodyRead(text: string, maxBytes: number): BodyRead {
+  return text.length * 3 > maxBytes && utf8Length(text) > maxBytes ? tooLarge(maxBytes) : { ok: true, text };
 }
 
 async function readStream(request: Request, maxBytes: number): Promise<BodyRead> {

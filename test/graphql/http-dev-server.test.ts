@@ -151,3 +151,74 @@ test('the dev server asks the kernel for a deep accept queue, and takes a backlo
     assert.equal(await limit(server.port), expected, `backlog ${backlog ?? 'default'}`);
   }
 });
+
+test('small POST bodies read ahead by the server: the handler answers them, any other handler still reads its body, and large, chunked and cut-off bodies are served as before', {
+  timeout: 60_000,
+}, async (t) => {
+  const { request: httpRequest } = await import('node:http');
+  const { connect } = await import('node:net');
+  const handler = createGraphQLHandler({ schema: createTestSchema().schema });
+  const calls: (string | undefined)[] = [];
+  // The handler's fetch, seen from outside: whether the server handed it the body it read.
+  const spy = Object.assign((request: Request) => handler(request), {
+    fetch: (request: Request, body?: string) => {
+      calls.push(body);
+      return handler.fetch(request, body);
+    },
+  });
+  const graphql = await startServer({ handler: spy, port: 0, hostname: '127.0.0.1' });
+  t.after(() => graphql.close());
+  // A plain fetch-style handler that reads the body itself (a test's, or any route but GraphQL).
+  const echo = await startServer({
+    handler: async (request) => new Response(`${request.method} ${(await request.text()).length}`),
+    port: 0,
+    hostname: '127.0.0.1',
+  });
+  t.after(() => echo.close());
+
+  const post = (url: string, body: string) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(15_000) });
+  const small = JSON.stringify({ query: '{ hello }' });
+  const answered = await post(graphql.url, small);
+  assert.equal(answered.status, 200);
+  assert.deepEqual(await answered.json(), { data: { hello: 'Hello, world' } });
+  assert.deepEqual(calls, [small], 'the handler got the body the server read');
+
+  // Over the read-ahead size: the handler reads the request's own body, and still answers.
+  const large = `${small}${' '.repeat(70_000)}`;
+  const big = await post(graphql.url, large);
+  assert.equal(big.status, 200);
+  assert.deepEqual(await big.json(), { data: { hello: 'Hello, world' } });
+  assert.equal(calls.at(-1), undefined);
+
+  // Chunked, with no length: streamed as before.
+  const chunked = await new Promise<string>((resolve, reject) => {
+    const req = httpRequest(graphql.url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c));
+      res.on('end', () => resolve(text));
+    });
+    req.on('error', reject);
+    req.write(small.slice(0, 5));
+    req.end(small.slice(5));
+  });
+  assert.deepEqual(JSON.parse(chunked), { data: { hello: 'Hello, world' } });
+  assert.equal(calls.at(-1), undefined);
+
+  // A handler that reads the body itself gets all of it, read ahead or not.
+  assert.equal(await (await post(echo.url, small)).text(), `POST ${small.length}`);
+  assert.equal(await (await post(echo.url, large)).text(), `POST ${large.length}`);
+
+  // A client that declares a body, sends half and leaves: nothing hangs or crashes, and the server serves on.
+  await new Promise<void>((resolve, reject) => {
+    const { port } = new URL(graphql.url);
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      socket.write(`POST /graphql HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${small.length}\r\n\r\n${small.slice(0, 6)}`);
+      setImmediate(() => socket.destroy());
+    });
+    socket.on('close', () => resolve());
+    socket.on('error', reject);
+  });
+  const after = await post(graphql.url, small);
+  assert.deepEqual(await after.json(), { data: { hello: 'Hello, world' } });
+});
