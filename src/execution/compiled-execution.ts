@@ -59,8 +59,11 @@ export function createCompiledExecution(schema: GraphQLSchema): CompiledExecutio
         const kept = schemaAnswers.get(plan);
         if (kept !== undefined) return kept;
         const result = executePlanOrBail(plan, rootValue, contextValue, {});
-        if (result !== null && result.errors.length === 0) schemaAnswers.set(plan, result);
-        return result;
+        if (result === null || result.errors.length > 0) return result;
+        // The written text is a rope of many pieces; kept as one flat string, each answer copies it at once.
+        const flat = { data: JSON.parse(JSON.stringify(result.data)) as string, errors: result.errors };
+        schemaAnswers.set(plan, flat);
+        return flat;
       }
       const definitions = plan.operation.variableDefinitions;
       // Without definitions graphql-js coerces nothing (extra variables are ignored) and gets {}.
