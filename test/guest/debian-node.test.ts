@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { build } from '../../scripts/build-skiffd.mjs';
@@ -22,12 +22,16 @@ const GUEST_TIMEOUT_MS = 40 * 60_000;
 
 /** Boots the node and runs the inside suite; resolves with its exit status and everything it printed. */
 function runOnNode(options: { systemd: boolean; skiffdBin: string; out: string }): Promise<{ status: number | null; output: string }> {
+  // The guest has /tmp, /var/lib, /var/log, /root and /etc of its own: a checkout or kit there (a CI
+  // clone under /tmp, a kit reached through a symlink) is shared in by its real path.
+  const kit = realpathSync(kitDir);
   const inside = [
-    `export PATH=${dirname(process.execPath)}:$PATH SKIFFD_BIN=${options.skiffdBin} CI=${process.env.CI ?? ''}`,
+    `export PATH=${dirname(process.execPath)}:$PATH SKIFFD_BIN=${options.skiffdBin} CI=${process.env.CI ?? ''} CRI_CONFORMANCE_DIR=${kit}`,
     `cd ${repoRoot}`,
     'exec node --import tsx --test --test-reporter=spec --test-timeout=2400000 test/guest/inside/node.test.ts',
   ].join(' && ');
-  const args = [...(options.systemd ? ['--systemd'] : []), '--mem', '4G', '--share', options.out, '--', 'bash', '-c', inside];
+  const shares = [options.out, ...[repoRoot, kit].filter(guestHasItsOwn)].flatMap((dir) => ['--share', dir]);
+  const args = [...(options.systemd ? ['--systemd'] : []), '--mem', '4G', ...shares, '--', 'bash', '-c', inside];
   return new Promise((resolve) => {
     // The guest takes this environment; node --test inside must not see itself as this run's child.
     const { NODE_TEST_CONTEXT: _child, ...env } = process.env;
@@ -46,6 +50,11 @@ function runOnNode(options: { systemd: boolean; skiffdBin: string; out: string }
       resolve({ status, output });
     });
   });
+}
+
+/** Whether `dir` lies where the guest has a directory of its own instead of the host's. */
+function guestHasItsOwn(dir: string): boolean {
+  return ['/tmp', '/var/lib', '/var/log', '/root', '/etc'].some((own) => dir === own || dir.startsWith(`${own}/`));
 }
 
 /** The closing counts of node's spec reporter ("ℹ pass N"). */
