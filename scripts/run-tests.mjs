@@ -48,8 +48,8 @@ const hostResult = await host.done;
 const guestResult = await guest.done;
 process.stdout.write(`\n=== the guest suite (test/guest), run beside the host suite ===\n${guestResult.kept()}`);
 
-/** node's spec reporter closes with "ℹ pass N" lines. */
-const count = (tail, what) => Number(tail.match(new RegExp(`^ℹ ${what} (\\d+)$`, 'm'))?.[1] ?? 0);
+/** node's spec reporter closes with "ℹ pass N" lines; the last ones are the run's own (the guest suite prints the node's before them). */
+const count = (tail, what) => Number([...tail.matchAll(new RegExp(`^ℹ ${what} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
 const total = (what) => count(hostResult.tail(), what) + count(guestResult.tail(), what);
 const failed = total('fail') + total('cancelled');
 console.log(`\ntests: ${total('pass')} passed, ${failed} failed, ${total('skipped')} skipped`);
