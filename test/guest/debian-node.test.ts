@@ -44,11 +44,20 @@ function runOnNode(options: { systemd: boolean; skiffdBin: string; out: string }
     child.stdout.on('data', take);
     child.stderr.on('data', take);
     // vm-v2.sh stops its guest when it is killed.
-    const timer = setTimeout(() => child.kill('SIGTERM'), GUEST_TIMEOUT_MS);
-    child.on('close', (status) => {
+    const timer = setTimeout(() => {
+      output += `\n(the node was stopped after ${GUEST_TIMEOUT_MS / 60_000} minutes)\n`;
+      child.kill('SIGTERM');
+    }, GUEST_TIMEOUT_MS);
+    let settled = false;
+    const settle = (status: number | null) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       resolve({ status, output });
-    });
+    };
+    child.on('close', settle);
+    // Something it started may hold its output open after it exits: what was read by then is the answer.
+    child.on('exit', (status) => setTimeout(() => settle(status), 10_000));
   });
 }
 

@@ -6,7 +6,7 @@
 // the containers confined by skiffd's default AppArmor profile.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,25 @@ if (hostname() === '(none)') {
 }
 const driver = systemd ? 'systemd' : 'cgroupfs';
 const CGROUP_ROOT = '/sys/fs/cgroup';
+
+// Every few minutes, what the node is doing, on the console the host reads as it comes: if a run stalls,
+// its output says where (the processes alive, the kernel's latest lines) even when the guest is stopped.
+const startedAt = Date.now();
+setInterval(() => {
+  execFile('ps', ['-eo', 'pid,ppid,stat,etimes,args', '--sort=start_time'], { timeout: 20_000, maxBuffer: 1 << 20 }, (_e, ps) => {
+    execFile('dmesg', ['--notime'], { timeout: 20_000, maxBuffer: 4 << 20 }, (_e2, kmsg) => {
+      const procs = String(ps ?? '')
+        .split('\n')
+        .filter((l) => /skiffd|kube|conmon|runc|critest|crictl|perl/.test(l))
+        .slice(-25);
+      const kernel = String(kmsg ?? '')
+        .trim()
+        .split('\n')
+        .slice(-8);
+      console.log(`[node watchdog, ${Math.round((Date.now() - startedAt) / 1000)} s]\n${[...procs, ...kernel].map((l) => `  ${l.slice(0, 200)}`).join('\n')}`);
+    });
+  });
+}, 4 * 60_000).unref();
 
 /** critest's specs whose outcome this node can change: AppArmor, the OOM reason, logs, cgroups under the driver. */
 const FOCUS = [
