@@ -34,6 +34,12 @@ const CGROUP_ROOT = '/sys/fs/cgroup';
 // Every few minutes, what the node is doing, on the console the host reads as it comes: if a run stalls,
 // its output says where (the processes alive, the kernel's latest lines) even when the guest is stopped.
 const startedAt = Date.now();
+// The kernel's warnings (a soft lockup's trace among them) reach the console; notices and audit lines do not.
+try {
+  execFileSync('dmesg', ['-n', '5']);
+} catch {
+  /* the console level stays as booted */
+}
 setInterval(() => {
   execFile('ps', ['-eo', 'pid,ppid,stat,etimes,args', '--sort=start_time'], { timeout: 20_000, maxBuffer: 1 << 20 }, (_e, ps) => {
     execFile('dmesg', ['--notime'], { timeout: 20_000, maxBuffer: 4 << 20 }, (_e2, kmsg) => {
