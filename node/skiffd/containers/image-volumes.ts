@@ -8,7 +8,7 @@ import { mkdir, realpath, rmdir } from 'node:fs/promises';
 import { isAbsolute, join, sep } from 'node:path';
 import type { Mount } from '../../../proto/gen/runtime/v1/api.ts';
 import { hostPlatform } from '../images/platform.ts';
-import { bindMountReadOnly, mount } from '../util/mount-calls.ts';
+import { bindMountReadOnly, MAX_MOUNT_DATA, mount } from '../util/mount-calls.ts';
 import { failedPrecondition, invalidArgument, notFound } from './errors.ts';
 import { attachIdmappedMounts, detachIdmappedMounts } from './idmap-mounts.ts';
 import { isMountPoint, unmountDir } from './rootfs.ts';
@@ -28,8 +28,6 @@ export interface ImageVolume {
 }
 
 const field = (i: number, name: string) => `config.mounts[${i}].${name}`;
-// The mount(2) data page is 4096 bytes; stay clear of it.
-const MAX_MOUNT_DATA = 4000;
 
 /** Checks every image mount of a request before anything is made: the image is here, for this platform, asked for read-only. */
 export async function planImageVolumes(mounts: readonly Mount[], images: ImageResolver): Promise<ImageVolume[]> {

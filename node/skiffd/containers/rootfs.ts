@@ -2,7 +2,7 @@
 // upper and work dir. The mount lives in the host mount namespace, so it outlives a daemon restart.
 import { mkdir, readFile, lstat, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mount, unmount } from '../util/mount-calls.ts';
+import { MAX_MOUNT_DATA, mount, unmountOrDetach } from '../util/mount-calls.ts';
 
 export interface RootfsDirs {
   upper: string;
@@ -13,9 +13,6 @@ export interface RootfsDirs {
 export function rootfsDirs(containerDir: string): RootfsDirs {
   return { upper: join(containerDir, 'upper'), work: join(containerDir, 'work'), merged: join(containerDir, 'rootfs') };
 }
-
-// The mount(2) data page is 4096 bytes; stay clear of it.
-const MAX_MOUNT_DATA = 4000;
 
 /** lowerDirs are base layer first, as images list them; overlayfs wants the top layer first. */
 export async function mountRootfs(dirs: RootfsDirs, lowerDirs: string[], fresh = false): Promise<void> {
@@ -37,8 +34,7 @@ export function unmountRootfs(dirs: RootfsDirs): Promise<void> {
 /** Unmounts whatever is mounted at `dir` and removes the directory (a mount point skiffd made). */
 export async function unmountDir(dir: string): Promise<void> {
   for (let i = 0; i < 5 && (await isMountPoint(dir)); i++) {
-    // Busy (a process still has a cwd there): detach lazily; the kernel finishes when it is free.
-    await unmount(dir).catch(() => unmount(dir, { detach: true }).catch(() => {}));
+    await unmountOrDetach(dir);
   }
   await rmdir(dir).catch(() => {});
 }

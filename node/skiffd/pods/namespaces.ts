@@ -5,7 +5,7 @@
 import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execChecked } from '../util/command.ts';
-import { unmount } from '../util/mount-calls.ts';
+import { unmountOrDetach } from '../util/mount-calls.ts';
 
 export type PinnableNamespace = 'net' | 'ipc' | 'uts';
 
@@ -77,8 +77,7 @@ export async function unpinNamespaces(paths: string[]): Promise<void> {
     const mounted = await mountPoints();
     const busy = paths.filter((p) => mounted.has(p));
     if (busy.length === 0) break;
-    // Detached lazily if something holds a mount point open.
-    for (const p of busy) await unmount(p).catch(() => unmount(p, { detach: true }).catch(() => {}));
+    for (const p of busy) await unmountOrDetach(p);
   }
   const still = await mountPoints();
   const stuck = paths.filter((p) => still.has(p));

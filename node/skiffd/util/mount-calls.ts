@@ -52,6 +52,9 @@ export class MountError extends Error {
   }
 }
 
+/** The mount(2) data page is 4096 bytes: filesystem options (overlay's lower dirs) must stay clear of it. */
+export const MAX_MOUNT_DATA = 4000;
+
 const ERRNO_NAMES: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 13: 'EACCES', 16: 'EBUSY', 19: 'ENODEV', 20: 'ENOTDIR', 22: 'EINVAL' };
 const TIMEOUT_MS = 30_000;
 
@@ -187,4 +190,9 @@ export async function unmount(target: string, options: { detach?: boolean } = {}
   if (await throughHelper(line)) return;
   const r = await runCommand('umount', [...(options.detach ? ['-l'] : []), target], { timeoutMs: TIMEOUT_MS });
   if (r.code !== 0) throw new MountError(r.stderr.trim() || `umount exited with ${r.code ?? r.signal}`);
+}
+
+/** Unmounts `target`; one still in use (a process has its cwd there) is detached, and the kernel finishes when it is free. */
+export function unmountOrDetach(target: string): Promise<void> {
+  return unmount(target).catch(() => unmount(target, { detach: true }).catch(() => {}));
 }
