@@ -304,12 +304,32 @@ export async function startCluster(t: TestContext, options: ClusterOptions = {})
   }
 }
 
+/**
+ * `localhost`, as on a workstation, where the kubelet reports the address of the interface with the
+ * default route. A machine with no such interface (the emulated Debian node has no network card) would
+ * leave the node with no address at all, and the API server could not reach the kubelet for logs and
+ * exec; named by its loopback address, the node reports that address.
+ */
+function nodeNameForThisHost(): string {
+  let routes = '';
+  try {
+    routes = readFileSync('/proc/net/route', 'utf8');
+  } catch {
+    return 'localhost';
+  }
+  const hasDefaultRoute = routes
+    .split('\n')
+    .slice(1)
+    .some((line) => line.split(/\s+/)[1] === '00000000');
+  return hasDefaultRoute ? 'localhost' : '127.0.0.1';
+}
+
 async function start(options: ClusterOptions, lock: HostLock, cleanups: (() => Promise<void> | void)[]): Promise<Cluster> {
   // Short paths: conmon's attach sockets live under skiffd's state dir and must fit in sockaddr_un.
   const dir = mkdtempSync(join(tmpdir(), 'skc-'));
   chmodSync(dir, 0o711);
   cleanups.push(() => removeTree(dir));
-  const nodeName = 'localhost';
+  const nodeName = nodeNameForThisHost();
 
   const cp = await startControlPlane(join(dir, 'cp'));
   cleanups.push(() => cp.stop());

@@ -2,7 +2,7 @@
 // pod was deleted: runtime records, processes, mounts, cgroups, the network namespace, the IP address.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { allCgroupDirs } from '../../node/skiffd/cgroups/layout.ts';
+import { allCgroupDirs, cgroupfsPath } from '../../node/skiffd/cgroups/layout.ts';
 import type { TestNetwork } from './netns.ts';
 import type { KubePod } from './kube-types.ts';
 import { containerInfo, runtimeId, sandboxOf, type RuntimeNode } from './kube-host-reads.ts';
@@ -40,11 +40,20 @@ export async function deletionSnapshot(node: NetworkedNode, pod: KubePod, contai
     processes.set(pid, cmdline(pid) ?? '');
   }
   if (sandbox.info.pid > 0) processes.set(sandbox.info.pid, cmdline(sandbox.info.pid) ?? '');
-  const qos = pod.status.qosClass === 'Guaranteed' ? '' : `/${pod.status.qosClass?.toLowerCase()}`;
-  const cgroupDirs = allCgroupDirs(`/kubepods${qos}/pod${uid}`).filter((d) => existsSync(d));
+  const cgroupDirs = podCgroupPaths(pod)
+    .flatMap((path) => allCgroupDirs(path))
+    .filter((d) => existsSync(d));
   if (cgroupDirs.length === 0) throw new Error(`no pod cgroup found for ${pod.metadata.name}`);
   if (!sandbox.info.namespaces.net || !sandbox.ip) throw new Error(`pod ${pod.metadata.name} has no network namespace or IP`);
   return { uid, sandboxId: sandbox.id, netns: sandbox.info.namespaces.net, ip: sandbox.ip, containerIds, processes, cgroupDirs };
+}
+
+/** Where the kubelet puts a pod's cgroup under either driver: cgroupfs names, then systemd's slices. */
+export function podCgroupPaths(pod: KubePod): string[] {
+  const qos = pod.status.qosClass === 'Guaranteed' ? '' : pod.status.qosClass?.toLowerCase();
+  const uid = pod.metadata.uid;
+  const slice = `kubepods${qos ? `-${qos}` : ''}-pod${uid.replaceAll('-', '_')}.slice`;
+  return [`/kubepods${qos ? `/${qos}` : ''}/pod${uid}`, cgroupfsPath(slice)];
 }
 
 /** Everything of the snapshot still present, described; empty when the pod left nothing. */
