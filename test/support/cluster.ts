@@ -205,7 +205,19 @@ export async function joinKubelet(
   };
   // JSON is YAML: the kubelet reads it as its config file.
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const args = [`--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--hostname-override=${o.nodeName}`, `--root-dir=${rootDir}`, '--v=2'];
+  const args = [
+    `--config=${configFile}`,
+    `--kubeconfig=${kubeconfig}`,
+    `--hostname-override=${o.nodeName}`,
+    `--root-dir=${rootDir}`,
+    // The kubelet's container collection counts a container that is created but not yet started as
+    // dead, so with the default of one dead container per pod and container, a collection that runs
+    // while a restarted container starts removes the previous run, and with it the pod's lastState and
+    // `kubectl logs --previous`. On a fast node that window is milliseconds; on the emulated node,
+    // starting with a dozen pods, it is seconds. Two kept make the tests independent of that race.
+    '--maximum-dead-containers-per-container=2',
+    '--v=2',
+  ];
   const logFile = join(o.dir, 'kubelet.log');
   let proc: KubeletProcess;
   const launch = async () => {
