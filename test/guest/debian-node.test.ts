@@ -1,7 +1,7 @@
 // skiffd on a Debian node as our users run it: the kit's vm-v2.sh boots Debian 12's own kernel (cgroup
 // v2 with every controller, AppArmor on) under QEMU with this host's files as its root, once with
 // systemd as PID 1 and once without, and runs inside/node.test.ts there: skiffd's defaults pick the
-// systemd driver on the first and cgroupfs on the second. QEMU emulates the CPU, so it boots on any
+// systemd driver on the first and cgroupfs on the second. The first also runs the cluster suite. QEMU emulates the CPU, so it boots on any
 // machine and everything runs 15-30x slower than on the host: npm test runs these beside the host
 // suite, not after it (scripts/run-tests.mjs).
 import { test } from 'node:test';
@@ -38,10 +38,10 @@ function runOnNode(options: { systemd: boolean; skiffdBin: string; out: string }
   const inside = [
     `export PATH=${dirname(process.execPath)}:$PATH SKIFFD_BIN=${options.skiffdBin} CI=${process.env.CI ?? ''} CRI_CONFORMANCE_DIR=${kit}`,
     `cd ${repoRoot}`,
-    'exec node --import tsx --test --test-reporter=spec --test-timeout=2400000 test/guest/inside/node.test.ts',
+    `exec node --import tsx --test --test-concurrency=1 --test-reporter=spec --test-timeout=2400000 ${insideFiles(options.systemd).join(' ')}`,
   ].join(' && ');
   const shares = [options.out, ...[repoRoot, kit].filter(guestHasItsOwn)].flatMap((dir) => ['--share', dir]);
-  const args = [...(options.systemd ? ['--systemd'] : []), '--mem', '4G', ...shares, '--', 'bash', '-c', inside];
+  const args = [...(options.systemd ? ['--systemd'] : []), '--mem', options.systemd ? '6G' : '4G', ...shares, '--', 'bash', '-c', inside];
   return new Promise((resolve) => {
     // The guest takes this environment; node --test inside must not see itself as this run's child.
     const { NODE_TEST_CONTEXT: _child, ...env } = process.env;
@@ -75,6 +75,14 @@ function runOnNode(options: { systemd: boolean; skiffdBin: string; out: string }
     // Something it started may hold its output open after it exits: what was read by then is the answer.
     child.on('exit', (status) => setTimeout(() => settle(status), 10_000));
   });
+}
+
+/**
+ * What runs on the node: the node suite, and on the node booted with systemd (what our users run) the
+ * cluster suite too: the kit's control plane on the node's loopback, its kubelet on skiffd, kubectl.
+ */
+function insideFiles(systemd: boolean): string[] {
+  return ['test/guest/inside/node.test.ts', ...(systemd ? ['test/cri/cluster-workloads.test.ts'] : [])];
 }
 
 /** Whether `dir` lies where the guest has a directory of its own instead of the host's. */
