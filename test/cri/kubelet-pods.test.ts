@@ -6,14 +6,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { build } from '../../scripts/build-skiffd.mjs';
 import { startKubeletNode, KIT_IMAGES, type KubeletNode } from '../support/kubelet.ts';
 import { containerStatus, isReady, condition, type KubePod } from '../support/kube-types.ts';
 import { container, emptyDir, execProbe, httpProbe, pod } from '../support/kube-manifests.ts';
 import { cgroupValue, containerInfo, execIn, namespaceOf, processCgroup, runtimeId } from '../support/kube-host-reads.ts';
-import { freePort } from '../support/netns.ts';
+import { defaultRouteAddress, freePort } from '../support/netns.ts';
 import { until } from '../support/wait.ts';
 import { deletionSnapshot, leftoversOf, type DeletionSnapshot } from '../support/kube-leftovers.ts';
 
@@ -413,13 +413,4 @@ function writePods(node: KubeletNode, hostPort: number, mappedPort: number) {
       }),
     ),
   };
-}
-
-/** The IPv4 address of the interface the default route leaves by (/proc/net/route). */
-function defaultRouteAddress(): string | undefined {
-  const dflt = readFileSync('/proc/net/route', 'utf8')
-    .split('\n')
-    .map((l) => l.split('\t'))
-    .find((f) => f[1] === '00000000');
-  return networkInterfaces()[dflt?.[0] ?? '']?.find((a) => a.family === 'IPv4')?.address;
 }

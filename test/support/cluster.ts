@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { needs, unavailable } from './prereq.ts';
 import { runCommand, type CommandOptions, type CommandResult } from './commands.ts';
 import { skiffdCommand, startSkiffd, type ImageClient, type RuntimeClient, type SkiffdHandle } from './skiffd.ts';
-import { createTestNetwork, freePort, skiffdNetworkConfig, type TestNetwork } from './netns.ts';
+import { createTestNetwork, defaultRouteAddress, freePort, skiffdNetworkConfig, type TestNetwork } from './netns.ts';
 import { kitDir, kitMissing, startKitRegistry, type KitRegistry } from './cri-conformance.ts';
 import {
   kubeBin,
@@ -323,17 +323,7 @@ export async function startCluster(t: TestContext, options: ClusterOptions = {})
  * exec; named by its loopback address, the node reports that address.
  */
 function nodeNameForThisHost(): string {
-  let routes = '';
-  try {
-    routes = readFileSync('/proc/net/route', 'utf8');
-  } catch {
-    return 'localhost';
-  }
-  const hasDefaultRoute = routes
-    .split('\n')
-    .slice(1)
-    .some((line) => line.split(/\s+/)[1] === '00000000');
-  return hasDefaultRoute ? 'localhost' : '127.0.0.1';
+  return defaultRouteAddress() === undefined ? '127.0.0.1' : 'localhost';
 }
 
 async function start(options: ClusterOptions, lock: HostLock, cleanups: (() => Promise<void> | void)[]): Promise<Cluster> {

@@ -49,7 +49,7 @@ export async function deletionSnapshot(node: NetworkedNode, pod: KubePod, contai
 }
 
 /** Where the kubelet puts a pod's cgroup under either driver: cgroupfs names, then systemd's slices. */
-export function podCgroupPaths(pod: KubePod): string[] {
+function podCgroupPaths(pod: KubePod): string[] {
   const qos = pod.status.qosClass === 'Guaranteed' ? '' : pod.status.qosClass?.toLowerCase();
   const uid = pod.metadata.uid;
   const slice = `kubepods${qos ? `-${qos}` : ''}-pod${uid.replaceAll('-', '_')}.slice`;

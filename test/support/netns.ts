@@ -4,6 +4,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes, randomInt } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { defaultNetworkConfig } from '../../node/skiffd/network/default-network.ts';
@@ -152,4 +153,19 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** The IPv4 address of the interface the default route leaves by (/proc/net/route); none on a machine without one. */
+export function defaultRouteAddress(): string | undefined {
+  let routes: string;
+  try {
+    routes = readFileSync('/proc/net/route', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const dflt = routes
+    .split('\n')
+    .map((l) => l.split('\t'))
+    .find((f) => f[1] === '00000000');
+  return networkInterfaces()[dflt?.[0] ?? '']?.find((a) => a.family === 'IPv4')?.address;
 }
