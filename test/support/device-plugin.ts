@@ -2,10 +2,12 @@
 // kubelet's device-plugin directory. It registers a resource with the kubelet, lists its devices, and
 // answers Allocate with CDI device names, as the GPU vendors' plugins do today. The messages are encoded
 // by hand (a few fields each), wire-compatible with the kubelet's api.proto.
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
+import { until } from './wait.ts';
 
 /** Where the kubelet looks for plugins and listens for their registration (fixed in the kubelet). */
 export const DEVICE_PLUGIN_DIR = '/var/lib/kubelet/device-plugins';
@@ -114,7 +116,8 @@ export interface DevicePlugin {
 
 /**
  * Serves `resourceName` with `devices` (IDs), answering Allocate with `cdiName(id)` for each device, and
- * registers with the kubelet (which must be running). Bounded: registration fails after `timeoutMs`.
+ * registers with the kubelet (which must be running). Bounded: waiting for the kubelet, and then registering,
+ * each fail after `timeoutMs` (default 2 minutes: a slow node starts its device manager late).
  */
 export async function startDevicePlugin(options: {
   resourceName: string;
@@ -122,6 +125,10 @@ export async function startDevicePlugin(options: {
   cdiName: (id: string) => string;
   timeoutMs?: number;
 }): Promise<DevicePlugin> {
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  // The kubelet answers HTTP before its device manager starts, and that start empties the directory (our
+  // socket with it) before it listens: a plugin must appear only once the kubelet's socket accepts.
+  await until(`the kubelet's device plugin socket ${KUBELET_SOCKET} to accept connections (is the kubelet running?)`, accepts, timeoutMs);
   const endpoint = `skiff-test-${process.pid}.sock`;
   const socket = join(DEVICE_PLUGIN_DIR, endpoint);
   rmSync(socket, { force: true });
@@ -154,7 +161,6 @@ export async function startDevicePlugin(options: {
     rmSync(socket, { force: true });
   };
   try {
-    if (!existsSync(KUBELET_SOCKET)) throw new Error(`the kubelet's device plugin socket ${KUBELET_SOCKET} is missing: is the kubelet running?`);
     const Client = grpc.makeGenericClientConstructor(REGISTRATION as unknown as grpc.ServiceDefinition, 'Registration');
     const client = new Client(`unix://${KUBELET_SOCKET}`, grpc.credentials.createInsecure()) as unknown as {
       Register(req: RegisterRequest, opts: { deadline: number }, cb: (err: Error | null) => void): void;
@@ -162,10 +168,8 @@ export async function startDevicePlugin(options: {
     };
     try {
       await new Promise<void>((resolve, reject) =>
-        client.Register(
-          { version: 'v1beta1', endpoint, resourceName: options.resourceName },
-          { deadline: Date.now() + (options.timeoutMs ?? 30_000) },
-          (err) => (err ? reject(new Error(`registering ${options.resourceName} with the kubelet failed: ${err.message}`)) : resolve()),
+        client.Register({ version: 'v1beta1', endpoint, resourceName: options.resourceName }, { deadline: Date.now() + timeoutMs }, (err) =>
+          err ? reject(new Error(`registering ${options.resourceName} with the kubelet failed: ${err.message}`)) : resolve(),
         ),
       );
     } finally {
@@ -176,4 +180,18 @@ export async function startDevicePlugin(options: {
     throw err;
   }
   return { allocations, watched: () => streams.size > 0, stop };
+}
+
+/** Whether the kubelet's registration socket takes a connection now (a stale file refuses it). */
+function accepts(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(KUBELET_SOCKET);
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(2_000, () => done(false));
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+  });
 }
