@@ -33,10 +33,12 @@ interface NodeRun {
 
 function runOnNode(options: { systemd: boolean; skiffdBin: string; out: string }): Promise<NodeRun> {
   // The guest has /tmp, /var/lib, /var/log, /root and /etc of its own: a checkout or kit there (a CI
-  // clone under /tmp, a kit reached through a symlink) is shared in by its real path.
+  // clone under /tmp, a kit reached through a symlink) is shared in by its real path. The node gets a
+  // disk first (node-disk.sh), and the tests keep their files on it, as on a Debian 12 node.
   const kit = realpathSync(kitDir);
   const inside = [
-    `export PATH=${dirname(process.execPath)}:$PATH SKIFFD_BIN=${options.skiffdBin} CI=${process.env.CI ?? ''} CRI_CONFORMANCE_DIR=${kit}`,
+    join(repoRoot, 'test/guest/node-disk.sh'),
+    `export TMPDIR=/var/tmp PATH=${dirname(process.execPath)}:$PATH SKIFFD_BIN=${options.skiffdBin} CI=${process.env.CI ?? ''} CRI_CONFORMANCE_DIR=${kit}`,
     `cd ${repoRoot}`,
     `exec node --import tsx --test --test-concurrency=1 --test-reporter=spec --test-timeout=2400000 ${insideFiles(options.systemd).join(' ')}`,
   ].join(' && ');
