@@ -65,15 +65,9 @@ export function createCompiledExecution(schema: GraphQLSchema): CompiledExecutio
         schemaAnswers.set(plan, flat);
         return flat;
       }
-      const definitions = plan.operation.variableDefinitions;
-      // Without definitions graphql-js coerces nothing (extra variables are ignored) and gets {}.
-      let coerced: { [name: string]: unknown } = {};
-      if (definitions !== undefined && definitions.length > 0) {
-        const outcome = getVariableValues(schema, definitions, variables ?? {}, { maxErrors: 50 });
-        if (outcome.errors) return outcome.errors;
-        coerced = outcome.coerced;
-      }
-      return executePlanOrBail(plan, rootValue, contextValue, coerced);
+      const coerced = coerceVariables(schema, plan, variables);
+      if (Array.isArray(coerced)) return coerced;
+      return executePlanOrBail(plan, rootValue, contextValue, coerced as Record<string, unknown>);
     },
   };
 
@@ -85,4 +79,22 @@ export function createCompiledExecution(schema: GraphQLSchema): CompiledExecutio
       throw error;
     }
   }
+}
+
+/**
+ * The plan's variables as graphql-js coerces them, or the errors it reports: the plan's own reader
+ * when it settles them, graphql-js otherwise.
+ */
+export function coerceVariables(
+  schema: GraphQLSchema,
+  plan: OperationPlan,
+  variables: Record<string, unknown> | null | undefined,
+): Record<string, unknown> | readonly GraphQLError[] {
+  const definitions = plan.operation.variableDefinitions;
+  // Without definitions graphql-js coerces nothing (extra variables are ignored) and gets {}.
+  if (definitions === undefined || definitions.length === 0) return {};
+  const read = plan.readVariables?.(variables ?? {});
+  if (read !== undefined) return read;
+  const outcome = getVariableValues(schema, definitions, variables ?? {}, { maxErrors: 50 });
+  return outcome.errors ?? outcome.coerced;
 }

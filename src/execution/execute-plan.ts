@@ -213,7 +213,7 @@ function resolveField(run: Run, field: FieldPlan, source: unknown, parentPath: P
   let value: unknown;
   try {
     if (field.argsError !== null) throw field.argsError;
-    const args = field.staticArgs ?? getArgumentValues(field.def, field.fieldNodes[0], run.variableValues);
+    const args = field.staticArgs ?? field.readArgs?.(run.variableValues) ?? getArgumentValues(field.def, field.fieldNodes[0], run.variableValues);
     if (field.resolve !== undefined) {
       path ??= { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
       value = field.resolve(source, args, run.contextValue, resolveInfo(run, field, path));

@@ -34,6 +34,7 @@ import {
   type ValueNode,
 } from 'graphql';
 import { fieldDefinition } from './field-definition.ts';
+import { argumentsReader, usesVariables, variablesReader, type ArgumentsReader, type VariablesReader } from './input-coercion.ts';
 
 /** How a resolved value becomes JSON text; built once per return type of each field. */
 export type Completion = (
@@ -63,6 +64,8 @@ export interface FieldPlan {
   readonly typename: string | null;
   /** Arguments coerced at plan time when they use no variables; null when they must be coerced per run. */
   readonly staticArgs: Record<string, unknown> | null;
+  /** Reads the arguments from the run's variables when they use some; null when graphql-js must. */
+  readonly readArgs: ArgumentsReader | null;
   /** The error coercing the arguments gave at plan time (graphql-js reports it as a field error). */
   readonly argsError: GraphQLError | null;
   /** The field's name, read from the source by the default resolver. */
@@ -95,6 +98,8 @@ export interface OperationPlan {
    * depends on the schema only, which never changes under a handler, so the first one is kept.
    */
   readonly schemaOnly: boolean;
+  /** Coerces the operation's variables when they are all scalars or enums; null when graphql-js must. */
+  readonly readVariables: VariablesReader | null;
 }
 
 /** Thrown (and caught) inside the planner when the document needs variables to decide @skip/@include. */
@@ -135,7 +140,8 @@ export function planOperation(schema: GraphQLSchema, document: DocumentNode, ope
       fields.length > 0 &&
       !operation.variableDefinitions?.length &&
       fields.every((f) => f.def === SchemaMetaFieldDef || f.def === TypeMetaFieldDef || f.def === TypeNameMetaFieldDef);
-    return { operation, rootType, fields, fragments, async: false, schemaOnly };
+    const readVariables = variablesReader(schema, operation.variableDefinitions ?? []);
+    return { operation, rootType, fields, fragments, async: false, schemaOnly, readVariables };
   } catch (error) {
     if (error === needsVariables) return null;
     throw error;
@@ -165,6 +171,7 @@ export function planFields(context: PlanContext, type: GraphQLObjectType, select
       resolve,
       typename: def === TypeNameMetaFieldDef ? JSON.stringify(type.name) : null,
       staticArgs: args instanceof GraphQLError ? null : args,
+      readArgs: args === null ? argumentsReader(def, fieldNodes[0]) : null,
       argsError: args instanceof GraphQLError ? args : null,
       fieldName: def.name,
       plainLeaf: completion.kind === 'leaf' && resolve === undefined && args !== null && !(args instanceof GraphQLError) ? (completion.fast ?? 'other') : null,
@@ -233,19 +240,6 @@ function staticArguments(def: GraphQLField<unknown, unknown>, node: FieldNode): 
   } catch (error) {
     if (error instanceof GraphQLError) return error;
     throw error;
-  }
-}
-
-function usesVariables(value: ValueNode): boolean {
-  switch (value.kind) {
-    case Kind.VARIABLE:
-      return true;
-    case Kind.LIST:
-      return value.values.some(usesVariables);
-    case Kind.OBJECT:
-      return value.fields.some((field) => usesVariables(field.value));
-    default:
-      return false;
   }
 }
 

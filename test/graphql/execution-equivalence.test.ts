@@ -5,7 +5,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   execute,
-  getVariableValues,
   GraphQLBoolean,
   GraphQLEnumType,
   GraphQLError,
@@ -28,6 +27,7 @@ import {
 import { countriesSchema } from '../../src/countries/index.ts';
 import { bail, executePlan, useGeneratedCode } from '../../src/execution/execute-plan.ts';
 import { codegenAvailable } from '../../src/execution/codegen.ts';
+import { coerceVariables } from '../../src/execution/compiled-execution.ts';
 import { planOperation } from '../../src/execution/plan.ts';
 
 interface Case {
@@ -42,10 +42,11 @@ function runCompiled(schema: GraphQLSchema, c: Case, rootValue?: unknown, contex
   const document = parse(c.query);
   const plan = planOperation(schema, document, c.operationName);
   if (plan === null) return { kind: 'unplanned' };
-  const coerced = getVariableValues(schema, plan.operation.variableDefinitions ?? [], c.variables ?? {}, { maxErrors: 50 });
-  if (coerced.errors) return { kind: 'compiled', json: JSON.stringify({ errors: coerced.errors }) };
+  // As the handler coerces them: the plan's reader, else graphql-js.
+  const coerced = coerceVariables(schema, plan, c.variables);
+  if (Array.isArray(coerced)) return { kind: 'compiled', json: JSON.stringify({ errors: coerced }) };
   try {
-    const result = executePlan(plan, schema, rootValue, contextValue, coerced.coerced);
+    const result = executePlan(plan, schema, rootValue, contextValue, coerced as Record<string, unknown>);
     const json = result.errors.length === 0 ? `{"data":${result.data}}` : `{"errors":${JSON.stringify(result.errors)},"data":${result.data}}`;
     return { kind: 'compiled', json };
   } catch (error) {
@@ -249,6 +250,20 @@ const edgeSchema = new GraphQLSchema({
         args: { text: { type: new GraphQLNonNull(GraphQLString) }, times: { type: GraphQLInt, defaultValue: 2 } },
         resolve: (_s, args: { text: string; times: number }) => args.text.repeat(args.times),
       },
+      // Its arguments as graphql-js handed them over, key order included.
+      args: {
+        type: GraphQLString,
+        args: {
+          color: { type: Color },
+          when: { type: DateScalar },
+          n: { type: GraphQLInt, defaultValue: 1 },
+          f: { type: GraphQLFloat },
+          b: { type: GraphQLBoolean },
+          id: { type: GraphQLID },
+          req: { type: new GraphQLNonNull(GraphQLString), defaultValue: 'dflt' },
+        },
+        resolve: (_s, args: Record<string, unknown>) => JSON.stringify(args),
+      },
       viewer: { type: GraphQLString, resolve: (_s, _a, context: { user?: string } | undefined) => context?.user ?? null },
       fromRoot: { type: GraphQLString },
       plainNodes: { type: new GraphQLList(Plain), resolve: () => [{ id: 'a', label: 'A' }, { id: null, label: 'B' }, { id: 'c' }] },
@@ -281,6 +296,53 @@ const edgeCases: Case[] = [
   { query: 'query ($t: String!) { echo(text: $t) }', variables: { t: null } },
   { query: 'query ($n: Int) { echo(text: "x", times: $n) }', variables: { n: 'many' } },
   { query: '{ viewer fromRoot node { ...on Node { id } } }' },
+  // Variables and arguments as the plans' readers coerce them, valid or not (graphql-js then reports it).
+  {
+    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
+    variables: { c: 'GREEN', w: '2024-01-02', n: 5, f: 1.5, b: true, i: 7 },
+  },
+  { query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }', variables: {} },
+  {
+    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
+    variables: { n: null, c: null, i: 'x' },
+  },
+  {
+    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
+    variables: { c: 'BLUE' },
+  },
+  {
+    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
+    variables: { c: 'g' },
+  },
+  {
+    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
+    variables: { n: 2 ** 31 },
+  },
+  {
+    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
+    variables: { n: 1.5 },
+  },
+  {
+    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
+    variables: { f: 'x', b: 'yes' },
+  },
+  {
+    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
+    variables: { i: 1.5 },
+  },
+  {
+    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
+    variables: { i: true },
+  },
+  { query: 'query ($n: Int = 3, $c: Color = RED) { args(n: $n, color: $c) }', variables: {} },
+  { query: 'query ($n: Int = 3, $c: Color = RED) { args(n: $n, color: $c) }', variables: { n: null, c: 'GREEN' } },
+  { query: 'query ($s: String!) { args(req: $s) }', variables: {} },
+  { query: 'query ($s: String!) { args(req: $s) }', variables: { s: null } },
+  { query: 'query ($s: String!) { args(req: $s) }', variables: { s: 'given' } },
+  { query: 'query ($s: String) { args(req: $s) }', variables: {} },
+  { query: 'query ($s: String) { args(req: $s) }', variables: { s: null } },
+  { query: 'query ($n: Int) { args(color: GREEN, n: $n, req: "lit") }', variables: { n: 2 } },
+  { query: 'query ($n: Int) { args(color: GREEN, n: $n) first: args(n: 4) }', variables: {} },
 ];
 
 test('compiled execution matches graphql-js on errors, null propagation, lists, leaves and abstract types', () => {
@@ -557,4 +619,22 @@ test('the interpreter alone gives the same bytes as generated code', () => {
   const interpreted = executePlan(q2, countriesSchema, undefined, undefined, {}).data;
   useGeneratedCode(true);
   assert.equal(generated, interpreted);
+});
+
+test('plans read scalar and enum variables and the arguments they feed themselves, and leave the rest to graphql-js', () => {
+  const plan = (query: string) => {
+    const p = planOperation(edgeSchema, parse(query), undefined);
+    assert.ok(p, query);
+    return p;
+  };
+  const scalars = plan('query ($c: Color, $n: Int = 3, $s: String!) { args(color: $c, n: $n, req: $s) }');
+  assert.ok(scalars.readVariables, 'scalars and enums are read by the plan');
+  assert.ok(scalars.fields[0].readArgs, 'bare variables as arguments are read by the plan');
+  assert.deepEqual(scalars.readVariables({ c: 'RED', s: 'x' }), { c: 'r', n: 3, s: 'x' });
+  assert.equal(scalars.readVariables({ c: 'RED' }), undefined, 'a missing required variable is for graphql-js to report');
+  assert.deepEqual(scalars.fields[0].readArgs({ c: 'r', n: 3, s: 'x' }), { color: 'r', n: 3, req: 'x' });
+  const input = planOperation(countriesSchema, parse('query ($f: CountryFilterInput) { countries(filter: $f) { code } }'), undefined);
+  assert.equal(input?.readVariables, null, 'input objects are coerced by graphql-js');
+  const nested = planOperation(countriesSchema, parse('query ($c: String) { countries(filter: { code: { eq: $c } }) { code } }'), undefined);
+  assert.equal(nested?.fields[0].readArgs, null, 'a variable inside a literal is read by graphql-js');
 });
