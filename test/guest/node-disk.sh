@@ -9,7 +9,8 @@ modprobe loop
 modprobe ext4
 image=/var/cache/node-disk.img
 truncate -s "$size" "$image"
-mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$image"
+# A new sparse file reads as zeros: nothing to zero, now or later in the background (memory and emulated CPU).
+mkfs.ext4 -q -F -E assume_storage_prezeroed=1 "$image"
 mkdir -p /mnt/disk
 # discard: what the node deletes is given back to the guest's memory.
 mount -o loop,discard "$image" /mnt/disk
