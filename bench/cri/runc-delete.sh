@@ -9,6 +9,7 @@ case "${1:-}" in -h | --help)
   ;;
 esac
 n=${1:-15}
+[[ $n =~ ^[1-9][0-9]*$ ]] || { echo "N must be a whole number of containers, at least 1 (got '$n')" >&2; exit 2; }
 [ -d /run/systemd/system ] || { echo "systemd is not PID 1 here: boot a node with systemd (vm-v2.sh --systemd)" >&2; exit 2; }
 for cmd in runc busybox jq; do command -v $cmd >/dev/null || { echo "needs $cmd" >&2; exit 2; }; done
 bundle=$(mktemp -d /var/tmp/runc-delete.XXXXXX)
@@ -32,6 +33,8 @@ for driver in cgroupfs systemd; do
     jq --arg p "$path" '.linux.cgroupsPath = $p' config.json >c && mv c config.json
     runc "${flags[@]}" run -d "$id" </dev/null >/dev/null 2>&1
     pid=$(runc "${flags[@]}" state "$id" | jq .pid)
+    # pid 0 would signal our own process group: a container that is already gone is an error here.
+    [[ $pid =~ ^[1-9][0-9]*$ ]] || { echo "container $id has no running process (pid '$pid')" >&2; exit 1; }
     kill -9 "$pid"
     for _ in $(seq 1 500); do kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
     start=$(ms)

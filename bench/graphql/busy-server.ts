@@ -28,7 +28,11 @@ process.stdout.write(`READY ${server.port}\n`);
 const start = process.cpuUsage();
 process.once('SIGTERM', () => {
   const used = process.cpuUsage(start);
-  const per = (us: number) => (us / Math.max(1, requests)).toFixed(1);
+  if (requests === 0) {
+    process.stdout.write(`busy ${busyUs} µs: no requests served, so no CPU per request\n`);
+    process.exit(0);
+  }
+  const per = (us: number) => (us / requests).toFixed(1);
   process.stdout.write(
     `busy ${busyUs} µs: ${requests} requests, ${per(used.user + used.system)} µs CPU per request (user ${per(used.user)}, system ${per(used.system)})\n`,
   );

@@ -93,8 +93,9 @@ export function coerceVariables(
   const definitions = plan.operation.variableDefinitions;
   // Without definitions graphql-js coerces nothing (extra variables are ignored) and gets {}.
   if (definitions === undefined || definitions.length === 0) return {};
-  const read = plan.readVariables?.(variables ?? {});
+  const inputs = variables ?? {};
+  const read = plan.readVariables?.(inputs);
   if (read !== undefined) return read;
-  const outcome = getVariableValues(schema, definitions, variables ?? {}, { maxErrors: 50 });
+  const outcome = getVariableValues(schema, definitions, inputs, { maxErrors: 50 });
   return outcome.errors ?? outcome.coerced;
 }

@@ -272,6 +272,9 @@ const edgeSchema = new GraphQLSchema({
   }),
 });
 
+/** Every kind of scalar and an enum, each by a variable of its own. */
+const EVERY_SCALAR = 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }';
+
 const edgeCases: Case[] = [
   { query: '{ str bool int float negZero escaped color date json nothing __typename }' },
   { query: '{ bigInt str }' },
@@ -297,43 +300,18 @@ const edgeCases: Case[] = [
   { query: 'query ($n: Int) { echo(text: "x", times: $n) }', variables: { n: 'many' } },
   { query: '{ viewer fromRoot node { ...on Node { id } } }' },
   // Variables and arguments as the plans' readers coerce them, valid or not (graphql-js then reports it).
-  {
-    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
-    variables: { c: 'GREEN', w: '2024-01-02', n: 5, f: 1.5, b: true, i: 7 },
-  },
-  { query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }', variables: {} },
-  {
-    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
-    variables: { n: null, c: null, i: 'x' },
-  },
-  {
-    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
-    variables: { c: 'BLUE' },
-  },
-  {
-    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
-    variables: { c: 'g' },
-  },
-  {
-    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
-    variables: { n: 2 ** 31 },
-  },
-  {
-    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
-    variables: { n: 1.5 },
-  },
-  {
-    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
-    variables: { f: 'x', b: 'yes' },
-  },
-  {
-    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
-    variables: { i: 1.5 },
-  },
-  {
-    query: 'query ($c: Color, $w: Date, $n: Int, $f: Float, $b: Boolean, $i: ID) { args(color: $c, when: $w, n: $n, f: $f, b: $b, id: $i) }',
-    variables: { i: true },
-  },
+  ...[
+    { c: 'GREEN', w: '2024-01-02', n: 5, f: 1.5, b: true, i: 7 },
+    {},
+    { n: null, c: null, i: 'x' },
+    { c: 'BLUE' },
+    { c: 'g' },
+    { n: 2 ** 31 },
+    { n: 1.5 },
+    { f: 'x', b: 'yes' },
+    { i: 1.5 },
+    { i: true },
+  ].map((variables) => ({ query: EVERY_SCALAR, variables })),
   { query: 'query ($n: Int = 3, $c: Color = RED) { args(n: $n, color: $c) }', variables: {} },
   { query: 'query ($n: Int = 3, $c: Color = RED) { args(n: $n, color: $c) }', variables: { n: null, c: 'GREEN' } },
   { query: 'query ($s: String!) { args(req: $s) }', variables: {} },
