@@ -222,3 +222,25 @@ test('small POST bodies read ahead by the server: the handler answers them, any 
   const after = await post(graphql.url, small);
   assert.deepEqual(await after.json(), { data: { hello: 'Hello, world' } });
 });
+
+test('reading a small body ahead makes no function per request: every request gets the same listeners', { timeout: 30_000 }, async (t) => {
+  const { createServer } = await import('node:http');
+  const { readingSmallBodies } = await import('../../node/graphql/small-bodies.ts');
+  const seen: unknown[][] = [];
+  const server = createServer(
+    readingSmallBodies((incoming, outgoing) => {
+      seen.push(['data', 'end', 'error', 'close'].flatMap((event) => incoming.listeners(event)));
+      outgoing.end('ok');
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as import('node:net').AddressInfo;
+  for (const body of ['{"query":"{ a }"}', '{"query":"{ b }"}']) {
+    const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body, signal: AbortSignal.timeout(10_000) });
+    assert.equal(await response.text(), 'ok');
+  }
+  assert.equal(seen.length, 2);
+  assert.ok(seen[0].length >= 4, `the reader listens for data, end, error and close (saw ${seen[0].length} listeners)`);
+  assert.deepEqual(seen[1], seen[0], 'the second request got the very functions the first did');
+});
