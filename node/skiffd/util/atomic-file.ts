@@ -1,6 +1,6 @@
 // Every fact skiffd keeps on disk goes through here, so a crash leaves either the old or the new
 // content, never a torn file: write a temp file beside the target, fsync it, rename, fsync the dir.
-import { open, rename, rm, readFile, mkdir } from 'node:fs/promises';
+import { open, rename, rm, readFile, mkdir, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -8,9 +8,8 @@ export const TEMP_PREFIX = '.tmp-';
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
   const dir = dirname(path);
-  await mkdir(dir, { recursive: true });
-  const temp = join(dir, `${TEMP_PREFIX}${basename(path)}-${randomBytes(6).toString('hex')}`);
-  const handle = await open(temp, 'w', mode);
+  const temp = tempPathFor(path);
+  const handle = await openCreating(temp, mode);
   try {
     await handle.writeFile(data);
     await handle.sync();
@@ -20,13 +19,52 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
     throw err;
   }
   await handle.close();
+  await renameOrDrop(temp, path);
+  await fsyncDir(dir);
+}
+
+/**
+ * The same without fsync: a crash of the daemon still leaves the old or the new content, but a power
+ * cut may lose either. For files that a synced record commits and that a power cut makes moot, like
+ * an OCI bundle's config.json (its container dies with the node). On an emulated or busy node each
+ * file system call is a thread-pool round trip of a millisecond, and the syncs are four of them.
+ */
+export async function replaceFile(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
+  const temp = tempPathFor(path);
+  const handle = await openCreating(temp, mode);
+  try {
+    await handle.writeFile(data);
+  } catch (err) {
+    await handle.close().catch(() => {});
+    await rm(temp, { force: true });
+    throw err;
+  }
+  await handle.close();
+  await renameOrDrop(temp, path);
+}
+
+function tempPathFor(path: string): string {
+  return join(dirname(path), `${TEMP_PREFIX}${basename(path)}-${randomBytes(6).toString('hex')}`);
+}
+
+/** Opens a new file for writing, making its directory only when it is missing (one call fewer when it is there). */
+async function openCreating(path: string, mode: number): Promise<FileHandle> {
+  try {
+    return await open(path, 'w', mode);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await mkdir(dirname(path), { recursive: true });
+    return open(path, 'w', mode);
+  }
+}
+
+async function renameOrDrop(temp: string, path: string): Promise<void> {
   try {
     await rename(temp, path);
   } catch (err) {
     await rm(temp, { force: true });
     throw err;
   }
-  await fsyncDir(dir);
 }
 
 export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
