@@ -21,7 +21,7 @@ import { nowNs } from '../util/clock.ts';
 import { alreadyExists, failedPrecondition, internal, invalidArgument, notFound, ServerError } from './errors.ts';
 import { hostDevices, resolveDevices } from './host.ts';
 import { mountToJson, resourcesToJson, type ContainerRecord } from './record.ts';
-import { mountRootfs, readImageFile, rootfsDirs } from './rootfs.ts';
+import { mountRootfs, rootfsDirs } from './rootfs.ts';
 import { containerUserNamespace } from './userns.ts';
 import { idmapDir, planIdmappedMounts } from './idmap-mounts.ts';
 import { imageVolumeSource, mountImageVolume, planImageVolumes } from './image-volumes.ts';
@@ -138,10 +138,14 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
           ? mountIdmappedRootfs(dirs, image.layers, idmapDir(store.idmapDir, id), pod.namespaces.user, userns, true)
           : mountRootfs(dirs, image.layers, true);
       mounting.catch(() => {}); // awaited below; a failure before that is not unhandled
-      // A single layer is its own merged view: the spec is built from it while the mount is made.
-      if (image.layers.length > 1) await mounting;
-      const view = image.layers.length === 1 ? image.layers[0] : dirs.merged;
-      const [passwd, group] = await Promise.all([readImageFile(view, 'etc/passwd'), readImageFile(view, 'etc/group')]);
+      // Read from the image only once per stack of layers. A single layer is its own merged view:
+      // the spec is built from it while the mount is made.
+      let accounts = store.imageAccounts.cached(image.layers);
+      if (accounts === undefined) {
+        if (image.layers.length > 1) await mounting;
+        accounts = await store.imageAccounts.read(image.layers, image.layers.length === 1 ? image.layers[0] : dirs.merged);
+      }
+      const { passwd, group } = accounts;
       const volumeUserns = userns && pod.namespaces.user ? { path: pod.namespaces.user, stagingDir: idmapDir(store.idmapDir, id) } : undefined;
       for (const v of imageVolumes) await mountImageVolume(dir, v, volumeUserns);
       const imageVolumeSources = new Map(await Promise.all(imageVolumes.map(async (v) => [v.index, await imageVolumeSource(dir, v)] as const)));

@@ -17,6 +17,7 @@ import { nowNs } from '../util/clock.ts';
 import { KeyedLock } from '../util/keyed-lock.ts';
 import { invalidArgument, notFound } from './errors.ts';
 import { ExitWatcher, readExit, type ExitInfo } from './exits.ts';
+import { ImageAccountsCache } from './image-accounts.ts';
 import { OomKills } from './oom-kills.ts';
 import type { ContainerRecord } from './record.ts';
 import { rootfsDirs } from './rootfs.ts';
@@ -46,6 +47,8 @@ export class ContainerStore {
   readonly runtimeCreated = new Set<string>();
   /** Rootfs known to be mounted (by this process, or checked at recovery). */
   readonly mounted = new Set<string>();
+  /** Each image's /etc/passwd and /etc/group, read once (image-accounts.ts). */
+  readonly imageAccounts = new ImageAccountsCache();
   /** Running containers whose lost monitor is being looked into, and those already warned about. */
   readonly lostChecks = new Set<string>();
   readonly warnedUnmonitored = new Set<string>();
