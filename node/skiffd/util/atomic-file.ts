@@ -7,20 +7,8 @@ import { randomBytes } from 'node:crypto';
 export const TEMP_PREFIX = '.tmp-';
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
-  const dir = dirname(path);
-  const temp = tempPathFor(path);
-  const handle = await openCreating(temp, mode);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } catch (err) {
-    await handle.close().catch(() => {});
-    await rm(temp, { force: true });
-    throw err;
-  }
-  await handle.close();
-  await renameOrDrop(temp, path);
-  await fsyncDir(dir);
+  await renameOrDrop(await writeTemp(path, data, mode, true), path);
+  await fsyncDir(dirname(path));
 }
 
 /**
@@ -30,17 +18,23 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
  * file system call is a thread-pool round trip of a millisecond, and the syncs are four of them.
  */
 export async function replaceFile(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
+  await renameOrDrop(await writeTemp(path, data, mode, false), path);
+}
+
+/** Writes `data` to a new temp file beside `path` (synced if asked) and returns its path; nothing is left on failure. */
+async function writeTemp(path: string, data: string | Uint8Array, mode: number, sync: boolean): Promise<string> {
   const temp = tempPathFor(path);
   const handle = await openCreating(temp, mode);
   try {
     await handle.writeFile(data);
+    if (sync) await handle.sync();
   } catch (err) {
     await handle.close().catch(() => {});
     await rm(temp, { force: true });
     throw err;
   }
   await handle.close();
-  await renameOrDrop(temp, path);
+  return temp;
 }
 
 function tempPathFor(path: string): string {
