@@ -1,5 +1,6 @@
-// Every fact skiffd keeps on disk goes through here, so a crash leaves either the old or the new
-// content, never a torn file: write a temp file beside the target, fsync it, rename, fsync the dir.
+// Every file skiffd keeps on disk goes through here, so a crash leaves either the old or the new
+// content, never a torn file: write a temp file beside the target, fsync it, rename, fsync the dir
+// (`writeFileAtomic`, for facts); or the same without the syncs (`replaceFile`, for what a fact commits).
 import { open, rename, rm, readFile, mkdir, type FileHandle } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
