@@ -29,6 +29,8 @@ export interface BenchArgs {
   skiffdCpuProf?: string;
   /** More node flags for skiffd (e.g. --heapsnapshot-signal=SIGUSR2). */
   skiffdNodeFlags: string[];
+  /** skiffd logs each call's time in its handler (debug), reported beside the client's latency. */
+  handlerTimes: boolean;
 }
 
 export const HELP = `Usage: npm run bench:cri -- [flags]      (or: tsx bench/cri/run.ts [flags]; needs root)
@@ -69,6 +71,10 @@ Flags:
                          the per-call part; summarise one with bench/cri/profile-summary.ts, cut to the
                          kubelet part's steady window with its --json window)
   --skiffd-node-flag F   a node flag for skiffd (repeatable), e.g. --skiffd-node-flag=--heapsnapshot-signal=SIGUSR2
+  --handler-times        run skiffd at log level debug and report, per call, the time its handlers took
+                         (from the call reaching the daemon's middleware to its answer) beside the
+                         client's latency: what is the daemon's work and what is gRPC and the socket.
+                         Logging every call costs a little of its own
   --memory-containers N  running containers for the per-container memory figure (default 10, 0 skips)
   --critest-rounds N     runs of critest -benchmark per runtime, alternating which goes first
                          (default 1, 0 skips)
@@ -130,6 +136,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     steadyS: 60,
     settleS: 15,
     skiffdNodeFlags: [],
+    handlerTimes: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] =
@@ -212,6 +219,9 @@ export function parseArgs(argv: string[]): BenchArgs {
       }
       case '--keep':
         a.keep = true;
+        break;
+      case '--handler-times':
+        a.handlerTimes = true;
         break;
       default:
         throw new Error(`unknown argument ${JSON.stringify(argv[i])} (see --help)`);

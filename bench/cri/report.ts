@@ -4,6 +4,7 @@ import { mb } from './host.ts';
 import type { PerContainer } from './memory.ts';
 import type { PeerName } from './peer.ts';
 import { formatCritestTable, type CritestOp, type CritestSummary } from './critest-bench.ts';
+import { formatHandlerTimes } from './handler-times.ts';
 import { ms, ratio, table, type Summary } from './stats.ts';
 import { IMAGE_OPS, LIFECYCLE_OPS, type Op } from './workload.ts';
 
@@ -42,6 +43,8 @@ export interface PeerResult {
   raw: Partial<Record<Op, number[]>>;
   errors: string[];
   memory?: { idle: Memory; afterRun?: Memory; perContainer?: PerContainer };
+  /** skiffd's time in its handlers per call (--handler-times), from its debug log. */
+  handlerMs?: Partial<Record<Op, Summary>>;
 }
 
 export interface BenchResult {
@@ -134,6 +137,7 @@ export function formatText(result: BenchResult): string {
   out.push('target: skiffd/containerd ratio. met: skiffd p50 and p90 both at or below target x containerd in this run;');
   out.push('  "*" where containerd has no number in this run, so the containerd anchor (1.6.20, critest, design note) stands in.');
   if (fs) out.push(`systemd/cgroupfs: skiffd's p50 under the systemd driver over its p50 under cgroupfs, in this run (target <= ${DRIVER_TARGET_RATIO}x).`);
+  out.push(...formatHandlerTimes(result, ALL_OPS));
 
   for (const [name, p] of Object.entries(result.peers)) {
     const m = p!.memory;

@@ -8,8 +8,9 @@ import { memoryOf, mountsUnder } from './host.ts';
 import { startImageRegistry, type BenchImages } from './images.ts';
 import { idleMemory, perContainerMemory } from './memory.ts';
 import type { Peer, PeerName } from './peer.ts';
-import { computeRatios, formatText, type BenchResult, type PeerResult } from './report.ts';
+import { ALL_OPS, computeRatios, formatText, type BenchResult, type PeerResult } from './report.ts';
 import { startSkiffdPeer } from './skiffd-peer.ts';
+import { summarizeHandlerTimes } from './handler-times.ts';
 import { runKubeletPart } from './kubelet-run.ts';
 import { runClusterPart } from './cluster-run.ts';
 import { critestBenchmark, summarizeCritest, type CritestSamples } from './critest-bench.ts';
@@ -229,6 +230,7 @@ async function main(args: BenchArgs): Promise<number> {
               mirrors,
               name,
               cgroupDriver: name === 'skiffd-cgroupfs' ? 'cgroupfs' : args.drivers ? 'systemd' : undefined,
+              logLevel: args.handlerTimes ? 'debug' : undefined,
               nodeFlags: [...(args.skiffdCpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(args.skiffdCpuProf, name)}`] : []), ...args.skiffdNodeFlags],
             });
       undo.push({ what: `tearing down ${name}`, fn: () => peer.teardown() });
@@ -249,6 +251,9 @@ async function main(args: BenchArgs): Promise<number> {
     if (stopping) break;
     say(`${phase}: ${peers.map((p) => p.name).join(' and ')}, ${args.warmup} + ${args.samples} samples`);
     await interleaved(phase, peers, result.peers, images, args, dir);
+  }
+  if (args.handlerTimes) {
+    for (const peer of peers) if (peer.name !== 'containerd') result.peers[peer.name]!.handlerMs = summarizeHandlerTimes(peer.logs(), ALL_OPS);
   }
   if (args.memoryContainers > 0 && !stopping) {
     for (const peer of peers) {

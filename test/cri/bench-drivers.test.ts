@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { parseArgs } from '../../bench/cri/args.ts';
 import { computeRatios, formatText, type BenchResult } from '../../bench/cri/report.ts';
 import { summarize } from '../../bench/cri/stats.ts';
+import { handlerTimes, summarizeHandlerTimes } from '../../bench/cri/handler-times.ts';
+import { formatLine } from '../../node/skiffd/logger.ts';
+import { startSkiffd } from '../support/skiffd.ts';
 import { benchPodSlice, cgroupParentFor, podConfig } from '../../bench/cri/workload.ts';
 
 const peer = (description: string, p50: number) => ({
@@ -50,4 +53,40 @@ test('pods under the systemd driver name a slice of their own, as a kubelet does
   assert.match(config.linux!.cgroupParent!, /^skiffbench-pod[a-z0-9_]+\.slice$/);
   assert.equal(cgroupParentFor('cgroupfs'), undefined);
   assert.equal(podConfig('p', '/tmp/logs').linux?.cgroupParent, undefined);
+});
+
+test('--handler-times: skiffd at log level debug logs each call, and the table sets its handler time beside the client latency', async (t) => {
+  assert.equal(parseArgs(['--handler-times']).handlerTimes, true);
+  assert.equal(parseArgs([]).handlerTimes, false);
+  // The daemon's own lines, as it writes them: a real skiffd at debug level, two kinds of calls.
+  const d = await startSkiffd({ config: 'log_level = "debug"' });
+  t.after(() => d.cleanup());
+  for (let i = 0; i < 3; i++) await d.runtime.version({ version: 'v1' }, { signal: AbortSignal.timeout(10_000) });
+  await d.images.listImages({}, { signal: AbortSignal.timeout(10_000) });
+  const times = handlerTimes(d.logs());
+  assert.equal(times.get('Version')?.length, 3, `three Version calls in the log:\n${d.logs().slice(-2000)}`);
+  assert.equal(times.get('ListImages')?.length, 1);
+  for (const ms of [...times.get('Version')!, ...times.get('ListImages')!]) assert.ok(Number.isFinite(ms) && ms >= 0, `a time in ms: ${ms}`);
+
+  const log = [8, 10, 12].map((ms) => formatLine('debug', 'rpc', { method: '/runtime.v1.RuntimeService/CreateContainer', ms: ms.toFixed(2) })).join('');
+  const handlerMs = summarizeHandlerTimes(log, ['CreateContainer', 'StartContainer']);
+  assert.deepEqual(Object.keys(handlerMs), ['CreateContainer']);
+  assert.equal(handlerMs.CreateContainer?.p50, 10);
+  const result: BenchResult = {
+    date: 'now',
+    command: 'npm run bench:cri -- --handler-times',
+    machine: { cpus: 2, model: 'test', kernel: '6.1', node: 'v24', note: '' },
+    samples: 3,
+    warmup: 0,
+    peers: { skiffd: { ...peer('skiffd', 30), handlerMs }, containerd: peer('containerd', 40) },
+    ratios: {},
+  };
+  computeRatios(result);
+  const lines = formatText(result).split('\n');
+  const header = lines.findIndex((line) => line.includes('in handler p50'));
+  assert.ok(header > 0, 'the handler table is printed');
+  const row = lines.slice(header).find((line) => line.startsWith('CreateContainer'));
+  // client p50 15 (half of 30), in the handler 10, outside 5.0, containerd 20.
+  assert.deepEqual(row?.split(/\s+/), ['CreateContainer', '15', '10', '5.0', '20']);
+  assert.doesNotMatch(formatText({ ...result, peers: { skiffd: peer('skiffd', 30) } }), /in handler/);
 });
