@@ -16,7 +16,6 @@ import { applyDevices as applyCdiDevices, resolveDevices as resolveCdiDevices } 
 import { recursiveReadOnlySupport } from '../oci/features.ts';
 import { OciRuntimeError } from '../oci/runtime.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
-import { replaceFile } from '../util/atomic-file.ts';
 import { nowNs } from '../util/clock.ts';
 import { alreadyExists, failedPrecondition, internal, invalidArgument, notFound, ServerError } from './errors.ts';
 import { hostDevices, resolveDevices } from './host.ts';
@@ -173,8 +172,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         mkdir(dirname(record.conmonLogPath), { recursive: true }),
       ]);
       applyCdiDevices(built.spec, cdiDevices);
-      // The record below commits the container; the bundle needs no sync of its own.
-      await replaceFile(join(store.bundle(id), 'config.json'), `${JSON.stringify(built.spec, null, 2)}\n`);
+      await store.saveRuntimeSpec(id, built.spec);
       const pidNs = built.spec.linux.namespaces.find((n) => n.type === 'pid');
       const done: ContainerRecord = {
         ...record,

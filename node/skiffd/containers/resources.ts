@@ -2,7 +2,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ContainerState, type LinuxContainerResources } from '../../../proto/gen/runtime/v1/api.ts';
-import { writeJsonAtomic } from '../util/atomic-file.ts';
 import { failedPrecondition, internal, invalidArgument } from './errors.ts';
 import { resourcesFromJson, resourcesToJson } from './record.ts';
 import { rootfsDirs } from './rootfs.ts';
@@ -29,7 +28,7 @@ export async function updateResources(store: ContainerStore, id: string, resourc
     const spec = await store.runtimeSpec(record.id);
     if (spec) {
       spec.linux.resources = { ...spec.linux.resources, ...oci, devices: spec.linux.resources?.devices };
-      await writeJsonAtomic(join(store.bundle(record.id), 'config.json'), spec);
+      await store.saveRuntimeSpec(record.id, spec);
     }
     const merged = { ...resources, oomScoreAdj: resourcesFromJson(record.resources).oomScoreAdj };
     await store.save({ ...store.record(record.id)!, resources: resourcesToJson(merged) });

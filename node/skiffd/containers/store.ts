@@ -12,7 +12,7 @@ import { CdiRegistry, type CdiPolicy } from '../cdi/index.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
-import { readJson, writeJsonAtomic } from '../util/atomic-file.ts';
+import { readJson, replaceJson, writeJsonAtomic } from '../util/atomic-file.ts';
 import { nowNs } from '../util/clock.ts';
 import { KeyedLock } from '../util/keyed-lock.ts';
 import { invalidArgument, notFound } from './errors.ts';
@@ -206,6 +206,15 @@ export class ContainerStore {
 
   async runtimeSpec(id: string): Promise<OciSpec | undefined> {
     return readJson<OciSpec>(join(this.bundle(id), 'config.json')).catch(() => undefined);
+  }
+
+  /**
+   * Writes the container's config.json, by rename but not synced: the container's record, saved and
+   * synced after it, is what commits it, and a power cut ends the container anyway (containerd and
+   * CRI-O write bundles unsynced too).
+   */
+  saveRuntimeSpec(id: string, spec: OciSpec): Promise<void> {
+    return replaceJson(join(this.bundle(id), 'config.json'), spec);
   }
 
   emit(record: ContainerRecord, type: ContainerEventType): void {

@@ -63,7 +63,16 @@ async function renameOrDrop(temp: string, path: string): Promise<void> {
 }
 
 export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  await writeFileAtomic(path, JSON.stringify(value, null, 2) + '\n');
+  await writeFileAtomic(path, jsonText(value));
+}
+
+/** `replaceFile` for a JSON value, written as `writeJsonAtomic` writes it. */
+export async function replaceJson(path: string, value: unknown): Promise<void> {
+  await replaceFile(path, jsonText(value));
+}
+
+function jsonText(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 /** Parsed JSON, or undefined when the file does not exist. A corrupt file is an error naming the path. */
