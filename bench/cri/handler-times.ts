@@ -56,7 +56,8 @@ export function formatHandlerTimes(result: BenchResult, ops: readonly Op[]): str
   return [
     '',
     "skiffd's handlers (--handler-times): p50 of every call of the method in skiffd's debug log, from the call",
-    "reaching the daemon's middleware to its answer; outside = the client's p50 minus it (gRPC, HTTP/2, the socket):",
+    "reaching the daemon's middleware to its answer; outside = the client's p50 minus it (gRPC, HTTP/2, the socket;",
+    'below zero where the two p50s cross, on calls whose time is almost all in the handler):',
     table(header, rows),
   ];
 }

@@ -32,8 +32,9 @@ export function summarize(samples: number[]): Summary {
 /** Milliseconds with enough digits for sub-millisecond ops and none wasted on slow ones. */
 export function ms(v: number): string {
   if (!Number.isFinite(v)) return '-';
-  if (v < 1) return v.toFixed(2);
-  if (v < 10) return v.toFixed(1);
+  // By magnitude, so a negative difference is written as its positive counterpart would be.
+  if (Math.abs(v) < 1) return v.toFixed(2);
+  if (Math.abs(v) < 10) return v.toFixed(1);
   return v.toFixed(0);
 }
 

@@ -17,18 +17,19 @@ const peer = (description: string, p50: number) => ({
   errors: [],
 });
 
+/** A run's result with these peers and nothing measured beyond them. */
+function benchResult(command: string, peers: BenchResult['peers']): BenchResult {
+  return { date: 'now', command, machine: { cpus: 2, model: 'test', kernel: '6.1', node: 'v24', note: '' }, samples: 3, warmup: 0, peers, ratios: {} };
+}
+
 test('--drivers: the systemd/cgroupfs ratio per call against its 1.2x bound, in the table', () => {
   assert.equal(parseArgs(['--drivers']).drivers, true);
   assert.equal(parseArgs([]).drivers, false);
-  const result: BenchResult = {
-    date: 'now',
-    command: 'npm run bench:cri -- --drivers',
-    machine: { cpus: 2, model: 'test', kernel: '6.1', node: 'v24', note: '' },
-    samples: 3,
-    warmup: 0,
-    peers: { skiffd: peer('skiffd, systemd', 30), 'skiffd-cgroupfs': peer('skiffd, cgroupfs', 20), containerd: peer('containerd', 40) },
-    ratios: {},
-  };
+  const result = benchResult('npm run bench:cri -- --drivers', {
+    skiffd: peer('skiffd, systemd', 30),
+    'skiffd-cgroupfs': peer('skiffd, cgroupfs', 20),
+    containerd: peer('containerd', 40),
+  });
   computeRatios(result);
   assert.deepEqual(result.driverRatios?.RunPodSandbox, { p50: 1.5, p90: 1.5, target: 1.2, met: false });
   assert.equal(result.ratios.RunPodSandbox?.p50, 0.75);
@@ -72,15 +73,7 @@ test('--handler-times: skiffd at log level debug logs each call, and the table s
   const handlerMs = summarizeHandlerTimes(log, ['CreateContainer', 'StartContainer']);
   assert.deepEqual(Object.keys(handlerMs), ['CreateContainer']);
   assert.equal(handlerMs.CreateContainer?.p50, 10);
-  const result: BenchResult = {
-    date: 'now',
-    command: 'npm run bench:cri -- --handler-times',
-    machine: { cpus: 2, model: 'test', kernel: '6.1', node: 'v24', note: '' },
-    samples: 3,
-    warmup: 0,
-    peers: { skiffd: { ...peer('skiffd', 30), handlerMs }, containerd: peer('containerd', 40) },
-    ratios: {},
-  };
+  const result = benchResult('npm run bench:cri -- --handler-times', { skiffd: { ...peer('skiffd', 30), handlerMs }, containerd: peer('containerd', 40) });
   computeRatios(result);
   const lines = formatText(result).split('\n');
   const header = lines.findIndex((line) => line.includes('in handler p50'));
@@ -89,4 +82,31 @@ test('--handler-times: skiffd at log level debug logs each call, and the table s
   // client p50 15 (half of 30), in the handler 10, outside 5.0, containerd 20.
   assert.deepEqual(row?.split(/\s+/), ['CreateContainer', '15', '10', '5.0', '20']);
   assert.doesNotMatch(formatText({ ...result, peers: { skiffd: peer('skiffd', 30) } }), /in handler/);
+
+  // Edge figures: a handler time of zero or a tiny one, none at all, a call the client has no figure
+  // for, and a handler p50 above the client's (warm-up calls count in the log): never NaN or Infinity.
+  const edge = benchResult('edge', {
+    skiffd: {
+      ...peer('skiffd', 30),
+      handlerMs: {
+        RunPodSandbox: summarize([0, 0, 0]),
+        CreateContainer: summarize([0.004, 0.004, 0.004]),
+        StopContainer: summarize([7, 7, 7]),
+      },
+    },
+  });
+  const edgeLines = formatText(edge).split('\n');
+  const edgeRows = edgeLines.slice(edgeLines.findIndex((line) => line.includes('in handler p50')));
+  const cells = (op: string) => edgeRows.find((line) => line.startsWith(op))?.split(/\s+/);
+  assert.deepEqual(cells('RunPodSandbox'), ['RunPodSandbox', '30', '0.00', '30']);
+  assert.deepEqual(cells('CreateContainer'), ['CreateContainer', '15', '0.00', '15']);
+  assert.deepEqual(cells('StopContainer'), ['StopContainer', '-', '7.0', '-'], 'no client figure: nothing to subtract from');
+  assert.deepEqual(cells('StartContainer'), ['StartContainer', '-', '-', '-']);
+  const crossed = benchResult('crossed', { skiffd: { ...peer('skiffd', 30), handlerMs: { RunPodSandbox: summarize([31, 31, 31]) } } });
+  const crossedLines = formatText(crossed).split('\n');
+  assert.ok(
+    crossedLines.slice(crossedLines.findIndex((line) => line.includes('in handler p50'))).some((line) => /^RunPodSandbox\s+30\s+31\s+-1\.0$/.test(line)),
+  );
+  assert.doesNotMatch(formatText(edge) + formatText(crossed), /NaN|Infinity/);
+  assert.deepEqual(summarizeHandlerTimes('', ['CreateContainer']), {}, 'a log without rpc lines gives no figures');
 });
