@@ -40,7 +40,7 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
   if (!read.ok) return refusal(read.status, read.message);
   const text = read.text;
   const known = recentBodies.get(text);
-  if (known !== undefined) return resolved(known.query, known.operationName, known.variables, known.extensions, resolveQuery);
+  if (known !== undefined) return resolved(known.query, known.operationName, jsonCopy(known.variables), jsonCopy(known.extensions), resolveQuery);
   if (text.trim() === '') throw new Error('Missing body: POST a JSON object such as {"query": "{ __typename }"}');
   let data: unknown;
   try {
@@ -50,33 +50,43 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
   }
   if (!isObject(data)) throw new Error('JSON body must be an object such as {"query": "{ __typename }"}');
   const params = resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
-  // Clients send the same bodies over and over. Only bodies made of strings are remembered: their
-  // parameters can be shared between requests, where variables or extensions objects could be changed.
-  if (
-    typeof data.query === 'string' &&
-    (data.operationName == null || typeof data.operationName === 'string') &&
-    data.variables == null &&
-    data.extensions == null &&
-    !(params instanceof Promise)
-  ) {
+  // Clients send the same bodies over and over. What is remembered is the body as sent (before any
+  // persisted-query lookup), and its variables and extensions are handed out as copies, so whatever
+  // a request's hooks do to theirs never reaches another request.
+  if (!(params instanceof Promise)) {
     recentBodies.set(text, {
       query: data.query,
-      operationName: data.operationName as string | null | undefined,
-      variables: data.variables as null | undefined,
-      extensions: data.extensions as null | undefined,
+      operationName: data.operationName,
+      variables: jsonCopy(data.variables),
+      extensions: jsonCopy(data.extensions),
     });
   }
   return params;
 }
 
-interface PlainBody {
-  query: string;
-  operationName: string | null | undefined;
-  variables: null | undefined;
-  extensions: null | undefined;
+/** A JSON body's GraphQL fields as sent. */
+interface SentBody {
+  query: unknown;
+  operationName: unknown;
+  variables: unknown;
+  extensions: unknown;
 }
 
-const recentBodies = new BoundedMemo<PlainBody>(1 << 18);
+const recentBodies = new BoundedMemo<SentBody>(1 << 18);
+
+/** A fresh copy of a value JSON.parse made (objects, arrays and primitives only). */
+function jsonCopy<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(jsonCopy) as T;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const field = jsonCopy((value as Record<string, unknown>)[key]);
+    // JSON.parse makes "__proto__" an own property; assigning it would set the prototype instead.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: field, writable: true, enumerable: true, configurable: true });
+    else copy[key] = field;
+  }
+  return copy as T;
+}
 
 function fromSearch(search: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
   const found = searchParameters(search);
@@ -165,12 +175,20 @@ function resolved(
 
 function jsonParameter(raw: string | null, name: string): unknown {
   if (raw === null || raw === '') return undefined;
+  const known = recentJsonParameters.get(raw);
+  if (known !== undefined) return jsonCopy(known.value);
+  let value: unknown;
   try {
-    return JSON.parse(raw);
+    value = JSON.parse(raw);
   } catch {
     throw new Error(`Unparsable URL parameter "${name}": it must be a URL-encoded JSON object`);
   }
+  recentJsonParameters.set(raw, { value: jsonCopy(value) });
+  return value;
 }
+
+// GETs repeat their variables and extensions (persisted queries send both in the URL); each request gets its own copy.
+const recentJsonParameters = new BoundedMemo<{ value: unknown }>(1 << 18);
 
 function checked(query: unknown, operationName: unknown, variables: unknown, extensions: unknown): RequestParams {
   if (query === undefined || query === null) throw new Error('Missing query: send the GraphQL document in "query"');

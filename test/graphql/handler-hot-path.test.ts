@@ -64,6 +64,35 @@ test('remembered query strings and bodies answer exactly like fresh ones', async
   assert.deepEqual(get1, [200, '{"data":{"country":{"code":"NO"}}}', 200, '{"data":{"country":{"code":"NO"}}}']);
 });
 
+test("a remembered body's or query string's variables are each request's own copy", async () => {
+  // A context factory that changes the variables it is given (a hook may; the query does not read
+  // what it changes): the next request with the same bytes must still see what its client sent.
+  const seen: unknown[] = [];
+  const handler = createCountriesHandler({
+    context: (_request, params) => {
+      seen.push(structuredClone(params.variables));
+      const variables = params.variables as { list: unknown[]; added?: boolean };
+      variables.list.push('changed');
+      (variables.list[0] as { a: number }).a = 2;
+      variables.added = true;
+      return undefined;
+    },
+  });
+  const query = 'query ($c: ID!) { country(code: $c) { code } }';
+  const variables = JSON.parse('{"c":"JP","list":[{"a":1}],"__proto__":{"polluted":true}}');
+  const body = JSON.stringify({ query, variables });
+  const url = getUrl(query, `&variables=${encodeURIComponent(JSON.stringify(variables))}`);
+  for (const request of [() => post(body), () => new Request(url)]) {
+    seen.length = 0;
+    for (let i = 0; i < 3; i++) assert.equal(await (await handler(request())).text(), '{"data":{"country":{"code":"JP"}}}');
+    assert.equal(seen.length, 3);
+    for (const sent of seen) {
+      assert.deepEqual(sent, variables);
+      assert.equal(Object.getPrototypeOf(sent), Object.prototype, 'an own "__proto__" stays a field, not a prototype');
+    }
+  }
+});
+
 test('BoundedMemo keeps what is used and drops the older generation when its budget is spent', () => {
   const memo = new BoundedMemo<number>(10);
   memo.set('aaaa', 1);
