@@ -40,7 +40,9 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
   if (!read.ok) return refusal(read.status, read.message);
   const text = read.text;
   const known = recentBodies.get(text);
-  if (known !== undefined) return resolved(known.query, known.operationName, jsonCopy(known.variables), jsonCopy(known.extensions), resolveQuery);
+  if (known !== undefined && known !== seenOnce) {
+    return resolved(known.query, known.operationName, jsonCopy(known.variables), jsonCopy(known.extensions), resolveQuery);
+  }
   if (text.trim() === '') throw new Error('Missing body: POST a JSON object such as {"query": "{ __typename }"}');
   let data: unknown;
   try {
@@ -52,14 +54,17 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
   const params = resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
   // Clients send the same bodies over and over. What is remembered is the body as sent (before any
   // persisted-query lookup), and its variables and extensions are handed out as copies, so whatever
-  // a request's hooks do to theirs never reaches another request.
+  // a request's hooks do to theirs never reaches another request. Keeping a copy costs a third of a
+  // parse, so a body with objects in it is kept once it comes a second time: unique ones (a form's
+  // mutation) do not pay for it.
   if (!(params instanceof Promise)) {
-    recentBodies.set(text, {
-      query: data.query,
-      operationName: data.operationName,
-      variables: jsonCopy(data.variables),
-      extensions: jsonCopy(data.extensions),
-    });
+    const plain = data.variables == null && data.extensions == null;
+    recentBodies.set(
+      text,
+      plain || known === seenOnce
+        ? { query: data.query, operationName: data.operationName, variables: jsonCopy(data.variables), extensions: jsonCopy(data.extensions) }
+        : seenOnce,
+    );
   }
   return params;
 }
@@ -72,7 +77,10 @@ interface SentBody {
   extensions: unknown;
 }
 
-const recentBodies = new BoundedMemo<SentBody>(1 << 18);
+/** What a memo holds for a body (or URL parameter) seen once, not kept yet. */
+const seenOnce = Symbol('seen once');
+
+const recentBodies = new BoundedMemo<SentBody | typeof seenOnce>(1 << 18);
 
 /** A fresh copy of a value JSON.parse made (objects, arrays and primitives only). */
 function jsonCopy<T>(value: T): T {
@@ -176,19 +184,20 @@ function resolved(
 function jsonParameter(raw: string | null, name: string): unknown {
   if (raw === null || raw === '') return undefined;
   const known = recentJsonParameters.get(raw);
-  if (known !== undefined) return jsonCopy(known.value);
+  if (known !== undefined && known !== seenOnce) return jsonCopy(known.value);
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
     throw new Error(`Unparsable URL parameter "${name}": it must be a URL-encoded JSON object`);
   }
-  recentJsonParameters.set(raw, { value: jsonCopy(value) });
+  recentJsonParameters.set(raw, known === seenOnce ? { value: jsonCopy(value) } : seenOnce);
   return value;
 }
 
-// GETs repeat their variables and extensions (persisted queries send both in the URL); each request gets its own copy.
-const recentJsonParameters = new BoundedMemo<{ value: unknown }>(1 << 18);
+// GETs repeat their variables and extensions (persisted queries send both in the URL), remembered as
+// bodies are: from their second time, each request getting its own copy.
+const recentJsonParameters = new BoundedMemo<{ value: unknown } | typeof seenOnce>(1 << 18);
 
 function checked(query: unknown, operationName: unknown, variables: unknown, extensions: unknown): RequestParams {
   if (query === undefined || query === null) throw new Error('Missing query: send the GraphQL document in "query"');
