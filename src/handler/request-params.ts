@@ -58,13 +58,13 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
   // parse, so a body with objects in it is kept once it comes a second time: unique ones (a form's
   // mutation) do not pay for it.
   if (!(params instanceof Promise)) {
-    const plain = data.variables == null && data.extensions == null;
-    recentBodies.set(
-      text,
-      plain || known === seenOnce
-        ? { query: data.query, operationName: data.operationName, variables: jsonCopy(data.variables), extensions: jsonCopy(data.extensions) }
-        : seenOnce,
-    );
+    if (known !== seenOnce && (data.variables != null || data.extensions != null)) recentBodies.set(text, seenOnce);
+    else {
+      const variables = copyToKeep(data.variables);
+      const extensions = copyToKeep(data.extensions);
+      if (variables !== tooDeep && extensions !== tooDeep)
+        recentBodies.set(text, { query: data.query, operationName: data.operationName, variables, extensions });
+    }
   }
   return params;
 }
@@ -83,17 +83,36 @@ const seenOnce = Symbol('seen once');
 const recentBodies = new BoundedMemo<SentBody | typeof seenOnce>(1 << 18);
 
 /** A fresh copy of a value JSON.parse made (objects, arrays and primitives only). */
-function jsonCopy<T>(value: T): T {
+function jsonCopy<T>(value: T, depth = 0): T {
   if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map(jsonCopy) as T;
+  // Only values that copyToKeep copied are copied again, so this bound is never met there.
+  if (depth > maxCopyDepth) throw new RangeError(`JSON nested over ${maxCopyDepth} deep`);
+  if (Array.isArray(value)) {
+    const items = new Array(value.length);
+    for (let i = 0; i < value.length; i++) items[i] = jsonCopy(value[i], depth + 1);
+    return items as T;
+  }
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {
-    const field = jsonCopy((value as Record<string, unknown>)[key]);
+    const field = jsonCopy((value as Record<string, unknown>)[key], depth + 1);
     // JSON.parse makes "__proto__" an own property; assigning it would set the prototype instead.
     if (key === '__proto__') Object.defineProperty(copy, key, { value: field, writable: true, enumerable: true, configurable: true });
     else copy[key] = field;
   }
   return copy as T;
+}
+
+/** Deeper variables or extensions are parsed each time rather than kept (a copy walks them recursively). */
+const maxCopyDepth = 64;
+const tooDeep = Symbol('too deep');
+
+/** The copy a memo keeps, or `tooDeep` for a value it will not keep. */
+function copyToKeep(value: unknown): unknown {
+  try {
+    return jsonCopy(value);
+  } catch {
+    return tooDeep;
+  }
 }
 
 function fromSearch(search: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
@@ -191,7 +210,11 @@ function jsonParameter(raw: string | null, name: string): unknown {
   } catch {
     throw new Error(`Unparsable URL parameter "${name}": it must be a URL-encoded JSON object`);
   }
-  recentJsonParameters.set(raw, known === seenOnce ? { value: jsonCopy(value) } : seenOnce);
+  if (known !== seenOnce) recentJsonParameters.set(raw, seenOnce);
+  else {
+    const kept = copyToKeep(value);
+    if (kept !== tooDeep) recentJsonParameters.set(raw, { value: kept });
+  }
   return value;
 }
 

@@ -93,6 +93,21 @@ test("a remembered body's or query string's variables are each request's own cop
   }
 });
 
+test('variables nested deeper than a copy walks are parsed every time, with the same answer', async () => {
+  const handler = createCountriesHandler();
+  const query = 'query ($c: ID!) { country(code: $c) { code } }';
+  for (const depth of [63, 65, 50_000]) {
+    const body = `{"query":${JSON.stringify(query)},"variables":{"c":"JP","deep":${'['.repeat(depth)}1${']'.repeat(depth)}}}`;
+    const url = getUrl(query, `&variables=${encodeURIComponent(body.slice(body.indexOf('"variables":') + 12, -1))}`);
+    for (const request of [() => post(body), () => new Request(url)]) {
+      for (let i = 0; i < 4; i++) {
+        const response = await handler(request());
+        assert.equal(await response.text(), '{"data":{"country":{"code":"JP"}}}', `${depth} deep, request ${i + 1}`);
+      }
+    }
+  }
+});
+
 test('BoundedMemo keeps what is used and drops the older generation when its budget is spent', () => {
   const memo = new BoundedMemo<number>(10);
   memo.set('aaaa', 1);
