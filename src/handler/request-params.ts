@@ -62,8 +62,8 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
     else {
       const variables = copyToKeep(data.variables);
       const extensions = copyToKeep(data.extensions);
-      if (variables !== tooDeep && extensions !== tooDeep)
-        recentBodies.set(text, { query: data.query, operationName: data.operationName, variables, extensions });
+      if (variables && extensions)
+        recentBodies.set(text, { query: data.query, operationName: data.operationName, variables: variables.value, extensions: extensions.value });
     }
   }
   return params;
@@ -104,14 +104,13 @@ function jsonCopy<T>(value: T, depth = 0): T {
 
 /** Deeper variables or extensions are parsed each time rather than kept (a copy walks them recursively). */
 const maxCopyDepth = 64;
-const tooDeep = Symbol('too deep');
 
-/** The copy a memo keeps, or `tooDeep` for a value it will not keep. */
-function copyToKeep(value: unknown): unknown {
+/** The copy a memo keeps, or undefined for a value too deep to keep. */
+function copyToKeep(value: unknown): { value: unknown } | undefined {
   try {
-    return jsonCopy(value);
+    return { value: jsonCopy(value) };
   } catch {
-    return tooDeep;
+    return undefined;
   }
 }
 
@@ -213,7 +212,7 @@ function jsonParameter(raw: string | null, name: string): unknown {
   if (known !== seenOnce) recentJsonParameters.set(raw, seenOnce);
   else {
     const kept = copyToKeep(value);
-    if (kept !== tooDeep) recentJsonParameters.set(raw, { value: kept });
+    if (kept) recentJsonParameters.set(raw, kept);
   }
   return value;
 }
