@@ -8,6 +8,7 @@ import { summarize } from '../../bench/cri/stats.ts';
 import { handlerTimes, summarizeHandlerTimes } from '../../bench/cri/handler-times.ts';
 import { formatLine } from '../../node/skiffd/logger.ts';
 import { startSkiffd } from '../support/skiffd.ts';
+import { until } from '../support/wait.ts';
 import { benchPodSlice, cgroupParentFor, podConfig } from '../../bench/cri/workload.ts';
 
 const peer = (description: string, p50: number) => ({
@@ -64,8 +65,12 @@ test('--handler-times: skiffd at log level debug logs each call, and the table s
   t.after(() => d.cleanup());
   for (let i = 0; i < 3; i++) await d.runtime.version({ version: 'v1' }, { signal: AbortSignal.timeout(10_000) });
   await d.images.listImages({}, { signal: AbortSignal.timeout(10_000) });
-  const times = handlerTimes(d.logs());
-  assert.equal(times.get('Version')?.length, 3, `three Version calls in the log:\n${d.logs().slice(-2000)}`);
+  // A call's line reaches us through the daemon's stderr pipe, after its answer: wait for it, bounded.
+  const times = await until('the four calls in the log', () => {
+    const found = handlerTimes(d.logs());
+    return (found.get('Version')?.length ?? 0) >= 3 && (found.get('ListImages')?.length ?? 0) >= 1 && found;
+  }).catch((error: Error) => assert.fail(`${error.message}:\n${d.logs().slice(-2000)}`));
+  assert.equal(times.get('Version')?.length, 3, 'three Version calls in the log');
   assert.equal(times.get('ListImages')?.length, 1);
   for (const ms of [...times.get('Version')!, ...times.get('ListImages')!]) assert.ok(Number.isFinite(ms) && ms >= 0, `a time in ms: ${ms}`);
 
