@@ -1,7 +1,7 @@
 // Wires the daemon together: directories, the context, subsystems (images, pods, containers),
 // both CRI services on the gRPC server, and an orderly stop. Subsystems open before
 // the socket exists, so a client never reaches a half-started daemon, and close after the server drains.
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, realpath, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
 import type { SkiffdConfig } from './config.ts';
@@ -31,13 +31,17 @@ export interface Daemon {
   stop(reason: string): Promise<void>;
 }
 
-export async function startDaemon(config: SkiffdConfig, log: Logger): Promise<Daemon> {
+export async function startDaemon(given: SkiffdConfig, log: Logger): Promise<Daemon> {
   // First make sure no other daemon serves this socket: a second instance must not touch the
   // state (recovery, CNI, ...) of a live one.
-  const socket = config.socketPath;
+  const socket = given.socketPath;
   await prepareSocketPath(socket, log);
-  await mkdir(config.root, { recursive: true, mode: 0o711 });
-  await mkdir(config.state, { recursive: true, mode: 0o711 });
+  await mkdir(given.root, { recursive: true, mode: 0o711 });
+  await mkdir(given.state, { recursive: true, mode: 0o711 });
+  // Real paths from here on (a root on another disk is often reached through a symlink): the kernel's
+  // mount table and realpath(3) name real paths, and every mount check compares with them.
+  const [root, state] = await Promise.all([realpath(given.root), realpath(given.state)]);
+  const config = root === given.root && state === given.state ? given : { ...given, root, state };
 
   const saved = await readJson<{ podCidr?: string }>(join(config.state, RUNTIME_CONFIG_FILE));
   const startedAt = new Date();

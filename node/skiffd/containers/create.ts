@@ -17,6 +17,7 @@ import { recursiveReadOnlySupport } from '../oci/features.ts';
 import { OciRuntimeError } from '../oci/runtime.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
 import { nowNs } from '../util/clock.ts';
+import { crashPoint } from '../util/crash-points.ts';
 import { alreadyExists, failedPrecondition, internal, invalidArgument, notFound, ServerError } from './errors.ts';
 import { hostDevices, resolveDevices } from './host.ts';
 import { mountToJson, resourcesToJson, type ContainerRecord } from './record.ts';
@@ -173,6 +174,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
       ]);
       applyCdiDevices(built.spec, cdiDevices);
       await store.saveRuntimeSpec(id, built.spec);
+      if (imageVolumes.length > 0) crashPoint('create-container-mounted');
       const pidNs = built.spec.linux.namespaces.find((n) => n.type === 'pid');
       const done: ContainerRecord = {
         ...record,

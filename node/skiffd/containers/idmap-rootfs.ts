@@ -8,7 +8,8 @@ import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { UserNamespaceMappings } from '../pods/userns.ts';
 import { attachIdmappedMounts, detachIdmappedMounts } from './idmap-mounts.ts';
-import { isMountPoint, mountRootfs, type RootfsDirs } from './rootfs.ts';
+import { isMountPoint } from '../util/mount-table.ts';
+import { mountRootfs, type RootfsDirs } from './rootfs.ts';
 
 /**
  * Mounts `dirs.merged` as mountRootfs does, over ID-mapped clones of `lowerDirs` staged under `stagingDir`.

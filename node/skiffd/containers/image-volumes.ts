@@ -8,10 +8,12 @@ import { mkdir, realpath, rmdir } from 'node:fs/promises';
 import { isAbsolute, join, sep } from 'node:path';
 import type { Mount } from '../../../proto/gen/runtime/v1/api.ts';
 import { hostPlatform } from '../images/platform.ts';
+import { crashPoint } from '../util/crash-points.ts';
 import { bindMountReadOnly, MAX_MOUNT_DATA, mount } from '../util/mount-calls.ts';
 import { failedPrecondition, invalidArgument, notFound } from './errors.ts';
 import { attachIdmappedMounts, detachIdmappedMounts } from './idmap-mounts.ts';
-import { isMountPoint, unmountDir } from './rootfs.ts';
+import { isMountPoint } from '../util/mount-table.ts';
+import { unmountDir } from './rootfs.ts';
 import type { ImageResolver } from './types.ts';
 
 /** One image volume of a container, as its record keeps it. */
@@ -87,7 +89,10 @@ export async function mountImageVolume(containerDir: string, volume: ImageVolume
     // overlayfs wants two lower layers at least when it has no upper one.
     const data = `lowerdir=${[...layers].reverse().join(':')}`;
     if (data.length > MAX_MOUNT_DATA) throw new Error(`overlay mount options too long for the image ${volume.image} (${layers.length} layers)`);
-    const mounted = layers.length === 1 ? bindMountReadOnly(layers[0], dir) : mount({ source: 'overlay', target: dir, fstype: 'overlay', flags: ['ro'], data });
+    const mounted =
+      layers.length === 1
+        ? bindMountReadOnly(layers[0], dir, () => crashPoint('image-volume-bound'))
+        : mount({ source: 'overlay', target: dir, fstype: 'overlay', flags: ['ro'], data });
     await mounted.catch((err: Error) => {
       throw new Error(`mounting the image ${volume.image} at ${dir} failed: ${err.message}`);
     });
@@ -102,9 +107,11 @@ export async function mountImageVolume(containerDir: string, volume: ImageVolume
  * root) is refused rather than bound.
  */
 export async function imageVolumeSource(containerDir: string, volume: ImageVolume): Promise<string> {
-  const dir = imageVolumeDir(containerDir, volume);
-  if (!volume.subPath) return dir;
+  const mounted = imageVolumeDir(containerDir, volume);
+  if (!volume.subPath) return mounted;
   const name = field(volume.index, 'image_sub_path');
+  // Real paths on both sides: skiffd's root may itself be reached through a symlink.
+  const dir = await realpath(mounted);
   let resolved: string;
   try {
     resolved = await realpath(join(dir, volume.subPath));

@@ -7,6 +7,7 @@ import { readHostFacts } from './host.ts';
 import { CONTAINER_ID, type ContainerStore } from './store.ts';
 import { applyExit, destroy, ensureMounted, observeExit } from './teardown.ts';
 import { sweepIdmappedMounts } from './idmap-mounts.ts';
+import { removeTree } from '../util/remove-tree.ts';
 
 /** Loads every record, reconciles it with the runtime and conmon's exit files, starts watching exits. */
 export async function recoverContainers(store: ContainerStore): Promise<void> {
@@ -31,7 +32,7 @@ export async function recoverContainers(store: ContainerStore): Promise<void> {
   });
   await Promise.all(workers);
   // Files of containers removed before a crash: the trash, and exit files and sockets nobody owns.
-  await rm(store.trashDir, { recursive: true, force: true });
+  await removeTree(store.trashDir);
   await mkdir(store.trashDir, { recursive: true, mode: 0o700 });
   for (const dir of [store.exitDir, store.socketDir]) {
     for (const name of await readdir(dir).catch(() => [] as string[])) {

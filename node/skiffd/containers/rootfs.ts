@@ -3,6 +3,7 @@
 import { mkdir, readFile, lstat, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAX_MOUNT_DATA, mount, unmountOrDetach } from '../util/mount-calls.ts';
+import { isMountPoint } from '../util/mount-table.ts';
 
 export interface RootfsDirs {
   upper: string;
@@ -37,19 +38,6 @@ export async function unmountDir(dir: string): Promise<void> {
     await unmountOrDetach(dir);
   }
   await rmdir(dir).catch(() => {});
-}
-
-export async function isMountPoint(path: string): Promise<boolean> {
-  const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
-  for (const line of mountinfo.split('\n')) {
-    const f = line.split(' ');
-    if (f.length > 4 && unescapeMountField(f[4]) === path) return true;
-  }
-  return false;
-}
-
-function unescapeMountField(field: string): string {
-  return field.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
 }
 
 /**

@@ -13,6 +13,7 @@ import { mountImageVolume, unmountImageVolumes } from './image-volumes.ts';
 import { idmapDir } from './idmap-mounts.ts';
 import { mountIdmappedRootfs } from './idmap-rootfs.ts';
 import type { ContainerStore } from './store.ts';
+import { removeTree, unmountTree } from '../util/remove-tree.ts';
 
 /** Keeps the rootfs mounted for a live container (a no-op unless something unmounted it). */
 export async function ensureMounted(store: ContainerStore, record: ContainerRecord): Promise<void> {
@@ -69,6 +70,9 @@ export async function destroy(store: ContainerStore, id: string, record: Contain
     await unmountRootfs(rootfsDirs(store.dir(id)));
     await unmountImageVolumes(store.dir(id), record?.imageVolumes ?? []);
   }
+  // Whatever is still mounted in its directory, by the mount table and not the record: a create cut
+  // short by a crash has mounts its record never listed. Nothing below is deleted while one stays.
+  await unmountTree(store.dir(id));
   store.mounted.delete(id);
   store.runtimeCreated.delete(id);
   store.oomKills.forget(id);
@@ -78,10 +82,8 @@ export async function destroy(store: ContainerStore, id: string, record: Contain
   await rename(store.dir(id), trash).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'ENOENT') throw err;
   });
-  void Promise.all([
-    rm(trash, { recursive: true, force: true }),
-    rm(join(store.exitDir, id), { force: true }),
-    rm(join(store.socketDir, id), { force: true, recursive: true }),
-  ]).catch((err) => store.log.warn("deleting a removed container's files failed", { id, err: String(err) }));
+  void Promise.all([removeTree(trash), rm(join(store.exitDir, id), { force: true }), rm(join(store.socketDir, id), { force: true, recursive: true })]).catch(
+    (err) => store.log.warn("deleting a removed container's files failed", { id, err: String(err) }),
+  );
   store.forget(id, record);
 }

@@ -7,6 +7,7 @@ import { requireId, toServerError } from './errors.ts';
 import { unpinNamespaces } from './namespaces.ts';
 import { teardown } from './stop.ts';
 import { POD_FILE, type PodStore } from './store.ts';
+import { removeTree } from '../util/remove-tree.ts';
 
 /** Idempotent; removing a pod that does not exist succeeds. */
 export async function removePod(store: PodStore, idOrPrefix: string): Promise<void> {
@@ -20,7 +21,7 @@ export async function removePod(store: PodStore, idOrPrefix: string): Promise<vo
       await teardown(store, entry);
       await store.options.containers?.()?.removeAllInPod(entry.id);
       await unpinNamespaces(store.podMounts(entry.id));
-      await rm(join(store.stateDir, entry.id), { recursive: true, force: true });
+      await removeTree(join(store.stateDir, entry.id));
       if (entry.internals.ownsCgroup) {
         await (store.options.cgroups ?? cgroupfsDriver)
           .removePod(entry.cgroupParent)
@@ -28,7 +29,7 @@ export async function removePod(store: PodStore, idOrPrefix: string): Promise<vo
       }
       // The record goes first: a crash after this point leaves a directory a restart cleans up.
       await rm(join(store.recordDir(entry.id), POD_FILE), { force: true });
-      await rm(store.recordDir(entry.id), { recursive: true, force: true });
+      await removeTree(store.recordDir(entry.id));
       store.forget(entry);
       store.log.info('pod sandbox removed', { pod: entry.id });
     })

@@ -1,6 +1,5 @@
 // Undoing a RunPodSandbox that never finished, from what is on disk alone: the CNI attachment saved
 // before ADD ran, the pinned namespace files, a catatonit tagged with the pod id.
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cgroupfsDriver } from '../cgroups/driver.ts';
 import type { NetworkAttachment } from '../network/cni.ts';
@@ -8,6 +7,7 @@ import { readJson } from '../util/atomic-file.ts';
 import { nsfsMounts, unpinNamespaces } from './namespaces.ts';
 import { findPidInitByMarker, stopPidInit } from './pid-init.ts';
 import { NETWORK_FILE, type PodStore } from './store.ts';
+import { removeTree } from '../util/remove-tree.ts';
 
 /**
  * Undoes whatever a RunPodSandbox left behind for `id`. Every step is tried; if CNI DEL fails the
@@ -44,7 +44,7 @@ export async function rollback(store: PodStore, id: string): Promise<void> {
   // The pod cgroup skiffd would own (a systemd slice made before the record); a missing one is fine.
   const cgroups = store.options.cgroups ?? cgroupfsDriver;
   await step('remove pod cgroup', () => cgroups.removePod(cgroups.podCgroup('', id).path));
-  await step('remove state dir', () => rm(join(store.stateDir, id), { recursive: true, force: true }));
-  if (networkReleased) await step('remove record dir', () => rm(dir, { recursive: true, force: true }));
+  await step('remove state dir', () => removeTree(join(store.stateDir, id)));
+  if (networkReleased) await step('remove record dir', () => removeTree(dir));
   if (failures.length > 0) throw new Error(failures.join('; '));
 }

@@ -178,9 +178,13 @@ export async function mount(req: MountRequest): Promise<void> {
   await mountCommand(['-t', req.fstype, ...(options.length > 0 ? ['-o', options.join(',')] : []), req.source, req.target]);
 }
 
-/** A read-only bind mount: a bind, then its remount read-only (the kernel ignores MS_RDONLY on the bind itself). */
-export async function bindMountReadOnly(source: string, target: string): Promise<void> {
+/**
+ * A read-only bind mount: a bind, then its remount read-only (the kernel ignores MS_RDONLY on the bind
+ * itself). `between` runs between the two steps, where the bind is still writable.
+ */
+export async function bindMountReadOnly(source: string, target: string, between?: () => void): Promise<void> {
   if (!(await throughHelper(mountLine(source, target, '', ['bind'], '')))) return mountCommand(['--bind', '-o', 'ro', source, target]);
+  between?.();
   if (!(await throughHelper(mountLine('', target, '', ['bind', 'remount', 'ro'], '')))) await mountCommand(['-o', 'remount,bind,ro', target]);
 }
 

@@ -1,0 +1,32 @@
+// Deleting a directory tree that may hold mounts (a container's rootfs and image volumes, a pod's
+// namespace pins). A recursive delete crosses mount points: into a read-only mount it fails half-way
+// (EROFS), into a bind of an image layer it deletes the layer every container shares. So every mount
+// below is taken off first, found in the kernel's mount table rather than in any record, and nothing is
+// deleted while one remains.
+import { realpath, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { unmountAllUnder } from './mount-table.ts';
+
+/** `dir` with its parent resolved as the mount table names it (`dir` itself is not followed); undefined if the parent is missing. */
+async function realDir(dir: string): Promise<string | undefined> {
+  try {
+    return join(await realpath(dirname(dir)), basename(dir));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Unmounts everything at or below `dir`; throws if a mount stays. */
+export async function unmountTree(dir: string): Promise<void> {
+  const real = await realDir(dir);
+  if (real) await unmountAllUnder(real);
+}
+
+/** Unmounts everything below `dir`, then deletes it; a missing `dir` is done. Throws, deleting nothing, if a mount stays. */
+export async function removeTree(dir: string): Promise<void> {
+  const real = await realDir(dir);
+  if (!real) return;
+  await unmountAllUnder(real);
+  await rm(real, { recursive: true, force: true });
+}
