@@ -177,7 +177,7 @@ test('both request forms: the CDI_devices field, then cdi.k8s.io/ annotations, e
   );
 });
 
-test("applying devices: edits in order, a node's numbers from the host, the cgroup allow rule, and conflicts refused", () => {
+test("applying devices: edits in order, a node's numbers from the host, the cgroup allow rule, repeats as the reference library takes them", () => {
   const spec = (): CdiEditableSpec => ({
     ociVersion: '1.0.2',
     process: { user: { uid: 0, gid: 0, additionalGids: [1] }, args: ['sh'], env: ['PATH=/bin', 'GPU_DRIVER=old'], cwd: '/' },
@@ -202,6 +202,8 @@ test("applying devices: edits in order, a node's numbers from the host, the cgro
         },
         { name: 'gpu1', containerEdits: { env: ['GPU=1'] } },
         { name: 'other-node', containerEdits: { deviceNodes: [{ path: '/dev/example-gpu0', type: 'c', major: 1, minor: 5 }] } },
+        { name: 'fifo', containerEdits: { deviceNodes: [{ path: '/dev/example-events', type: 'p' }] } },
+        { name: 'sealed', containerEdits: { deviceNodes: [{ path: '/dev/example-sealed', type: 'c', major: 1, minor: 7, permissions: 'none' }] } },
       ],
     }),
     '/etc/cdi/gpu.json',
@@ -220,8 +222,28 @@ test("applying devices: edits in order, a node's numbers from the host, the cgro
   assert.deepEqual(s.mounts.at(-1), { destination: '/opt/gpu', source: '/usr/share', type: 'bind', options: ['rbind', 'ro'] });
   assert.deepEqual(s.hooks, { createContainer: [{ path: '/usr/bin/true', args: ['true', 'x'], timeout: 5 }] });
   assert.deepEqual(s.process.user.additionalGids, [1, 44]);
-  assert.throws(() => applyCdiDevices(spec(), [found('gpu0'), found('gpu1')]), /conflicting CDI edits: .*gpu0.* sets GPU=0 and .*gpu1.* sets GPU=1/);
-  assert.throws(() => applyCdiDevices(spec(), [found('gpu0'), found('other-node')]), /both put a device at \/dev\/example-gpu0 \(c 1:3 and c 1:5\)/);
+  // Two devices of one kind, each setting the variable: the last one's value, where the first stood;
+  // the spec's own edits once.
+  const two = spec();
+  applyCdiDevices(two, [found('gpu0'), found('gpu1')]);
+  assert.deepEqual(two.process.env, ['PATH=/bin', 'GPU_DRIVER=1.0', 'GPU=1']);
+  assert.equal(two.hooks?.createContainer?.length, 1);
+  // A node at a path already taken replaces it; both devices' rules stay, as the reference library leaves them.
+  const replaced = spec();
+  applyCdiDevices(replaced, [found('gpu0'), found('other-node')]);
+  assert.deepEqual(replaced.linux.devices, [{ type: 'c', path: '/dev/example-gpu0', major: 1, minor: 5 }]);
+  assert.deepEqual(
+    replaced.linux.resources?.devices?.slice(1).map((r) => `${r.type} ${r.major}:${r.minor}`),
+    ['c 1:3', 'c 1:5'],
+  );
+  // A FIFO is made in the container but gets no device cgroup rule (runc knows a, b and c); "none" gets none either.
+  const fifo = spec();
+  applyCdiDevices(fifo, [found('fifo'), found('sealed')]);
+  assert.deepEqual(
+    fifo.linux.devices?.map((d) => `${d.type} ${d.path}`),
+    ['p /dev/example-events', 'c /dev/example-sealed'],
+  );
+  assert.deepEqual(fifo.linux.resources?.devices, [{ allow: false, access: 'rwm' }]);
   const missing = parseSpec(
     JSON.stringify({
       cdiVersion: '0.6.0',

@@ -1,19 +1,20 @@
 // The kubelet's device-plugin path, end to end: a device plugin of ours advertises example.com/gpu to the
-// kit's kubelet 1.32 and answers Allocate with CDI device names; a pod that asks for one gets it on
-// skiffd as the CDI spec file describes it: the device node, the environment and the mount.
+// kit's kubelet 1.36 and answers Allocate with CDI device names; a pod gets what it asked for on skiffd
+// as the CDI spec file describes it: the device nodes, the environment and the mount. One pod asks for
+// two devices whose specs set one variable each to its own value; two pods ask for one each.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevicePlugin } from '../support/device-plugin.ts';
-import { containerStatus } from '../support/kube-types.ts';
+import { containerStatus, type KubePod } from '../support/kube-types.ts';
 import { container, pod } from '../support/kube-manifests.ts';
 import { execIn } from '../support/kube-host-reads.ts';
 import { startKubeletNode } from '../support/kubelet.ts';
 import { until } from '../support/wait.ts';
 
-test('kubelet 1.32: a device plugin allocates example.com/gpu as a CDI device, and the container has it', { timeout: 10 * 60_000 }, async (t) => {
+test('kubelet 1.36: a device plugin allocates example.com/gpu as CDI devices: two to one pod, one each to two others', { timeout: 10 * 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-cdi-kubelet-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const specDir = join(dir, 'cdi');
@@ -21,7 +22,7 @@ test('kubelet 1.32: a device plugin allocates example.com/gpu as a CDI device, a
   mkdirSync(specDir);
   mkdirSync(driverFiles);
   writeFileSync(join(driverFiles, 'version'), 'example driver 1.0\n');
-  const gpus = ['gpu0', 'gpu1'];
+  const gpus = ['gpu0', 'gpu1', 'gpu2', 'gpu3'];
   writeFileSync(
     join(specDir, 'example.com-gpu.json'),
     JSON.stringify({
@@ -42,22 +43,39 @@ test('kubelet 1.32: a device plugin allocates example.com/gpu as a CDI device, a
   t.after(() => plugin.stop());
   await until('the kubelet to watch the plugin', () => plugin.watched(), 60_000);
 
-  const name = node.writePod(
-    pod('gpu-user', {
-      containers: [container('app', { script: 'exec sleep 3600', resources: { requests: { cpu: '10m' }, limits: { 'example.com/gpu': '1' } } })],
-    }),
+  const asking = { pair: 2, 'one-a': 1, 'one-b': 1 } as const;
+  const names = Object.entries(asking).map(([short, n]) =>
+    node.writePod(
+      pod(short, {
+        containers: [container('app', { script: 'exec sleep 3600', resources: { requests: { cpu: '10m' }, limits: { 'example.com/gpu': String(n) } } })],
+      }),
+    ),
   );
-  const running = await node.waitForPod(name, 'the app running', (p) => containerStatus(p, 'app')?.state.running && p, 5 * 60_000);
-  assert.equal(plugin.allocations.length, 1, `one Allocate: ${JSON.stringify(plugin.allocations)}`);
-  const [allocated] = plugin.allocations[0];
-  assert.ok(gpus.includes(allocated));
-  assert.equal((await execIn(node, running, 'app', ['sh', '-c', 'ls /dev | grep example-'])).trim(), `example-${allocated}`, 'only the allocated device');
-  assert.equal(
-    (await execIn(node, running, 'app', ['sh', '-c', `test -c /dev/example-${allocated} && echo x > /dev/example-${allocated} && echo wrote`])).trim(),
-    'wrote',
-  );
-  assert.equal((await execIn(node, running, 'app', ['sh', '-c', 'echo $EXAMPLE_GPU'])).trim(), allocated);
-  assert.equal((await execIn(node, running, 'app', ['cat', '/opt/example/version'])).trim(), 'example driver 1.0');
-  node.deletePod(name);
-  await node.waitForPodGone(name);
+  const seen = new Map<string, string[]>();
+  for (const [i, name] of names.entries()) {
+    const running: KubePod = await node.waitForPod(name, 'the app running', (p) => containerStatus(p, 'app')?.state.running && p, 5 * 60_000);
+    const devices: string[] = (await execIn(node, running, 'app', ['sh', '-c', 'ls /dev | grep example- || true'])).trim().split('\n').filter(Boolean);
+    const ids = devices.map((d: string) => d.replace(/^example-/, '')).sort();
+    assert.equal(ids.length, Object.values(asking)[i], `${name} has as many devices as it asked for: ${devices.join(' ')}`);
+    // The plugin's answer for this container, in the order the kubelet passed the CDI names on.
+    const allocation = plugin.allocations.find((a) => [...a].sort().join() === ids.join());
+    assert.ok(allocation, `${name}'s devices ${ids.join(',')} are one allocation of ${JSON.stringify(plugin.allocations)}`);
+    for (const id of ids) {
+      const node_ = `/dev/example-${id}`;
+      assert.equal(
+        (await execIn(node, running, 'app', ['sh', '-c', `test -c ${node_} && stat -c '%t:%T' ${node_}`])).trim(),
+        '1:3',
+        `${node_} is /dev/null's character device`,
+      );
+      assert.equal((await execIn(node, running, 'app', ['sh', '-c', `echo x > ${node_} && echo wrote`])).trim(), 'wrote');
+    }
+    // Each device's spec sets EXAMPLE_GPU: the last device asked for gives the value, as the CDI library does.
+    assert.equal((await execIn(node, running, 'app', ['sh', '-c', 'echo $EXAMPLE_GPU'])).trim(), allocation.at(-1));
+    assert.equal((await execIn(node, running, 'app', ['cat', '/opt/example/version'])).trim(), 'example driver 1.0');
+    seen.set(name, ids);
+  }
+  const all = [...seen.values()].flat();
+  assert.equal(new Set(all).size, all.length, `no device is in two pods: ${JSON.stringify(Object.fromEntries(seen))}`);
+  for (const name of names) node.deletePod(name);
+  for (const name of names) await node.waitForPodGone(name);
 });

@@ -1,8 +1,7 @@
 // Applies CDI devices to a container's OCI spec, in the order asked: for each device its spec's
-// container edits, then the device's own. Device nodes go into the spec's device list and the device
-// cgroup's allow list (runc turns that into rules, or an eBPF program on cgroup v2); numbers a node does
-// not give are read from the host's device file. Two edits that cannot both hold (one path, two
-// devices; one variable, two values) are a conflict, refused rather than settled by order.
+// container edits, then the device's own. Device nodes go into the spec's device list, and character and
+// block devices into the device cgroup's allow list (runc turns that into rules, or an eBPF program on
+// cgroup v2); numbers a node does not give are read from the host's device file.
 import { statSync } from 'node:fs';
 import type { OciDevice, OciMount, OciSpec } from '../oci/spec.ts';
 import type { FoundDevice } from './registry.ts';
@@ -51,7 +50,7 @@ function resolveNode(node: CdiDeviceNode, from: string): OciDevice & { access: s
     path: node.path,
     major: major ?? 0,
     minor: minor ?? 0,
-    access: node.permissions ?? 'rwm',
+    access: node.permissions === 'none' ? '' : (node.permissions ?? 'rwm'),
   };
   if (node.fileMode !== undefined) device.fileMode = node.fileMode;
   if (node.uid !== undefined) device.uid = node.uid;
@@ -61,51 +60,46 @@ function resolveNode(node: CdiDeviceNode, from: string): OciDevice & { access: s
 
 const envName = (e: string) => e.slice(0, e.indexOf('='));
 
-/** Applies `devices` to `spec` in place; throws CdiApplyError naming the devices and files of a conflict. */
+/**
+ * Applies `devices` to `spec` in place, as the CDI reference library does (and so containerd and
+ * CRI-O): a spec's own edits once, before the first of its devices; a variable set again takes its new
+ * value where it stood (two GPUs of one kind each setting EXAMPLE_GPU leave the last one's); a device
+ * node or mount at a path already taken replaces it. Throws CdiApplyError for a node it cannot resolve.
+ */
 export function applyCdiDevices(spec: CdiEditableSpec, devices: readonly FoundDevice[]): void {
-  // Who set what, to tell a conflict from a repeat (a spec's own edits come once per device asked for).
-  const envBy = new Map<string, { value: string; from: string }>();
-  const nodeBy = new Map<string, { key: string; from: string }>();
-  const mountBy = new Map<string, { key: string; from: string }>();
-  let rdtBy: { key: string; from: string } | undefined;
   const seenEdits = new Set<ContainerEdits>();
   const hooks = (spec.hooks ??= {});
+  let mounted = false;
 
   const apply = (edits: ContainerEdits | undefined, from: string) => {
     if (!edits || seenEdits.has(edits)) return;
     seenEdits.add(edits);
     for (const e of edits.env ?? []) {
-      const name = envName(e);
-      const had = envBy.get(name);
-      if (had && had.value !== e) throw new CdiApplyError(`conflicting CDI edits: ${had.from} sets ${had.value} and ${from} sets ${e}`);
-      envBy.set(name, { value: e, from });
-      spec.process.env = [...spec.process.env.filter((x) => envName(x) !== name), e];
+      const at = spec.process.env.findIndex((x) => envName(x) === envName(e));
+      if (at >= 0) spec.process.env[at] = e;
+      else spec.process.env.push(e);
     }
     for (const node of edits.deviceNodes ?? []) {
-      const device = resolveNode(node, from);
-      const key = `${device.type} ${device.major}:${device.minor}`;
-      const had = nodeBy.get(device.path);
-      if (had && had.key !== key)
-        throw new CdiApplyError(`conflicting CDI edits: ${had.from} and ${from} both put a device at ${device.path} (${had.key} and ${key})`);
-      nodeBy.set(device.path, { key, from });
-      if (had) continue;
-      const { access, ...ociDevice } = device;
-      spec.linux.devices = [...(spec.linux.devices ?? []).filter((d) => d.path !== device.path), ociDevice];
-      const resources = (spec.linux.resources ??= {});
-      resources.devices = [...(resources.devices ?? []), { allow: true, type: device.type, major: device.major, minor: device.minor, access }];
+      const { access, ...device } = resolveNode(node, from);
+      // The container's user owns a node that names no owner (a root-owned node would be out of its reach).
+      const { uid, gid } = spec.process.user;
+      if (device.uid === undefined && uid > 0) device.uid = uid;
+      if (device.gid === undefined && gid > 0) device.gid = gid;
+      spec.linux.devices = [...(spec.linux.devices ?? []).filter((d) => d.path !== device.path), device];
+      // A FIFO is a file, not a device: the device cgroup has no rule for it (runc takes b, c and a).
+      if ((device.type === 'b' || device.type === 'c') && access !== '') {
+        const resources = (spec.linux.resources ??= {});
+        resources.devices = [...(resources.devices ?? []), { allow: true, type: device.type, major: device.major, minor: device.minor, access }];
+      }
     }
     for (const m of edits.mounts ?? []) {
-      const key = `${m.hostPath} ${m.type ?? 'bind'} ${(m.options ?? []).join(',')}`;
-      const had = mountBy.get(m.containerPath);
-      if (had && had.key !== key) throw new CdiApplyError(`conflicting CDI edits: ${had.from} and ${from} both mount at ${m.containerPath}`);
-      mountBy.set(m.containerPath, { key, from });
-      if (had) continue;
       const type = m.type ?? 'bind';
       const options = m.options ?? [];
       // runc makes a bind mount of a `bind` or `rbind` option, whatever the type says.
       const bindOptions = type === 'bind' && !options.some((o) => o === 'bind' || o === 'rbind') ? ['rbind', ...options] : options;
       const mount: OciMount = { destination: m.containerPath, source: m.hostPath, type, options: bindOptions };
       spec.mounts = [...spec.mounts.filter((x) => x.destination !== m.containerPath), mount];
+      mounted = true;
     }
     for (const h of edits.hooks ?? []) {
       const hook: OciHook = {
@@ -118,14 +112,9 @@ export function applyCdiDevices(spec: CdiEditableSpec, devices: readonly FoundDe
     }
     if (edits.additionalGids?.length) {
       const user = spec.process.user;
-      user.additionalGids = [...new Set([...(user.additionalGids ?? []), ...edits.additionalGids])];
+      user.additionalGids = [...new Set([...(user.additionalGids ?? []), ...edits.additionalGids.filter((g) => g !== 0)])];
     }
-    if (edits.intelRdt) {
-      const key = JSON.stringify(edits.intelRdt);
-      if (rdtBy && rdtBy.key !== key) throw new CdiApplyError(`conflicting CDI edits: ${rdtBy.from} and ${from} both set Intel RDT, differently`);
-      rdtBy = { key, from };
-      spec.linux.intelRdt = edits.intelRdt;
-    }
+    if (edits.intelRdt) spec.linux.intelRdt = edits.intelRdt;
   };
 
   for (const d of devices) {
@@ -133,7 +122,7 @@ export function applyCdiDevices(spec: CdiEditableSpec, devices: readonly FoundDe
     apply(d.device.containerEdits, `${d.name} (${d.file})`);
   }
   if (Object.keys(hooks).length === 0) delete spec.hooks;
-  if (mountBy.size === 0) return;
+  if (!mounted) return;
   // Parents before children, whatever order the edits came in.
   const depth = (p: string) => p.split('/').filter(Boolean).length;
   spec.mounts = spec.mounts

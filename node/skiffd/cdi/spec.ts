@@ -198,9 +198,11 @@ function checkEdits(v: unknown, path: string, version: string, at: At): Containe
       if (n.minor !== undefined) node.minor = uint(n.minor, `${p}.minor`, at);
       if (n.fileMode !== undefined) node.fileMode = uint(n.fileMode, `${p}.fileMode`, at, 0o7777);
       if (n.permissions !== undefined) {
-        if (typeof n.permissions !== 'string' || !/^[rwm]{1,3}$/.test(n.permissions) || new Set(n.permissions).size !== n.permissions.length)
-          throw at(`${p}.permissions`, `${JSON.stringify(n.permissions)} is not some of r, w and m`);
-        node.permissions = n.permissions;
+        // "none": the node is made, and the device cgroup lets nothing through to it.
+        const perms = n.permissions;
+        const ok = typeof perms === 'string' && (perms === 'none' || (/^[rwm]{1,3}$/.test(perms) && new Set(perms).size === perms.length));
+        if (!ok) throw at(`${p}.permissions`, `${JSON.stringify(perms)} is not some of r, w and m, or "none"`);
+        node.permissions = perms;
       }
       if (n.uid !== undefined) node.uid = uint(n.uid, `${p}.uid`, at);
       if (n.gid !== undefined) node.gid = uint(n.gid, `${p}.gid`, at);
