@@ -1,61 +1,113 @@
 // OOM kills from the kernel log: a container the OOM killer ended is OOMKilled even when conmon could not
-// see it (under the systemd driver systemd may remove the container's cgroup before conmon reads it).
+// see it (under the systemd driver systemd may remove the container's cgroup before conmon reads it),
+// and only the kernel's own records count: a process writing to /dev/kmsg cannot mark a container.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { ContainerConfig, ContainerState } from '../../proto/gen/runtime/v1/api.ts';
-import { OomKills } from '../../node/skiffd/containers/oom-kills.ts';
+import { OomKills, oomKilledContainer } from '../../node/skiffd/containers/oom-kills.ts';
 import { isRoot, needs, unavailable } from '../support/prereq.ts';
 import { startRuncContainers } from '../support/runc-containers.ts';
 import { until } from '../support/wait.ts';
+import { runCommand } from '../support/commands.ts';
 
-/** Writes a record to the kernel log, as the kernel words an OOM kill (Linux 4.19 and later). */
-function logKill(taskMemcg: string): void {
-  writeFileSync(
-    '/dev/kmsg',
-    `oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=${dirname(taskMemcg)},task_memcg=${taskMemcg},task=sh,pid=4242,uid=0\n`,
+/** An OOM kill as the kernel words it (Linux 4.19 and later), naming the victim's cgroup. */
+const killMessage = (taskMemcg: string) =>
+  `oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=${dirname(taskMemcg)},task_memcg=${taskMemcg},task=sh,pid=4242,uid=0`;
+
+test('a kernel record names the container the OOM killer struck, under either driver; no other record does', () => {
+  const [scoped, plain, nested, other] = Array.from({ length: 4 }, () => randomBytes(32).toString('hex'));
+  // "PRIORITY,SEQUENCE,TIMESTAMP,FLAGS;MESSAGE": priority 3 is facility 0 (the kernel), level 3 (err).
+  const kernel = (memcg: string) => `3,1234,56789,-;${killMessage(memcg)}\n`;
+  assert.equal(oomKilledContainer(kernel(`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/skiffd-${scoped}.scope`)), scoped);
+  assert.equal(oomKilledContainer(kernel(`/kubepods/besteffort/pod1/skiffd-${plain}`)), plain);
+  assert.equal(oomKilledContainer(kernel(`/kubepods/pod1/skiffd-${nested}/inner`)), nested, 'a cgroup the container made below its own');
+  assert.equal(oomKilledContainer(kernel(`/system.slice/other-${other}.scope`)), undefined, 'not a container of ours');
+  assert.equal(
+    oomKilledContainer(`6,1,2,-;Memory cgroup out of memory: Killed process 4242 (sh) task_memcg=/skiffd-${plain}\n`),
+    undefined,
+    'not a kill record',
   );
-}
+  // The same words with a user-space priority (facility 1, LOG_USER, or any other): not the kernel's.
+  for (const priority of [11, 12, 14, 30, 190]) assert.equal(oomKilledContainer(`${priority},1234,56789,-;${killMessage(`/skiffd-${plain}`)}\n`), undefined);
+  assert.equal(oomKilledContainer(`;${killMessage(`/skiffd-${plain}`)}`), undefined, 'a record without a priority');
+});
 
-test('the kernel log reader: kills of skiffd containers under either driver, nothing else', (t) => {
+test('the kernel log: a record a process writes to /dev/kmsg, worded as a kill, marks no container', (t) => {
   if (!isRoot || !existsSync('/dev/kmsg')) return unavailable(t, 'writing the kernel log (/dev/kmsg) needs root');
   const kills = new OomKills();
   assert.ok(kills.open(), '/dev/kmsg opens');
   t.after(() => kills.close());
-  const [scoped, plain, nested, other] = Array.from({ length: 4 }, () => randomBytes(32).toString('hex'));
-  assert.equal(kills.struck(scoped), false);
-  logKill(`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/skiffd-${scoped}.scope`);
-  logKill(`/kubepods/besteffort/pod1/skiffd-${plain}`);
-  logKill(`/kubepods/pod1/skiffd-${nested}/inner`);
-  logKill(`/system.slice/other-${other}.scope`);
-  assert.equal(kills.struck(scoped), true, 'a systemd scope');
-  assert.equal(kills.struck(plain), true, 'a cgroupfs path');
-  assert.equal(kills.struck(nested), true, 'a cgroup the container made below its own');
-  assert.equal(kills.struck(other), false, 'not a container of ours');
-  kills.forget(scoped);
-  assert.equal(kills.struck(scoped), false, 'forgotten once removed');
-  // What the log held before it was opened counts too: a restarted daemon still knows.
-  const again = new OomKills();
-  again.open();
-  t.after(() => again.close());
-  assert.equal(again.struck(plain), true);
+  const forged = randomBytes(32).toString('hex');
+  // Even root, even with a priority that claims the kernel's facility: the kernel makes it LOG_USER.
+  writeFileSync('/dev/kmsg', `${killMessage(`/kubepods/besteffort/pod1/skiffd-${forged}`)}\n`);
+  writeFileSync('/dev/kmsg', `<3>${killMessage(`/kubepods/besteffort/pod1/skiffd-${forged}`)}\n`);
+  assert.equal(kills.struck(forged), false);
+});
+
+const EAT = 'a=x; while :; do a=$a$a; done';
+const eater = (name: string, script = EAT) =>
+  ContainerConfig.fromPartial({
+    metadata: { name, attempt: 0 },
+    image: { image: 'busybox' },
+    command: ['sh', '-c', script],
+    linux: { resources: { memoryLimitInBytes: BigInt(16 << 20), memorySwapLimitInBytes: BigInt(16 << 20) } },
+  });
+
+test('an OOM kill conmon did not record is read from the kernel log: OOMKilled, and still after a restart', { timeout: 180_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const containers = await startRuncContainers(t);
+  const { pod, state } = containers;
+  // It eats only once told to (a file appears), so the daemon can be down by then.
+  const id = await containers.manager.create({
+    podSandboxId: pod.id,
+    config: eater('eater', `while [ ! -e /tmp/go ]; do sleep 0.1; done; ${EAT}`),
+    sandboxConfig: undefined,
+  });
+  await containers.manager.start(id);
+  await until('the container to run', async () => (await containers.manager.status(id)).state === ContainerState.CONTAINER_RUNNING);
+  // The daemon is down while the container dies: nothing but conmon sees the end.
+  await containers.manager.close();
+  const told = await runCommand('runc', ['--root', join(state, 'runc'), 'exec', id, 'touch', '/tmp/go'], { timeoutMs: 30_000 });
+  assert.equal(told.code, 0, told.stderr);
+  const root = join(state, '..', 'root');
+  const oomFlag = join(root, 'containers', id, 'persist', 'oom');
+  const exitFile = join(state, 'exits', id);
+  await until("conmon's exit file", () => existsSync(exitFile), 60_000);
+  // What conmon leaves when it loses the race with the cgroup's removal: the exit, and no OOM flag.
+  assert.ok(existsSync(oomFlag), `conmon recorded the kill at ${oomFlag} (where this test takes it away)`);
+  rmSync(oomFlag);
+  let m = await containers.reopen();
+  const first = await m.status(id);
+  assert.deepEqual([first.state, first.record.exitCode, first.record.reason], [ContainerState.CONTAINER_EXITED, 137, 'OOMKilled']);
+  m = await containers.reopen();
+  const again = await m.status(id);
+  assert.deepEqual([again.record.exitCode, again.record.reason], [137, 'OOMKilled'], 'the same answer after a second restart');
+});
+
+test('a container killed by a signal, with a forged kill record for its cgroup, is an Error', { timeout: 120_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const { manager: m, pod, cgroupParent } = await startRuncContainers(t);
+  const id = await m.create({
+    podSandboxId: pod.id,
+    config: ContainerConfig.fromPartial({ metadata: { name: 'killed', attempt: 0 }, image: { image: 'busybox' }, command: ['sleep', '3600'] }),
+    sandboxConfig: undefined,
+  });
+  writeFileSync('/dev/kmsg', `<3>${killMessage(`${cgroupParent}/skiffd-${id}`)}\n`);
+  await m.start(id);
+  await until('the container to run', async () => (await m.status(id)).state === ContainerState.CONTAINER_RUNNING);
+  // No grace period: SIGKILL at once, as the OOM killer would send it.
+  await m.stop(id, 0);
+  const status = await m.status(id);
+  assert.deepEqual([status.record.exitCode, status.record.reason], [137, 'Error']);
 });
 
 test("a real OOM kill is in the kernel's log as the reader expects it", { timeout: 120_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
   const { manager: m, pod } = await startRuncContainers(t);
-  const id = await m.create({
-    podSandboxId: pod.id,
-    config: ContainerConfig.fromPartial({
-      metadata: { name: 'eater', attempt: 0 },
-      image: { image: 'busybox' },
-      command: ['sh', '-c', 'a=x; while :; do a=$a$a; done'],
-      linux: { resources: { memoryLimitInBytes: BigInt(16 << 20), memorySwapLimitInBytes: BigInt(16 << 20) } },
-    }),
-    sandboxConfig: undefined,
-  });
+  const id = await m.create({ podSandboxId: pod.id, config: eater('eater'), sandboxConfig: undefined });
   const kills = new OomKills();
   assert.ok(kills.open(), '/dev/kmsg opens');
   t.after(() => kills.close());

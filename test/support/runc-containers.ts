@@ -18,7 +18,10 @@ import { testPodRecord } from './pods.ts';
 const IMAGE_ID = `sha256:${'c'.repeat(64)}`;
 
 export interface RuncContainers {
-  manager: ContainerManager;
+  /** The manager now open (replaced by reopen). */
+  readonly manager: ContainerManager;
+  /** Closes the manager and opens another on the same root and state, as a restart of the daemon would. */
+  reopen(): Promise<ContainerManager>;
   pod: PodSandboxRecord;
   /** The manager's state dir (exit files are in exits/). */
   state: string;
@@ -43,22 +46,24 @@ export async function startRuncContainers(
   const cgroupParent = `/skiff-test-${randomBytes(4).toString('hex')}`;
   const pod = testPodRecord({ logDirectory: join(dir, 'logs'), cgroupParent });
   const state = join(dir, 'state');
-  const manager = new ContainerManager({
-    ...(options.log ? { log: options.log } : {}),
-    ...(options.apparmor ? { apparmor: options.apparmor } : {}),
-    ...(options.cdi ? { cdi: options.cdi } : {}),
-    root: join(dir, 'root'),
-    state,
-    runtime: makeOciRuntime({ root: join(state, 'runc') }),
-    pods: { get: (id) => (id === pod.id ? pod : undefined) },
-    images: {
-      resolve: (name) => {
-        if (name === 'busybox') return { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } };
-        const more = options.images?.[name];
-        return more ? { ...more, config: {} } : undefined;
+  const open = () =>
+    new ContainerManager({
+      ...(options.log ? { log: options.log } : {}),
+      ...(options.apparmor ? { apparmor: options.apparmor } : {}),
+      ...(options.cdi ? { cdi: options.cdi } : {}),
+      root: join(dir, 'root'),
+      state,
+      runtime: makeOciRuntime({ root: join(state, 'runc') }),
+      pods: { get: (id) => (id === pod.id ? pod : undefined) },
+      images: {
+        resolve: (name) => {
+          if (name === 'busybox') return { id: IMAGE_ID, ref: `example.test/busybox@${IMAGE_ID}`, layers: [rootfs.dir], config: { cmd: ['sh'] } };
+          const more = options.images?.[name];
+          return more ? { ...more, config: {} } : undefined;
+        },
       },
-    },
-  });
+    });
+  let manager = open();
   await manager.init();
   t.after(async () => {
     for (const v of await manager.list()) await manager.remove(v.record.id).catch(() => {});
@@ -75,5 +80,18 @@ export async function startRuncContainers(
     }
     rmSync(dir, { recursive: true, force: true });
   });
-  return { manager, pod, state, cgroupParent };
+  return {
+    get manager() {
+      return manager;
+    },
+    async reopen() {
+      await manager.close();
+      manager = open();
+      await manager.init();
+      return manager;
+    },
+    pod,
+    state,
+    cgroupParent,
+  };
 }

@@ -14,6 +14,22 @@ const RECORD_MAX = 8192;
 /** Containers remembered at most: kills of removed containers are forgotten first. */
 const REMEMBERED = 4096;
 
+/**
+ * The container an OOM-kill record of the kernel log names as its victim's cgroup, if any. A record is
+ * "PRIORITY,SEQUENCE,TIMESTAMP,FLAGS;MESSAGE" and continuation lines. Only the kernel's own records
+ * count: PRIORITY is facility << 3 | level, and the kernel gives any record written to /dev/kmsg from
+ * user space a facility other than 0 (LOG_KERN), so a process cannot forge a kill.
+ */
+export function oomKilledContainer(record: string): string | undefined {
+  const priority = Number.parseInt(record, 10);
+  if (!Number.isInteger(priority) || priority >> 3 !== 0) return undefined;
+  const message = record.slice(record.indexOf(';') + 1);
+  const at = message.indexOf('task_memcg=');
+  if (at < 0 || !message.includes('oom-kill:')) return undefined;
+  const path = message.slice(at + 'task_memcg='.length).split(/[,\s]/, 1)[0];
+  return CONTAINER_CGROUP.exec(path)?.[1];
+}
+
 export class OomKills {
   private fd: number | undefined;
   private readonly struckIds = new Set<string>();
@@ -68,12 +84,7 @@ export class OomKills {
   }
 
   private take(record: string): void {
-    // "PRIORITY,SEQUENCE,TIMESTAMP,FLAGS;MESSAGE" then continuation lines.
-    const message = record.slice(record.indexOf(';') + 1);
-    const at = message.indexOf('task_memcg=');
-    if (at < 0 || !message.includes('oom-kill:')) return;
-    const path = message.slice(at + 'task_memcg='.length).split(/[,\s]/, 1)[0];
-    const id = CONTAINER_CGROUP.exec(path)?.[1];
+    const id = oomKilledContainer(record);
     if (!id) return;
     this.struckIds.delete(id);
     this.struckIds.add(id);
