@@ -71,7 +71,10 @@ function finish(incoming: ReadAhead, complete: boolean): void {
     const { chunks } = reading;
     const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
     incoming.rawBody = raw;
-    incoming[bodyKey] = raw.toString('utf8');
+    // Decoded as Request.text() decodes a body (the Encoding standard's UTF-8 decode): a leading
+    // byte-order mark goes, so a body is read alike whatever its size.
+    const bom = raw.length >= 3 && raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf;
+    incoming[bodyKey] = raw.toString('utf8', bom ? 3 : 0);
   }
   // An incomplete body (the client went away) goes on unread: the handler reports the failed read.
   reading.listener(incoming, reading.outgoing);

@@ -191,6 +191,18 @@ test('small POST bodies read ahead by the server: the handler answers them, any 
   assert.deepEqual(await big.json(), { data: { hello: 'Hello, world' } });
   assert.equal(calls.at(-1), undefined);
 
+  // A UTF-8 byte-order mark before the JSON is decoded away, as Request.text() does: read ahead or not,
+  // small or large, the same answer.
+  for (const [what, body] of [
+    ['small', small],
+    ['large', large],
+  ]) {
+    const marked = await post(graphql.url, `\uFEFF${body}`);
+    assert.equal(marked.status, 200, `a ${what} body with a byte-order mark: ${await marked.clone().text()}`);
+    assert.deepEqual(await marked.json(), { data: { hello: 'Hello, world' } });
+  }
+  assert.equal(calls.at(-2), small, 'the read-ahead body reaches the handler without its mark');
+
   // Chunked, with no length: streamed as before.
   const chunked = await new Promise<string>((resolve, reject) => {
     const req = httpRequest(graphql.url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
