@@ -25,7 +25,7 @@ export interface AppArmorStatus {
  * kernel's profiles, says which text it holds). A profile that will not load stops the start-up: every
  * container would otherwise fail, or run unconfined.
  */
-export async function openAppArmor(state: string, log: Logger, host: AppArmorHost = appArmorHost()): Promise<AppArmorPolicy & { status: AppArmorStatus }> {
+export async function openAppArmor(state: string, log: Pick<Logger, 'info'>, host: AppArmorHost = appArmorHost()): Promise<AppArmorPolicy & { status: AppArmorStatus }> {
   const policy = { host, defaultProfile: DEFAULT_PROFILE_NAME };
   if (!host.enabled) {
     log.info('AppArmor is not enabled on this node: containers run unconfined, and requests for a profile are refused');

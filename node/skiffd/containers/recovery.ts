@@ -2,6 +2,7 @@
 // before the daemon serves a call, and files of containers removed before a crash are swept.
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openAppArmor } from '../apparmor/index.ts';
 import { nowNs } from '../util/clock.ts';
 import { readHostFacts } from './host.ts';
 import { CONTAINER_ID, type ContainerStore } from './store.ts';
@@ -12,6 +13,9 @@ import { removeTree } from '../util/remove-tree.ts';
 /** Loads every record, reconciles it with the runtime and conmon's exit files, starts watching exits. */
 export async function recoverContainers(store: ContainerStore): Promise<void> {
   store.host = { ...readHostFacts(store.options.defaultCgroupParent ?? '/skiffd', store.options.cgroups), ...store.options.host };
+  // Never a default profile the kernel may not hold (a developer's Ubuntu machine has AppArmor on, and
+  // only a skiffd that loaded its profile can name it).
+  store.apparmor ??= await openAppArmor(store.options.state, store.log);
   if (!store.host.hugetlb) store.log.debug?.('no hugetlb cgroup controller on this host: hugepage limits are left out of container specs');
   await mkdir(store.containersDir, { recursive: true, mode: 0o711 });
   await mkdir(store.socketDir, { recursive: true });

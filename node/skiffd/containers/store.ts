@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
-import { appArmorHost, DEFAULT_PROFILE_NAME, type AppArmorPolicy } from '../apparmor/index.ts';
+import type { AppArmorPolicy } from '../apparmor/index.ts';
 import { CdiRegistry, type CdiPolicy } from '../cdi/index.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
@@ -56,7 +56,8 @@ export class ContainerStore {
   readonly monitorCheckedAt = new Map<string, number>();
   /** Facts of this host the spec builder needs; read once at init. */
   host!: HostFacts;
-  readonly apparmor: AppArmorPolicy;
+  /** Given by the daemon; otherwise opened at init as the daemon opens it (the default profile loaded where AppArmor is on). */
+  apparmor!: AppArmorPolicy;
   readonly cdi: CdiPolicy;
   private readonly records = new Map<string, ContainerRecord>();
   private readonly names = new Map<string, string>();
@@ -74,7 +75,7 @@ export class ContainerStore {
     this.images = options.images;
     this.log = options.log ?? { info: () => {}, warn: () => {} };
     this.exits = new ExitWatcher(this.exitDir);
-    this.apparmor = options.apparmor ?? { host: appArmorHost(), defaultProfile: DEFAULT_PROFILE_NAME };
+    if (options.apparmor) this.apparmor = options.apparmor;
     this.cdi = options.cdi ?? { enabled: true, registry: new CdiRegistry(['/etc/cdi', '/var/run/cdi']) };
     this.events.setMaxListeners(0);
   }
