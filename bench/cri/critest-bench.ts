@@ -3,7 +3,7 @@
 // one JSON file per benchmark, each a list of samples with one duration per operation.
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { critestBin, kitDir } from '../../test/support/cri-conformance.ts';
+import { critestPath, kitDir } from '../../test/support/cri-conformance.ts';
 import { run } from './host.ts';
 import type { PeerName } from './peer.ts';
 import { ms, percentile, ratio, table } from './stats.ts';
@@ -53,7 +53,7 @@ export const paramsFile = join(kitDir, 'benchmark-params.yaml');
 export async function critestBenchmark(socket: string, outDir: string, timeoutMs: number): Promise<CritestSamples> {
   mkdirSync(outDir, { recursive: true });
   await run(
-    critestBin,
+    critestPath('1.29'),
     [
       `--runtime-endpoint=unix://${socket}`,
       `--image-endpoint=unix://${socket}`,

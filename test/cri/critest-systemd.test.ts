@@ -1,7 +1,7 @@
 // skiffd's systemd cgroup driver on a node booted with systemd: systemd-nspawn boots this host's
 // systemd 252 as PID 1 in a container whose root is a tmpfs (the host's /usr read-only, nothing of the
 // host written), with a cgroup v2 tree of its own. There `systemd-node/inside.ts` runs skiffd with
-// cgroup_driver = "systemd" and critest 1.32 against it, then follows a pod and a container through
+// cgroup_driver = "systemd" and critest 1.36 against it, then follows a pod and a container through
 // systemd itself. This host's v2 tree has no controllers (they are all bound to v1 hierarchies), so
 // limits cannot be enforced there: the OOM spec is let off for that reason alone, and only then.
 import { test } from 'node:test';
@@ -101,9 +101,9 @@ async function bootNode(unified: string, work: string, command: string, timeoutM
   }
 }
 
-test("systemd cgroup driver: critest 1.32 and a pod's units on a node booted with systemd (cgroup v2)", { timeout: 30 * 60_000 }, async (t) => {
+test("systemd cgroup driver: critest 1.36 and a pod's units on a node booted with systemd (cgroup v2)", { timeout: 30 * 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['systemd-nspawn', 'runc', 'conmon', 'docker-registry', '/usr/lib/cni/bridge', '/lib/systemd/systemd'] })) return;
-  const missing = kitMissing('1.32');
+  const missing = kitMissing('1.36');
   if (missing) return unavailable(t, missing);
   if (!UNIFIED) return unavailable(t, 'no cgroup v2 hierarchy on this host for the systemd node (mount cgroup2)');
 

@@ -1,4 +1,4 @@
-// critest 1.32's user namespace specs against skiffd: a pod in mode POD with the suite's mappings
+// critest 1.36's user namespace specs against skiffd: a pod in mode POD with the suite's mappings
 // (it reads /proc/self/uid_map inside a container), mode NODE, and the four requests the suite expects
 // refused. None may skip: the suite skips them all when the handler does not advertise the feature.
 import { test } from 'node:test';
@@ -20,10 +20,10 @@ const USERNS_SPECS = [
   'runtime should fail with NamespaceMode_TARGET',
 ];
 
-test('critest 1.32: every user namespace spec runs and passes', { timeout: 15 * 60_000 }, async (t) => {
+test('critest 1.36: every user namespace spec runs and passes', { timeout: 15 * 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry', 'unshare', 'nsenter', 'perl', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] }))
     return;
-  const missing = kitMissing('1.32');
+  const missing = kitMissing('1.36');
   if (missing) return unavailable(t, missing);
 
   const dir = mkdtempSync(join(tmpdir(), 'skiff-critest-userns-'));
@@ -35,7 +35,7 @@ test('critest 1.32: every user namespace spec runs and passes', { timeout: 15 * 
   const d = await startSkiffd({ config: `${skiffdNetworkConfig(net)}\n${registry.mirrorsToml}\n` });
   t.after(() => d.cleanup());
 
-  const run = await runCritest(d.socket, { version: '1.32', focus: 'UserNamespaces', timeoutMs: 10 * 60_000 });
+  const run = await runCritest(d.socket, { version: '1.36', focus: 'UserNamespaces', timeoutMs: 10 * 60_000 });
   assert.ok(run.specs.length > 0, `critest wrote no report:\n${run.output.slice(-4000)}`);
   const ran = run.specs.filter((s) => s.state !== 'skipped');
   assert.deepEqual(

@@ -1,9 +1,9 @@
-// The field's own judge as the gate: critest 1.32, the CRI validation suite of the cri-tools release
-// paired with Kubernetes 1.32, against the built skiffd (dist/skiffd.cjs), with every image it pulls
+// The field's own judge as the gate: critest 1.36, the CRI validation suite of the cri-tools release
+// paired with Kubernetes 1.36, against the built skiffd (dist/skiffd.cjs), with every image it pulls
 // served by a local docker-registry. Every spec must pass except the digest spec no offline copy can
 // pass and the AppArmor specs on a host with AppArmor off, and no spec may skip because skiffd does not
 // advertise a feature. Then the pod, container and streaming specs against the single executable, and
-// the one spec critest 1.29 has that 1.32 dropped.
+// the one spec critest 1.29 has that later releases dropped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,8 +28,8 @@ import {
   type SpecResult,
 } from '../support/cri-conformance.ts';
 
-/** Specs in critest 1.32 (benchmarks included); a report with fewer means critest did not run them all. */
-const SPECS_IN_SUITE = 113;
+/** Specs in critest 1.36 (benchmarks included); a report with fewer means critest did not run them all. */
+const SPECS_IN_SUITE = 122;
 
 function summary(run: CritestRun): string {
   const count = (state: string) => run.specs.filter((s) => s.state === state).length;
@@ -89,7 +89,7 @@ test('the gate refuses a skip for a missing feature and accepts only the reasons
   assert.equal(judgeCritest([{ ...digest, message: 'image status mismatch' }], { appArmorEnabled: false }).failed.length, 1);
 });
 
-test('critest 1.32 against the built skiffd', { timeout: 30 * 60_000 }, async (t) => {
+test('critest 1.36 against the built skiffd', { timeout: 30 * 60_000 }, async (t) => {
   if (
     !needs(t, {
       root: true,
@@ -97,7 +97,7 @@ test('critest 1.32 against the built skiffd', { timeout: 30 * 60_000 }, async (t
     })
   )
     return;
-  const missing = kitMissing('1.32') ?? kitMissing('1.29');
+  const missing = kitMissing('1.36') ?? kitMissing('1.29');
   if (missing) return unavailable(t, missing);
 
   const dir = mkdtempSync(join(tmpdir(), 'skiff-critest-'));
@@ -123,7 +123,7 @@ test('critest 1.32 against the built skiffd', { timeout: 30 * 60_000 }, async (t
     async () => {
       const { d, stop } = await daemon([process.execPath, built.cjs]);
       t.after(stop);
-      const run = await runCritest(d.socket, { version: '1.32', timeoutMs: 20 * 60_000 });
+      const run = await runCritest(d.socket, { version: '1.36', timeoutMs: 20 * 60_000 });
       console.log(summary(run));
       assert.equal(run.specs.length, SPECS_IN_SUITE, `critest reported ${run.specs.length} specs, not ${SPECS_IN_SUITE}:\n${run.output.slice(-4000)}`);
       const appArmorEnabled = hostAppArmorEnabled();
@@ -152,7 +152,7 @@ test('critest 1.32 against the built skiffd', { timeout: 30 * 60_000 }, async (t
     const { d, stop } = await daemon([built.sea]);
     t.after(stop);
     const run = await runCritest(d.socket, {
-      version: '1.32',
+      version: '1.36',
       focus: 'PodSandbox runtime should support basic|Container runtime should support basic|Streaming',
       timeoutMs: 10 * 60_000,
     });
@@ -173,7 +173,7 @@ test('critest 1.32 against the built skiffd', { timeout: 30 * 60_000 }, async (t
     }
   });
 
-  await t.test("critest 1.29's one spec that 1.32 replaced (image groups of the user) passes against dist/skiffd.cjs", async () => {
+  await t.test("critest 1.29's one spec that 1.32 and later replaced (image groups of the user) passes against dist/skiffd.cjs", async () => {
     const { d, stop } = await daemon([process.execPath, built.cjs]);
     t.after(stop);
     const run = await runCritest(d.socket, {

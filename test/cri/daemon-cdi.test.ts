@@ -17,7 +17,7 @@ const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
 
 test('CDI through the daemon: config, Status, a device applied, refusals with their codes', { timeout: 120_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry'] })) return;
-  const missing = kitMissing('1.32');
+  const missing = kitMissing('1.36');
   if (missing) return unavailable(t, missing);
   const specDir = mkdtempSync(join(tmpdir(), 'skiff-cdi-d-'));
   t.after(() => rmSync(specDir, { recursive: true, force: true }));

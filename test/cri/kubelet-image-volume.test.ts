@@ -1,4 +1,4 @@
-// The kit's kubelet 1.32 with the ImageVolume feature gate runs a pod whose volume is an image: it pulls
+// The kit's kubelet 1.36 with the ImageVolume feature gate runs a pod whose volume is an image: it pulls
 // the image, skiffd mounts it read-only into both containers, and removing the pod leaves no mount.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import { until } from '../support/wait.ts';
 /** Image-volume mounts skiffd holds on the host (overlays or binds under a container's image-volumes/). */
 const imageVolumeMounts = (root: string) => mountsUnder(join(root, 'containers')).filter((target) => target.includes('/image-volumes/'));
 
-test('kubelet 1.32 (ImageVolume): a pod whose volume is an image, in two containers, read-only', { timeout: 10 * 60_000 }, async (t) => {
+test('kubelet 1.36 (ImageVolume): a pod whose volume is an image, in two containers, read-only', { timeout: 10 * 60_000 }, async (t) => {
   const node = await startKubeletNode(t, { featureGates: { ImageVolume: true } });
   if (!node) return;
   t.after(() => node.cleanup());

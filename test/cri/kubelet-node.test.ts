@@ -1,4 +1,4 @@
-// The node's own behaviours under the real kubelet 1.32 (standalone, static pods) on skiffd: restarting
+// The node's own behaviours under the real kubelet 1.36 (standalone, static pods) on skiffd: restarting
 // the kubelet or killing skiffd with -9 restarts no container; the kubelet's pulls honour Always and
 // IfNotPresent; its log rotation keeps every line a container writes, through ReopenContainerLog; and
 // /stats/summary, with the kubelet's default stats provider, is complete for pods and containers.

@@ -1,4 +1,4 @@
-// The kubelet 1.32 runs its pods on skiffd (dist/skiffd.cjs, as a node installs it): probes, restarts and
+// The kubelet 1.36 runs its pods on skiffd (dist/skiffd.cjs, as a node installs it): probes, restarts and
 // back-off, exit reasons, init containers, shared volumes and localhost, host namespaces, resources in the
 // cgroups, and deletion leaving nothing behind. Static pods drive it; results come from the kubelet's
 // read-only API, the CRI log files and the host's cgroup and proc files. One kubelet runs every pod of
@@ -24,7 +24,7 @@ const runningFor = (p: KubePod, c: string) => {
   return at ? (Date.now() - Date.parse(at)) / 1000 : -1;
 };
 
-test('kubelet 1.32 runs its pods on skiffd', { timeout: 30 * 60_000 }, async (t) => {
+test('kubelet 1.36 runs its pods on skiffd', { timeout: 30 * 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-kubelet-pods-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const built = await build({ outdir: join(dir, 'dist'), sea: false, quiet: true });

@@ -1,4 +1,4 @@
-// kubelet 1.32 with its UserNamespacesSupport gate runs a `hostUsers: false` static pod on skiffd: the
+// kubelet 1.36 with its UserNamespacesSupport gate runs a `hostUsers: false` static pod on skiffd: the
 // container is root of a user namespace mapped to unprivileged host IDs, sees its rootfs, /etc/hosts and
 // an emptyDir as its own (0:0), and deleting the pod leaves nothing behind. Then skiffd stops advertising
 // user namespaces (its runtime's `features` no longer lists them, as an older runc would) and the
@@ -23,7 +23,7 @@ const idMap = (text: string) =>
     .split('\n')
     .map((l) => l.trim().split(/\s+/).map(Number));
 
-test('kubelet 1.32 runs a hostUsers: false pod in a user namespace of its own', { timeout: 20 * 60_000 }, async (t) => {
+test('kubelet 1.36 runs a hostUsers: false pod in a user namespace of its own', { timeout: 20 * 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-kubelet-userns-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // runc itself, except that while `hide` exists its features do not list the user namespace.

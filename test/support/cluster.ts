@@ -21,7 +21,8 @@ import { skiffdCommand, startSkiffd, type ImageClient, type RuntimeClient, type 
 import { createTestNetwork, defaultRouteAddress, freePort, skiffdNetworkConfig, type TestNetwork } from './netns.ts';
 import { kitDir, kitMissing, startKitRegistry, type KitRegistry } from './cri-conformance.ts';
 import {
-  kubeBin,
+  CURRENT_KUBE,
+  kubeBinary,
   removeAllPods,
   removeKubepodsCgroups,
   removeTree,
@@ -29,8 +30,10 @@ import {
   takeKubeletLock,
   type HostLock,
   type KubeletProcess,
+  type KubeVersion,
 } from './kubelet-host.ts';
 import { kubeApi, type KubeApi } from './kube-api.ts';
+import { scaled } from './time-scale.ts';
 import type { KubePod, StatsSummary } from './kube-types.ts';
 
 export const clusterScript = join(kitDir, 'cluster.sh');
@@ -45,6 +48,8 @@ export interface ClusterOptions {
   /** KubeletConfiguration fields set over the harness's. */
   kubeletConfig?: Record<string, unknown>;
   lockWaitSeconds?: number;
+  /** The kit's Kubernetes release for the control plane and the kubelet (default: the current one). */
+  kubeVersion?: KubeVersion;
 }
 
 export interface KubeEvent {
@@ -137,8 +142,8 @@ async function freePortPair(): Promise<number> {
 }
 
 /** Starts etcd and the control plane with the kit's cluster.sh under `dir`; bounded, with the logs on failure. */
-export async function startControlPlane(dir: string): Promise<ControlPlane> {
-  const env = { ETCD_PORT: String(await freePortPair()), APISERVER_PORT: String(await freePort()) };
+export async function startControlPlane(dir: string, version: KubeVersion = CURRENT_KUBE): Promise<ControlPlane> {
+  const env = { ETCD_PORT: String(await freePortPair()), APISERVER_PORT: String(await freePort()), KUBE_BIN: kubeBinary(version) };
   const server = `https://127.0.0.1:${env.APISERVER_PORT}`;
   const logTail = (component: string, chars = 3000) => {
     const file = join(dir, 'logs', `${component}.log`);
@@ -149,7 +154,8 @@ export async function startControlPlane(dir: string): Promise<ControlPlane> {
     // cluster.sh signals by pid and returns; wait until etcd let go of its data dir.
     for (let i = 0; i < 100 && (await runCommand('pgrep', ['-f', `--data-dir ${join(dir, 'etcd')}`])).code === 0; i++) await sleep(100);
   };
-  const up = await runCommand('bash', [clusterScript, 'up', dir], { env, timeoutMs: 180_000 }).catch((err: Error) => ({
+  // cluster.sh bounds its own wait for the API server (120 tries); this bound only backs it up.
+  const up = await runCommand('bash', [clusterScript, 'up', dir], { env, timeoutMs: scaled(600_000) }).catch((err: Error) => ({
     code: -1,
     stdout: '',
     stderr: err.message,
@@ -187,11 +193,11 @@ export interface JoinedKubelet {
   stop(): Promise<void>;
 }
 
-/** Runs `kube-1.32 kubelet` joined to the control plane as node `nodeName`, until the node is Ready. */
+/** Runs the kit's kubelet joined to the control plane as node `nodeName`, until the node is Ready. */
 export async function joinKubelet(
   cp: ControlPlane,
   lock: HostLock,
-  o: { nodeName: string; address: string; socket: string; dir: string; config?: Record<string, unknown> },
+  o: { nodeName: string; address: string; socket: string; dir: string; config?: Record<string, unknown>; version?: KubeVersion },
 ): Promise<JoinedKubelet> {
   const kubeconfig = await cp.addNodeCredentials(o.nodeName);
   const port = await freePort();
@@ -222,8 +228,9 @@ export async function joinKubelet(
   let proc: KubeletProcess;
   const launch = async () => {
     const since = new Date();
-    proc = spawnKubelet(args, lock, logFile);
-    const deadline = Date.now() + 120_000;
+    proc = spawnKubelet(args, lock, logFile, o.version);
+    const bound = scaled(120_000);
+    const deadline = Date.now() + bound;
     for (;;) {
       if (proc.child.exitCode !== null || proc.child.signalCode !== null)
         throw new Error(`the kubelet of ${o.nodeName} exited during its start (code ${proc.child.exitCode}):\n${proc.logs().slice(-4000)}`);
@@ -233,7 +240,7 @@ export async function joinKubelet(
       const fresh = ready && new Date((ready as { lastHeartbeatTime?: string }).lastHeartbeatTime ?? 0).getTime() >= since.getTime() - 1000;
       if (ready?.status === 'True' && fresh) return;
       if (Date.now() > deadline)
-        throw new Error(`node ${o.nodeName} was not Ready within 120 s (${JSON.stringify(ready ?? 'not registered')}):\n${proc.logs().slice(-4000)}`);
+        throw new Error(`node ${o.nodeName} was not Ready within ${bound / 1000} s (${JSON.stringify(ready ?? 'not registered')}):\n${proc.logs().slice(-4000)}`);
       await sleep(300);
     }
   };
@@ -301,7 +308,7 @@ export interface Cluster {
 export async function startCluster(t: TestContext, options: ClusterOptions = {}): Promise<Cluster | undefined> {
   const commands = ['runc', 'conmon', 'docker-registry', 'flock', 'nsenter', 'etcd', 'openssl', 'kubectl', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'];
   if (!needs(t, { root: true, commands })) return undefined;
-  const missing = kitMissing() ?? [kubeBin, clusterScript].map((f) => (existsSync(f) ? undefined : `the kit lacks ${f}`)).find(Boolean);
+  const missing = kitMissing() ?? [kubeBinary(options.kubeVersion), clusterScript].map((f) => (existsSync(f) ? undefined : `the kit lacks ${f}`)).find(Boolean);
   if (missing) {
     unavailable(t, missing);
     return undefined;
@@ -333,7 +340,7 @@ async function start(options: ClusterOptions, lock: HostLock, cleanups: (() => P
   cleanups.push(() => removeTree(dir));
   const nodeName = nodeNameForThisHost();
 
-  const cp = await startControlPlane(join(dir, 'cp'));
+  const cp = await startControlPlane(join(dir, 'cp'), options.kubeVersion);
   cleanups.push(() => cp.stop());
   const registry = await startKitRegistry(await freePort());
   cleanups.push(() => registry.stop());
@@ -360,7 +367,14 @@ async function start(options: ClusterOptions, lock: HostLock, cleanups: (() => P
     if (busy.length > 0) throw new Error(`pod cgroups still in use after cleanup: ${busy.join(', ')}`);
   });
 
-  kubelet = await joinKubelet(cp, lock, { nodeName, address: '127.0.0.1', socket: skiffd.socket, dir: join(dir, 'node'), config: options.kubeletConfig });
+  kubelet = await joinKubelet(cp, lock, {
+    nodeName,
+    address: '127.0.0.1',
+    socket: skiffd.socket,
+    dir: join(dir, 'node'),
+    config: options.kubeletConfig,
+    version: options.kubeVersion,
+  });
   const joined = kubelet;
 
   const kubeletTail = () =>
@@ -390,7 +404,8 @@ async function start(options: ClusterOptions, lock: HostLock, cleanups: (() => P
     return (await cp.api.get<{ items: KubeEvent[] }>(`/api/v1/namespaces/${ns}/events${selector}`)).items;
   };
   const pod = (ns: string, name: string) => cp.api.find<KubePod>(`/api/v1/namespaces/${ns}/pods/${name}`);
-  const waitFor = async <T>(what: string, fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 90_000): Promise<T> => {
+  const waitFor = async <T>(what: string, fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, bound = 90_000): Promise<T> => {
+    const timeoutMs = scaled(bound);
     const deadline = Date.now() + timeoutMs;
     let lastError = '';
     for (;;) {
@@ -446,7 +461,8 @@ async function start(options: ClusterOptions, lock: HostLock, cleanups: (() => P
     },
     events,
     node: (name = nodeName) => cp.api.get<KubeNode>(`/api/v1/nodes/${name}`),
-    async waitForPod(ns, name, what, check, timeoutMs = 90_000) {
+    async waitForPod(ns, name, what, check, bound = 90_000) {
+      const timeoutMs = scaled(bound);
       const deadline = Date.now() + timeoutMs;
       let last: KubePod | undefined;
       for (;;) {

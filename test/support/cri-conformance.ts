@@ -1,32 +1,33 @@
-// The CRI conformance kit beside the repository (../shared/cri-conformance): critest and crictl 1.29
-// and 1.32, and the images critest pulls, served by Debian's docker-registry. Only tests and benchmarks
-// use it; the product never reads it.
+// The CRI conformance kit beside the repository (../shared/cri-conformance): critest and crictl 1.36
+// (current), 1.32 and 1.29, and the images critest pulls, served by Debian's docker-registry. Only tests
+// and benchmarks use it; the product never reads it.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './skiffd.ts';
 import { runCommand } from './commands.ts';
+import { scaled } from './time-scale.ts';
 
 export const kitDir = process.env.CRI_CONFORMANCE_DIR ?? join(repoRoot, '..', 'shared', 'cri-conformance');
-/** The cri-tools releases the kit carries: 1.29, and 1.32 (the one paired with kubelet 1.32). */
-export type CriToolsVersion = '1.29' | '1.32';
+/** The cri-tools releases the kit carries: 1.36 (paired with the kit's current Kubernetes), 1.32 and 1.29. */
+export type CriToolsVersion = '1.29' | '1.32' | '1.36';
 
 /** critest of that release (1.29 is the kit's unsuffixed binary). */
-export function critestPath(version: CriToolsVersion = '1.29'): string {
+export function critestPath(version: CriToolsVersion = '1.36'): string {
   return join(kitDir, 'bin', version === '1.29' ? 'critest' : `critest-${version}`);
 }
 
 /** crictl of that release. */
-export function crictlPath(version: CriToolsVersion = '1.29'): string {
+export function crictlPath(version: CriToolsVersion = '1.36'): string {
   return join(kitDir, 'bin', version === '1.29' ? 'crictl' : `crictl-${version}`);
 }
 
-export const critestBin = critestPath('1.29');
-export const crictlBin = crictlPath('1.29');
+export const critestBin = critestPath('1.36');
+export const crictlBin = crictlPath('1.36');
 
 /** Why the kit cannot be used here (with that critest), or undefined when it can. */
-export function kitMissing(version: CriToolsVersion = '1.29'): string | undefined {
+export function kitMissing(version: CriToolsVersion = '1.36'): string | undefined {
   for (const file of [critestPath(version), join(kitDir, 'registry.sh'), join(kitDir, 'registry-data.tar.gz')]) {
     if (!existsSync(file)) return `the CRI conformance kit is missing (${file}); put it at ../shared/cri-conformance or set CRI_CONFORMANCE_DIR`;
   }
@@ -48,13 +49,31 @@ export interface KitRegistry {
 export async function startKitRegistry(port: number): Promise<KitRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'cri-kit-registry-'));
   const script = join(kitDir, 'registry.sh');
-  const started = await runCommand('sh', [script, 'start', dir, String(port)], { timeoutMs: 120_000 });
-  if (started.code !== 0) {
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`registry.sh start failed (${started.code}): ${started.stderr || started.stdout}`);
-  }
   const url = `http://127.0.0.1:${port}`;
-  const hosts = ['registry.k8s.io', 'gcr.io', 'public.ecr.aws', 'docker.io'];
+  const started = await runCommand('sh', [script, 'start', dir, String(port)], { timeoutMs: scaled(120_000) });
+  // registry.sh gives the registry five seconds to answer; on a slow machine (the emulated node) it can
+  // take longer to start. While it runs, its answer is awaited here, bounded.
+  const answers = () =>
+    fetch(`${url}/v2/`, { signal: AbortSignal.timeout(5_000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+  const pidFile = join(dir, 'registry.pid');
+  const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) || undefined : undefined;
+  const alive = () => pid !== undefined && existsSync(`/proc/${pid}`);
+  let up = started.code === 0;
+  for (const deadline = Date.now() + scaled(60_000); !up && alive() && Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 500));
+    up = await answers();
+  }
+  if (!up) {
+    await runCommand('sh', [script, 'stop', dir], { timeoutMs: 10_000 });
+    const log = existsSync(join(dir, 'registry.log')) ? readFileSync(join(dir, 'registry.log'), 'utf8').slice(-2000) : '';
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`registry.sh start failed (${started.code}): ${started.stderr || started.stdout}\n${log}`);
+  }
+  // k8s.gcr.io too: critest 1.36 pulls one image under both of its names (registry.k8s.io and k8s.gcr.io).
+  const hosts = ['registry.k8s.io', 'k8s.gcr.io', 'gcr.io', 'public.ecr.aws', 'docker.io'];
   const mirrorsToml = [
     ...hosts.map((h) => `[registry.mirrors.${JSON.stringify(h)}]\nendpoints = [${JSON.stringify(url)}]`),
     `[registry.configs."127.0.0.1:${port}"]\ninsecure = true`,

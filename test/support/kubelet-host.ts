@@ -92,15 +92,20 @@ export interface KubeletProcess {
   stop(timeoutMs?: number): Promise<void>;
 }
 
-/** The kit's Kubernetes 1.32 in one binary: `kube-1.32 kubelet|kube-apiserver|kube-controller-manager|kube-scheduler`. */
-export const kubeBin = join(kitDir, 'bin', 'kube-1.32');
+/** The Kubernetes releases the kit carries: 1.36 (current, what the suites run) and 1.32 (a version-skew check). */
+export type KubeVersion = '1.32' | '1.36';
+export const CURRENT_KUBE: KubeVersion = '1.36';
+
+/** The kit's Kubernetes in one binary: `kube-VERSION kubelet|kube-apiserver|kube-controller-manager|kube-scheduler`. */
+export const kubeBinary = (version: KubeVersion = CURRENT_KUBE) => join(kitDir, 'bin', `kube-${version}`);
+export const kubeBin = kubeBinary();
 
 /**
- * Starts the kit's kubelet (`kube-1.32 kubelet ARGS`) holding the lock's descriptor; its log goes to
+ * Starts the kit's kubelet (`kube-VERSION kubelet ARGS`) holding the lock's descriptor; its log goes to
  * memory (tail) and to logFile. With `--kubeconfig` it joins an API server, without it runs standalone.
  */
-export function spawnKubelet(args: string[], lock: HostLock, logFile: string): KubeletProcess {
-  const bin = kubeBin;
+export function spawnKubelet(args: string[], lock: HostLock, logFile: string, version: KubeVersion = CURRENT_KUBE): KubeletProcess {
+  const bin = kubeBinary(version);
   const child = spawn(bin, ['kubelet', ...args], { stdio: ['ignore', 'pipe', 'pipe', lock.fd] });
   live.add(child);
   const file = createWriteStream(logFile, { flags: 'a' });

@@ -1,4 +1,4 @@
-// A one-node "cluster" for tests: the kit's kubelet 1.32 running standalone with static pods, against a
+// A one-node "cluster" for tests: the kit's kubelet (1.36 unless asked for another) running standalone with static pods, against a
 // skiffd on a private socket, CNI network and state dirs, pulling images from the kit's registry offline.
 // The kubelet lock (/run/skiff-kubelet.lock) is taken here, for the node's whole life, so two test files
 // (or a test and an engineer) never run two kubelets at once.
@@ -15,6 +15,7 @@ import type { TestContext } from 'node:test';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { scaled } from './time-scale.ts';
 import { needs, unavailable } from './prereq.ts';
 import { skiffdCommand, startSkiffd, type ImageClient, type RuntimeClient, type SkiffdHandle } from './skiffd.ts';
 import { createTestNetwork, freePort, skiffdNetworkConfig, type TestNetwork } from './netns.ts';
@@ -25,11 +26,12 @@ import {
   removeKubepodsCgroups,
   removeTree,
   spawnKubelet,
-  kubeBin,
+  kubeBinary,
   standaloneKubeletConfig,
   takeKubeletLock,
   type HostLock,
   type KubeletProcess,
+  type KubeVersion,
 } from './kubelet-host.ts';
 import type { KubePod, StatsSummary } from './kube-types.ts';
 
@@ -59,6 +61,8 @@ export interface KubeletNodeOptions {
   kubeletConfig?: Record<string, unknown>;
   /** How long to wait for the kubelet lock, in seconds (default 1500). */
   lockWaitSeconds?: number;
+  /** The kit's Kubernetes release to run the kubelet of (default: the current one). */
+  kubeVersion?: KubeVersion;
 }
 
 export interface KubeletNode {
@@ -110,6 +114,7 @@ export interface KubeletNode {
 export async function startKubeletNode(t: TestContext, options: KubeletNodeOptions = {}): Promise<KubeletNode | undefined> {
   if (!needs(t, { root: true, commands: ['runc', 'conmon', 'docker-registry', 'flock', 'nsenter', '/usr/lib/cni/bridge', '/usr/lib/cni/portmap'] }))
     return undefined;
+  const kubeBin = kubeBinary(options.kubeVersion);
   const missing = kitMissing() ?? (existsSync(kubeBin) ? undefined : `the kit's Kubernetes binary is missing (${kubeBin})`);
   if (missing) {
     unavailable(t, missing);
@@ -180,15 +185,16 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
   const logFile = join(dir, 'kubelet.log');
 
   const get = async <T>(path: string): Promise<T> => {
-    const res = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(scaled(10_000)) });
     if (!res.ok) throw new Error(`GET ${path}: HTTP ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
   };
 
   const launchKubelet = async () => {
-    const k = spawnKubelet(kubeletArgs, lock, logFile);
+    const k = spawnKubelet(kubeletArgs, lock, logFile, options.kubeVersion);
     kubelet = k;
-    const deadline = Date.now() + 90_000;
+    const bound = scaled(90_000);
+    const deadline = Date.now() + bound;
     for (;;) {
       if (k.child.exitCode !== null || k.child.signalCode !== null) {
         throw new Error(`the kubelet exited during its start (code ${k.child.exitCode}, signal ${k.child.signalCode}):\n${k.logs().slice(-4000)}`);
@@ -198,7 +204,7 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
         (err: Error) => `/pods: ${err.message}`,
       );
       if (!problem) return;
-      if (Date.now() > deadline) throw new Error(`the kubelet did not become healthy within 90 s (${problem}):\n${k.logs().slice(-4000)}`);
+      if (Date.now() > deadline) throw new Error(`the kubelet did not become healthy within ${bound / 1000} s (${problem}):\n${k.logs().slice(-4000)}`);
       await sleep(250);
     }
   };
@@ -272,7 +278,8 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
     async pod(full) {
       return (await pods()).find((p) => p.metadata.name === full);
     },
-    async waitForPod(full, what, check, timeoutMs = 90_000) {
+    async waitForPod(full, what, check, bound = 90_000) {
+      const timeoutMs = scaled(bound);
       const deadline = Date.now() + timeoutMs;
       let last: KubePod | undefined;
       let lastError = '';
@@ -295,7 +302,8 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
         await sleep(300);
       }
     },
-    async waitForPodGone(full, timeoutMs = 90_000) {
+    async waitForPodGone(full, bound = 90_000) {
+      const timeoutMs = scaled(bound);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         checkKubelet();

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createChannel, createClient, type Channel, type Client } from 'nice-grpc';
 import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
+import { scaled } from './time-scale.ts';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -153,7 +154,7 @@ export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHa
   writeFileSync(configFile, hermeticConfig(options.config ?? '', dir));
   const argv = ['--config', configFile, '--listen', `unix://${socket}`, '--root', root, '--state', state, ...(options.args ?? [])];
   let run = spawnSkiffd(argv, options);
-  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
+  const startTimeoutMs = scaled(options.startTimeoutMs ?? 30_000);
   let ready = await waitForServing(run, startTimeoutMs);
   if (ready === 'timeout' && !/ msg=starting |"msg":"starting"/.test(run.stderr())) {
     // Not one line in the whole wait: the process never reached skiffd's code (Node or the TypeScript

@@ -1,5 +1,5 @@
 // Runs inside the systemd node that critest-systemd.test.ts boots (systemd as PID 1, cgroup v2): skiffd
-// with cgroup_driver = "systemd", critest 1.32 against it, then a pod and a container followed through
+// with cgroup_driver = "systemd", critest 1.36 against it, then a pod and a container followed through
 // systemd itself (the scope unit, its cgroup, the pod's slice, a daemon killed and restarted, removal).
 // Writes what it found as JSON to the file named by argv[2]; the outer test judges it.
 import { execFileSync } from 'node:child_process';
@@ -70,7 +70,7 @@ chmodSync(dir, 0o711);
 const config = `[runtime]\ncgroup_driver = "systemd"\n${skiffdNetworkConfig(net)}\n${registry.mirrorsToml}\n`;
 let d = await startSkiffd({ dir, config });
 try {
-  const run = await runCritest(d.socket, { version: '1.32', timeoutMs: 20 * 60_000 });
+  const run = await runCritest(d.socket, { version: '1.36', timeoutMs: 20 * 60_000 });
   report.specs = run.specs;
   report.critestOutputTail = run.output.slice(-3000);
 
