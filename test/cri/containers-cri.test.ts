@@ -276,7 +276,9 @@ test('containers over CRI: pod namespaces, logs, exec, stats, update, events, st
     ContainerEventType.CONTAINER_STOPPED_EVENT,
   ]);
   assert.equal(
-    events.find((e) => e.containerId === bad && e.containerEventType === ContainerEventType.CONTAINER_STOPPED_EVENT)?.containersStatuses[0]?.exitCode,
+    events
+      .find((e) => e.containerId === bad && e.containerEventType === ContainerEventType.CONTAINER_STOPPED_EVENT)
+      ?.containersStatuses.find((s) => s.id === bad)?.exitCode,
     3,
   );
 

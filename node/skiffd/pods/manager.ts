@@ -32,6 +32,11 @@ export class PodSandboxes implements PodSandboxStore {
     return this.store.cni;
   }
 
+  /** `event` with a PodSandboxEvent when a pod is made, stops or goes (GetContainerEvents). */
+  get events() {
+    return this.store.events;
+  }
+
   // ---- PodSandboxStore (read by the containers subsystem) ----
 
   get(podId: string): PodSandboxRecord | undefined {

@@ -2,6 +2,7 @@
 // the record go. Idempotent.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import { cgroupfsDriver } from '../cgroups/driver.ts';
 import { requireId, toServerError } from './errors.ts';
 import { unpinNamespaces } from './namespaces.ts';
@@ -30,6 +31,7 @@ export async function removePod(store: PodStore, idOrPrefix: string): Promise<vo
       // The record goes first: a crash after this point leaves a directory a restart cleans up.
       await rm(join(store.recordDir(entry.id), POD_FILE), { force: true });
       await removeTree(store.recordDir(entry.id));
+      store.emit(entry, ContainerEventType.CONTAINER_DELETED_EVENT);
       store.forget(entry);
       store.log.info('pod sandbox removed', { pod: entry.id });
     })

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RunPodSandboxRequest } from '../../../proto/gen/runtime/v1/api.ts';
+import { ContainerEventType, type RunPodSandboxRequest } from '../../../proto/gen/runtime/v1/api.ts';
 import { cgroupfsDriver } from '../cgroups/driver.ts';
 import { resultIps } from '../network/cni.ts';
 import { writeJsonAtomic } from '../util/atomic-file.ts';
@@ -128,6 +128,8 @@ async function create(store: PodStore, id: string, plan: PodPlan): Promise<strin
     await store.persist(entry);
     store.load(entry);
     store.log.info('pod sandbox ready', { pod: id, name: nameKey(plan.metadata), ip: ips.ip || undefined });
+    store.emit(entry, ContainerEventType.CONTAINER_CREATED_EVENT);
+    store.emit(entry, ContainerEventType.CONTAINER_STARTED_EVENT);
     return id;
   } catch (err) {
     await rollback(store, id).catch((undoErr) => store.log.error('cannot undo failed RunPodSandbox; a restart retries', { pod: id, err: undoErr }));

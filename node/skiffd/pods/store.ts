@@ -2,15 +2,18 @@
 // pod is made); the in-memory maps are only a cache rebuilt from disk at startup. The store owns that
 // cache, the name index, the per-pod lock and the paths of a pod's files; the operations (run.ts,
 // stop.ts, remove.ts, recovery.ts, status.ts, resources.ts, pod-stats.ts) work through it.
+import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
+import { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import type { Logger } from '../logger.ts';
 import type { Cni } from '../network/cni.ts';
 import { writeJsonAtomic } from '../util/atomic-file.ts';
+import { nowNs } from '../util/clock.ts';
 import { KeyedLock } from '../util/keyed-lock.ts';
 import { ServerError, Status } from './errors.ts';
 import { toFile, type PodEntry } from './record-file.ts';
 import { PodStatsCollector } from './stats.ts';
-import type { PodSandboxesOptions, PodSandboxRecord } from './types.ts';
+import type { PodSandboxesOptions, PodSandboxEvent, PodSandboxRecord } from './types.ts';
 
 export const POD_FILE = 'pod.json';
 export const NETWORK_FILE = 'network.json';
@@ -28,6 +31,8 @@ export class PodStore {
   /** Runtime state (pinned namespaces): `<state>/pods/<id>/`. */
   readonly stateDir: string;
   readonly statsCollector = new PodStatsCollector();
+  /** `event` with a PodSandboxEvent when a pod is made, stops or goes. */
+  readonly events = new EventEmitter();
   private readonly entries = new Map<string, PodEntry>();
   private readonly names = new Map<string, string>();
   private readonly lock = new KeyedLock();
@@ -37,6 +42,7 @@ export class PodStore {
     this.log = options.log;
     this.recordsDir = join(options.root, 'pods');
     this.stateDir = join(options.state, 'pods');
+    this.events.setMaxListeners(0);
   }
 
   /** Runs fn alone among the calls on this pod. */
@@ -114,5 +120,11 @@ export class PodStore {
     if (entry.state === 'SANDBOX_NOTREADY') return;
     entry.state = 'SANDBOX_NOTREADY';
     await this.persist(entry);
+    this.emit(entry, ContainerEventType.CONTAINER_STOPPED_EVENT);
+  }
+
+  emit(entry: PodEntry, type: ContainerEventType): void {
+    const event: PodSandboxEvent = { podSandboxId: entry.id, type, createdAt: nowNs(), pod: entry };
+    this.events.emit('event', event);
   }
 }

@@ -1,7 +1,7 @@
 // The pod sandbox facts other parts of skiffd (containers, stats, status) read. The pods subsystem is
 // the only writer; everyone else gets records through `ctx.pods` and must treat them as read-only.
 import type { CgroupDriver } from '../cgroups/driver.ts';
-import type { PodSandboxConfig } from '../../../proto/gen/runtime/v1/api.ts';
+import type { ContainerEventType, PodSandboxConfig } from '../../../proto/gen/runtime/v1/api.ts';
 import type { Logger } from '../logger.ts';
 import type { Cni } from '../network/cni.ts';
 import type { DefaultNetworkOptions } from '../network/default-network.ts';
@@ -125,4 +125,14 @@ export interface PodSandboxFilterSpec {
   id?: string;
   state?: PodState;
   labelSelector?: Record<string, string>;
+}
+
+/** A pod sandbox's lifecycle, as GetContainerEvents reports it (with the sandbox's id in place of a container's). */
+export interface PodSandboxEvent {
+  podSandboxId: string;
+  type: ContainerEventType;
+  /** ns since epoch */
+  createdAt: bigint;
+  /** The pod as it was at the event (a removed pod is no longer in the store). */
+  pod: PodSandboxRecord;
 }
