@@ -10,7 +10,7 @@ export type {
 } from './handler/options.ts';
 export type { HealthOptions } from './handler/health.ts';
 export * from './subscriptions/index.ts';
-export type { HttpStreamOptions, HttpSubscriptionShareKey } from './streams/http-subscriptions.ts';
+export type { HttpStreamOptions, HttpSubscriptionShareKey } from './streams/stream-options.ts';
 export { canDivertStream, divertStream, type StreamSink } from './streams/stream-channel.ts';
 
 export { createCountriesHandler, default } from './countries-endpoint.ts';

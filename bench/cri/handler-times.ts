@@ -3,7 +3,7 @@
 // socket are outside it. Set beside the client's latency, it says how much of a call is the daemon's
 // work and how much the way to it (on an emulated node, most of a cheap call).
 import type { PeerName } from './peer.ts';
-import type { BenchResult } from './report.ts';
+import type { BenchResult } from './result.ts';
 import { ms, summarize, table, type Summary } from './stats.ts';
 import type { Op } from './workload.ts';
 

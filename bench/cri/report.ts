@@ -1,10 +1,8 @@
-// Results: the per-call table with ratios and targets, memory, and the JSON shape of --json.
-import type { Memory } from './host.ts';
+// Results: the per-call table with ratios and targets, and memory (the JSON shape of --json is result.ts).
 import { mb } from './host.ts';
-import type { PerContainer } from './memory.ts';
-import type { PeerName } from './peer.ts';
-import { formatCritestTable, type CritestOp, type CritestSummary } from './critest-bench.ts';
+import { formatCritestTable } from './critest-bench.ts';
 import { formatHandlerTimes } from './handler-times.ts';
+import type { BenchResult } from './result.ts';
 import { ms, ratio, table, type Summary } from './stats.ts';
 import { IMAGE_OPS, LIFECYCLE_OPS, type Op } from './workload.ts';
 
@@ -35,34 +33,6 @@ export const TARGET_RATIO: Partial<Record<Op, number>> = {
 };
 
 export const ALL_OPS: Op[] = [...LIFECYCLE_OPS, ...IMAGE_OPS];
-
-export interface PeerResult {
-  description: string;
-  ops: Partial<Record<Op, Summary>>;
-  /** Every measured sample in ms, in the order taken (for --json consumers). */
-  raw: Partial<Record<Op, number[]>>;
-  errors: string[];
-  memory?: { idle: Memory; afterRun?: Memory; perContainer?: PerContainer };
-  /** skiffd's time in its handlers per call (--handler-times), from its debug log. */
-  handlerMs?: Partial<Record<Op, Summary>>;
-}
-
-export interface BenchResult {
-  date: string;
-  command: string;
-  machine: { cpus: number; model: string; kernel: string; node: string; note: string };
-  samples: number;
-  warmup: number;
-  pullImageBytes?: number;
-  peers: Partial<Record<PeerName, PeerResult>>;
-  /** skiffd/containerd per call, from this run. */
-  ratios: Partial<Record<Op, { p50: number; p90: number; target?: number; met?: boolean }>>;
-  /** skiffd's systemd driver over its cgroupfs driver per call (--drivers). */
-  driverRatios?: Partial<Record<Op, { p50: number; p90: number; target: number; met: boolean }>>;
-  containerdNote?: string;
-  /** critest -benchmark per runtime, all rounds pooled. */
-  critest?: { rounds: number; peers: Partial<Record<PeerName, Partial<Record<CritestOp, CritestSummary>>>>; note?: string };
-}
 
 /** A figure a ratio can rest on: samples taken, and nothing zero to divide by. */
 const measured = (s: Summary | undefined): s is Summary => !!s && s.n > 0 && s.p50 > 0 && s.p90 > 0;

@@ -5,7 +5,7 @@ import { peerAddress, startServer } from '../../node/graphql/app.ts';
 import type { NodeGraphQLWebSocketOptions } from '../../node/graphql/websocket.ts';
 import { createGraphQLHandler } from '../../src/handler/create-handler.ts';
 import type { PubSub } from '../../src/subscriptions/pubsub.ts';
-import type { HttpStreamOptions } from '../../src/streams/http-subscriptions.ts';
+import type { HttpStreamOptions } from '../../src/streams/stream-options.ts';
 import type { GraphQLWebSocketServer } from '../../src/subscriptions/graphql-ws-adapter.ts';
 import { createChatSchema, type ChatTopics } from './schema.ts';
 

@@ -5,7 +5,11 @@ import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ContainerState } from '../../proto/gen/runtime/v1/api.ts';
 import type { Logger } from './logger.ts';
-import type { Subsystems } from './context.ts';
+import type { ContainerManager } from './containers/manager.ts';
+import type { PodSandboxes } from './pods/manager.ts';
+
+/** What the gauges read: the pods and containers the daemon holds (absent before they open). */
+type Sources = { pods: Pick<PodSandboxes, 'list'>; containers: Pick<ContainerManager, 'list'> };
 
 export class DaemonMetrics {
   readonly registry = new Registry();
@@ -14,7 +18,7 @@ export class DaemonMetrics {
   private readonly pulls: Counter<'result'>;
   private readonly pullBytes: Counter;
 
-  constructor(subsystems: () => Pick<Subsystems, 'pods' | 'containers'> | undefined) {
+  constructor(subsystems: () => Sources | undefined) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'skiffd_' });
     this.calls = new Counter({

@@ -6,7 +6,7 @@ import type { HealthOptions } from './health.ts';
 import type { LimitOptions } from './limits.ts';
 import type { PersistedQueriesOptions } from './persisted-queries.ts';
 import type { ResponseCacheOptions } from './response-cache.ts';
-import type { HttpStreamOptions } from '../streams/http-subscriptions.ts';
+import type { HttpStreamOptions } from '../streams/stream-options.ts';
 import type { SharedExecutionStats } from '../subscriptions/shared-executions.ts';
 
 /** The parameters of a GraphQL request, from a GET's query string or a POST's JSON body. */

@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseArgs } from '../../bench/cri/args.ts';
-import { computeRatios, formatText, type BenchResult } from '../../bench/cri/report.ts';
+import { computeRatios, formatText } from '../../bench/cri/report.ts';
+import type { BenchResult } from '../../bench/cri/result.ts';
 import { summarize } from '../../bench/cri/stats.ts';
 import { handlerTimes, summarizeHandlerTimes } from '../../bench/cri/handler-times.ts';
 import { formatLine } from '../../node/skiffd/logger.ts';

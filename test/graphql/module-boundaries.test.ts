@@ -1,9 +1,10 @@
 // Which way imports run in src/: the handler uses execution, never the other way round, and nothing
-// shipped imports a devDependency.
+// shipped imports a devDependency; and across the repository no module imports itself round a circle,
+// type-only imports included (shared types live a floor below the modules that share them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 
 const root = join(import.meta.dirname, '..', '..');
 const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -65,4 +66,41 @@ test('src/ and node/graphql import only runtime dependencies (an optional peer o
     }
   }
   assert.ok(packages > 0, 'the scan found package imports at all');
+});
+
+/** Circles of relative imports among the TypeScript files under `dirs`, each as its files in order. */
+function importCircles(dirs: string[]): string[][] {
+  const files = new Set(dirs.flatMap((d) => sourcesUnder(d)).filter((f) => !f.includes(`${join('proto', 'gen')}`)));
+  const edges = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = importsOf(file)
+      .filter((s) => s.startsWith('.'))
+      .map((s) => resolve(dirname(file), s))
+      .filter((t) => files.has(t));
+    edges.set(file, targets);
+  }
+  const circles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, 'open');
+    path.push(file);
+    for (const next of edges.get(file) ?? []) {
+      if (state.get(next) === 'open') circles.push(path.slice(path.indexOf(next)).map((f) => relative(root, f)));
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(file, 'done');
+  };
+  for (const file of files) if (!state.has(file)) visit(file);
+  return circles;
+}
+
+test('no circle of imports in node/, src/, edge/ or bench/', () => {
+  assert.deepEqual(importCircles(['node', 'src', 'edge', 'bench', 'examples']), []);
+  // The check sees a circle when there is one.
+  assert.ok(
+    importCircles(['test/fixtures/import-circle']).length === 1,
+    'the fixture circle (a.ts -> b.ts -> a.ts, type-only) is found',
+  );
 });

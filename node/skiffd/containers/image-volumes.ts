@@ -14,20 +14,8 @@ import { failedPrecondition, invalidArgument, notFound } from './errors.ts';
 import { attachIdmappedMounts, detachIdmappedMounts } from './idmap-mounts.ts';
 import { isMountPoint } from '../util/mount-table.ts';
 import { unmountDir } from './rootfs.ts';
+import type { ImageVolume } from './record.ts';
 import type { ImageResolver } from './types.ts';
-
-/** One image volume of a container, as its record keeps it. */
-export interface ImageVolume {
-  /** Its index in the CreateContainer request's mounts. */
-  index: number;
-  /** The image as the request named it. */
-  image: string;
-  imageId: string;
-  /** Unpacked layer directories, base layer first. */
-  layers: string[];
-  /** The path in the image to bind ('' for all of it). */
-  subPath: string;
-}
 
 const field = (i: number, name: string) => `config.mounts[${i}].${name}`;
 

@@ -3,7 +3,6 @@
 import type { LinuxContainerResources, Mount } from '../../../proto/gen/runtime/v1/api.ts';
 import type { UserNamespaceMappings } from '../pods/userns.ts';
 import type { IdmappedMount } from './idmap-mounts.ts';
-import type { ImageVolume } from './image-volumes.ts';
 
 /**
  * creating: CreateContainer began but did not finish (a crash here leaves debris to clean up).
@@ -143,4 +142,17 @@ export function mountToJson(m: Mount): MountJson {
 
 export function mountFromJson(m: MountJson): Mount {
   return { ...m, uidMappings: [], gidMappings: [], image: undefined, imageSubPath: '' };
+}
+
+/** One image volume of a container, as its record keeps it. */
+export interface ImageVolume {
+  /** Its index in the CreateContainer request's mounts. */
+  index: number;
+  /** The image as the request named it. */
+  image: string;
+  imageId: string;
+  /** Unpacked layer directories, base layer first. */
+  layers: string[];
+  /** The path in the image to bind ('' for all of it). */
+  subPath: string;
 }
