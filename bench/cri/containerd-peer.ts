@@ -1,12 +1,15 @@
-// containerd (Debian's 1.6.20) as the reference peer: its own root, state, sockets, runc root and
-// CNI network under the run's temp dir, configured like a kubelet node would be (CRI plugin, runc v2
-// shim, overlayfs) plus what this VM needs (restrict_oom_score_adj: no CAP_SYS_RESOURCE here).
-import { spawn } from 'node:child_process';
+// containerd as the reference peer, in either release users run: 2.1 (the current one, brought by the
+// conformance kit's containerd2.sh from Debian unstable) or Debian 12's 1.6.20. Its own root, state,
+// sockets, runc root and CNI network under the run's temp dir, configured like a kubelet node would be
+// (CRI plugin, runc v2 shim, overlayfs) plus what this VM needs (restrict_oom_score_adj: no
+// CAP_SYS_RESOURCE here).
+import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createChannel, createClient } from 'nice-grpc';
 import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
 import { systemdBooted } from '../../node/skiffd/cgroups/driver.ts';
+import { kitDir } from '../../test/support/cri-conformance.ts';
 import { deleteRuncContainers, killAll, listProcesses, onPath, unmountAllUnder } from './host.ts';
 import { PAUSE_ARGV } from './images.ts';
 import { createNetwork } from './network.ts';
@@ -14,9 +17,22 @@ import type { Peer } from './peer.ts';
 import { removeAllPods } from './workload.ts';
 
 export const CONTAINERD_INSTALL_HINT = 'apt-get install containerd   # Debian 12: containerd 1.6.20';
+export const CONTAINERD2_HINT = `${join(kitDir, 'containerd2.sh')} (the conformance kit) brings containerd 2.1 from Debian unstable`;
 
-export function containerdBinary(): string | undefined {
-  return onPath('containerd');
+/** The releases a run can set skiffd beside. */
+export type ContainerdRelease = '1.6' | '2.1';
+
+/** Debian 12's containerd (1.6) on PATH, or the kit's containerd 2.1 (fetched into its cache on first use). */
+export function containerdBinary(release: ContainerdRelease = '1.6'): string | undefined {
+  if (release === '1.6') return onPath('containerd');
+  const script = join(kitDir, 'containerd2.sh');
+  if (!existsSync(script)) return undefined;
+  try {
+    const dir = execFileSync('bash', [script], { encoding: 'utf8', timeout: 600_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return existsSync(join(dir, 'containerd')) ? join(dir, 'containerd') : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const q = (s: string) => JSON.stringify(s);
@@ -77,6 +93,64 @@ ${Object.entries(o.mirrors)
   .join('')}`;
 }
 
+/** containerd 2's configuration (version 3): the CRI plugin split into images and runtime, registries from a certs.d folder. */
+function configTomlV3(o: Parameters<typeof configToml>[0] & { certsDir: string }): string {
+  return `version = 3
+root = ${q(o.root)}
+state = ${q(o.state)}
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.erofs", "io.containerd.nri.v1.nri"]
+
+[grpc]
+  address = ${q(o.socket)}
+[ttrpc]
+  address = ${q(`${o.socket}.ttrpc`)}
+[debug]
+  address = ""
+[metrics]
+  address = ""
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = ${q(join(o.root, 'opt'))}
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = ${q(o.sandboxImage)}
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = ${q(o.certsDir)}
+
+[plugins."io.containerd.cri.v1.runtime"]
+  enable_selinux = false
+  tolerate_missing_hugetlb_controller = true
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/usr/lib/cni"]
+    conf_dir = ${q(o.cniConfDir)}
+    max_conf_num = 1
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = "runc"
+        Root = ${q(o.runcRoot)}
+        SystemdCgroup = ${o.systemdCgroup}
+
+[plugins."io.containerd.grpc.v1.cri"]
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+`;
+}
+
+/** One hosts.toml per registry name under `certsDir`, each served by `url` (plain HTTP). */
+function writeCertsDir(certsDir: string, hosts: Record<string, string>): void {
+  for (const [host, url] of Object.entries(hosts)) {
+    mkdirSync(join(certsDir, host), { recursive: true });
+    writeFileSync(join(certsDir, host, 'hosts.toml'), `server = ${q(url)}\n\n[host.${q(url)}]\n  capabilities = ["pull", "resolve"]\n`);
+  }
+}
+
 async function waitForServing(runtime: Peer['runtime'], exited: () => boolean, logFile: string, timeoutMs: number): Promise<string> {
   const until = Date.now() + timeoutMs;
   let last = '';
@@ -96,9 +170,15 @@ async function waitForServing(runtime: Peer['runtime'], exited: () => boolean, l
   throw new Error(`containerd did not become ready within ${timeoutMs} ms (${last}); its log:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
 }
 
-export async function startContainerdPeer(dir: string, registryHost: string, sandboxImage: string, mirrors: Record<string, string> = {}): Promise<Peer> {
-  const bin = containerdBinary();
-  if (!bin) throw new Error(`containerd is not installed (${CONTAINERD_INSTALL_HINT})`);
+export async function startContainerdPeer(
+  dir: string,
+  registryHost: string,
+  sandboxImage: string,
+  mirrors: Record<string, string> = {},
+  release: ContainerdRelease = '1.6',
+): Promise<Peer> {
+  const bin = containerdBinary(release);
+  if (!bin) throw new Error(`containerd ${release} is not available (${release === '1.6' ? CONTAINERD_INSTALL_HINT : CONTAINERD2_HINT})`);
   const root = join(dir, 'root');
   const state = join(dir, 'state');
   const socket = join(dir, 'containerd.sock');
@@ -108,7 +188,13 @@ export async function startContainerdPeer(dir: string, registryHost: string, san
   const configFile = join(dir, 'config.toml');
   // Matched to the host, as a node is set up: the systemd driver where systemd is PID 1.
   const systemdCgroup = systemdBooted();
-  writeFileSync(configFile, configToml({ root, state, socket, runcRoot, cniConfDir: net.confDir, sandboxImage, registryHost, mirrors, systemdCgroup }));
+  const settings = { root, state, socket, runcRoot, cniConfDir: net.confDir, sandboxImage, registryHost, mirrors, systemdCgroup };
+  if (release === '1.6') writeFileSync(configFile, configToml(settings));
+  else {
+    const certsDir = join(dir, 'certs.d');
+    writeCertsDir(certsDir, { [registryHost]: `http://${registryHost}`, ...mirrors });
+    writeFileSync(configFile, configTomlV3({ ...settings, certsDir }));
+  }
 
   // containerd 1.6 puts shim sockets under /run/containerd/s whatever its state dir is; remove the
   // (empty) directories afterwards if this run created them.
@@ -116,7 +202,9 @@ export async function startContainerdPeer(dir: string, registryHost: string, san
 
   const logFile = join(dir, 'containerd.log');
   const log = createWriteStream(logFile);
-  const child = spawn(bin, ['--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own shim first on PATH (containerd runs containerd-shim-runc-v2 from there).
+  const env = { ...process.env, PATH: `${dirname(bin)}:${process.env.PATH ?? ''}` };
+  const child = spawn(bin, ['--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env });
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
   const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -2,7 +2,7 @@
 // holding the configuration, the logger and the subsystems. Handlers reach everything through it
 // (`ctx.containers`, `ctx.pods`, ...), so a subsystem plugs in by being added to Subsystems rather
 // than by importing globals.
-import type { AppArmorStatus } from './apparmor/index.ts';
+import type { AppArmorStatus } from './confinement/apparmor/index.ts';
 import type { CgroupDriver } from './cgroups/driver.ts';
 import type { SkiffdConfig } from './config.ts';
 import type { ContainerManager } from './containers/manager.ts';
@@ -22,7 +22,7 @@ export interface Subsystems {
   readonly containers: ContainerManager;
   /** The streaming server for Exec, Attach and PortForward URLs (node/skiffd/streaming/). */
   readonly streaming: Streaming;
-  /** AppArmor on this node: enabled or not, and the default profile (node/skiffd/apparmor/). */
+  /** AppArmor on this node: enabled or not, and the default profile (node/skiffd/confinement/apparmor/). */
   readonly apparmor: AppArmorStatus;
   /** The cgroup driver in use (`auto` resolved at start-up). */
   readonly cgroups: CgroupDriver;

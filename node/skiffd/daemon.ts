@@ -7,7 +7,7 @@ import { ImageServiceDefinition, RuntimeServiceDefinition } from '../../proto/ge
 import type { SkiffdConfig } from './config.ts';
 import type { DaemonContext, Subsystems } from './context.ts';
 import type { ContainerManager } from './containers/manager.ts';
-import { openAppArmor } from './apparmor/index.ts';
+import { openAppArmor } from './confinement/apparmor/index.ts';
 import { cgroupDriver, type CgroupDriver } from './cgroups/driver.ts';
 import { openImages } from './images/index.ts';
 import { openPods } from './pods/index.ts';

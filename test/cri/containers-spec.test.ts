@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { ServerError, Status } from 'nice-grpc-common';
 import { ContainerConfig, MountPropagation, NamespaceMode, Signal, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
 import { buildSpec, DEFAULT_MASKED_PATHS, type SpecInput, type HostFacts } from '../../node/skiffd/containers/spec-builder.ts';
-import { ALL_CAPABILITIES, DEFAULT_CAPABILITIES, capabilitiesFromMask } from '../../node/skiffd/containers/capabilities.ts';
+import { ALL_CAPABILITIES, DEFAULT_CAPABILITIES, capabilitiesFromMask } from '../../node/skiffd/confinement/capabilities.ts';
+import { defaultSeccompProfile, type SeccompProfile } from '../../node/skiffd/confinement/seccomp.ts';
 import { signalNumber } from '../../node/skiffd/containers/signals.ts';
 import { cgroupfsDriver, systemdDriver } from '../../node/skiffd/cgroups/driver.ts';
 
@@ -263,22 +264,19 @@ test('stop signal: config beats image; image names and numbers accepted', () => 
   assert.equal(signalNumber('RTMAX-1'), 63);
 });
 
-test('seccomp: RuntimeDefault denies host-level syscalls unless a capability allows them; unset means unconfined', () => {
-  const seccomp = (c: DeepPartial<ContainerConfig>) =>
-    buildSpec(input(c)).spec.linux.seccomp as
-      | { defaultAction: string; architectures?: string[]; syscalls: { names: string[]; errnoRet?: number }[] }
-      | undefined;
+test("seccomp: RuntimeDefault is the shared allow-list for the container's capabilities; unset means unconfined; privileged gets none", () => {
+  const seccomp = (c: DeepPartial<ContainerConfig>) => buildSpec(input(c)).spec.linux.seccomp as SeccompProfile | undefined;
   assert.equal(seccomp({}), undefined);
   assert.equal(seccomp({ linux: { securityContext: { seccomp: { profileType: 1 } } } }), undefined);
   const def = seccomp({ linux: { securityContext: { seccomp: { profileType: 0 } } } })!;
-  assert.equal(def.defaultAction, 'SCMP_ACT_ALLOW');
-  const denied = def.syscalls[0].names;
-  for (const call of ['mount', 'unshare', 'setns', 'keyctl', 'kexec_load', 'ptrace', 'reboot']) assert.ok(denied.includes(call), call);
-  assert.equal(def.syscalls[0].errnoRet, 1);
-  if (process.arch === 'x64') assert.deepEqual(def.architectures, ['SCMP_ARCH_X86_64', 'SCMP_ARCH_X86', 'SCMP_ARCH_X32'], 'compat ABIs filtered too');
-  const admin = seccomp({ linux: { securityContext: { seccomp: { profileType: 0 }, capabilities: { addCapabilities: ['SYS_ADMIN', 'SYS_PTRACE'] } } } })!
-    .syscalls[0].names;
-  assert.ok(!admin.includes('mount') && !admin.includes('ptrace') && admin.includes('keyctl'));
+  assert.equal(def.defaultAction, 'SCMP_ACT_ERRNO', 'what is not allowed is refused');
+  // The profile of the bounding set the spec gives the container, not a copy per container.
+  const bounding = buildSpec(input({ linux: { securityContext: { seccomp: { profileType: 0 } } } })).spec.process.capabilities?.bounding ?? [];
+  assert.equal(def, defaultSeccompProfile(bounding));
+  const admin = seccomp({ linux: { securityContext: { seccomp: { profileType: 0 }, capabilities: { addCapabilities: ['SYS_ADMIN'] } } } })!;
+  assert.equal(admin, defaultSeccompProfile([...bounding, 'CAP_SYS_ADMIN']));
+  assert.ok(admin.syscalls.some((r) => r.names.includes('mount') && r.action === 'SCMP_ACT_ALLOW'));
+  assert.ok(!def.syscalls.some((r) => r.names.includes('mount')));
   assert.ok(seccomp({ linux: { securityContext: { seccompProfilePath: 'runtime/default' } } }));
   assert.equal(seccomp({ linux: { securityContext: { privileged: true, seccomp: { profileType: 0 } } } }), undefined);
 });

@@ -99,8 +99,5 @@ function importCircles(dirs: string[]): string[][] {
 test('no circle of imports in node/, src/, edge/ or bench/', () => {
   assert.deepEqual(importCircles(['node', 'src', 'edge', 'bench', 'examples']), []);
   // The check sees a circle when there is one.
-  assert.ok(
-    importCircles(['test/fixtures/import-circle']).length === 1,
-    'the fixture circle (a.ts -> b.ts -> a.ts, type-only) is found',
-  );
+  assert.ok(importCircles(['test/fixtures/import-circle']).length === 1, 'the fixture circle (a.ts -> b.ts -> a.ts, type-only) is found');
 });

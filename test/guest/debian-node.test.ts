@@ -88,7 +88,6 @@ function runOnNode(options: { systemd: boolean; skiffdBin: string; out: string }
   });
 }
 
-
 /** Whether `dir` lies where the guest has a directory of its own instead of the host's. */
 function guestHasItsOwn(dir: string): boolean {
   return ['/tmp', '/var/lib', '/var/log', '/root', '/etc'].some((own) => dir === own || dir.startsWith(`${own}/`));

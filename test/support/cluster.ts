@@ -240,7 +240,9 @@ export async function joinKubelet(
       const fresh = ready && new Date((ready as { lastHeartbeatTime?: string }).lastHeartbeatTime ?? 0).getTime() >= since.getTime() - 1000;
       if (ready?.status === 'True' && fresh) return;
       if (Date.now() > deadline)
-        throw new Error(`node ${o.nodeName} was not Ready within ${bound / 1000} s (${JSON.stringify(ready ?? 'not registered')}):\n${proc.logs().slice(-4000)}`);
+        throw new Error(
+          `node ${o.nodeName} was not Ready within ${bound / 1000} s (${JSON.stringify(ready ?? 'not registered')}):\n${proc.logs().slice(-4000)}`,
+        );
       await sleep(300);
     }
   };

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import type { AppArmorPolicy } from '../../node/skiffd/apparmor/index.ts';
+import type { AppArmorPolicy } from '../../node/skiffd/confinement/apparmor/index.ts';
 import type { CdiPolicy } from '../../node/skiffd/cdi/index.ts';
 import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
 import type { ResolvedImage } from '../../node/skiffd/containers/types.ts';

@@ -11,7 +11,7 @@ import {
   type Mount,
   type PodSandboxConfig,
 } from '../../../proto/gen/runtime/v1/api.ts';
-import { containerAppArmorProfile } from '../apparmor/index.ts';
+import { containerAppArmorProfile } from '../confinement/apparmor/index.ts';
 import { applyDevices as applyCdiDevices, resolveDevices as resolveCdiDevices } from '../cdi/index.ts';
 import { recursiveReadOnlySupport } from '../oci/features.ts';
 import { OciRuntimeError } from '../oci/runtime.ts';

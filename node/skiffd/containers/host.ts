@@ -7,7 +7,7 @@ import type { OciDevice } from '../oci/spec.ts';
 import type { HostFacts, ResolvedDevice } from './spec-builder.ts';
 import type { Device } from '../../../proto/gen/runtime/v1/api.ts';
 import { invalidArgument } from './errors.ts';
-import { ALL_CAPABILITIES, capabilitiesFromMask } from './capabilities.ts';
+import { ALL_CAPABILITIES, capabilitiesFromMask } from '../confinement/capabilities.ts';
 
 export function readHostFacts(defaultCgroupParent: string, cgroups: CgroupDriver = cgroupfsDriver): HostFacts {
   const num = (file: string, fallback: number) => {

@@ -4,7 +4,7 @@
 // before the socket listens.
 import { join } from 'node:path';
 import type { SkiffdConfig } from '../config.ts';
-import type { AppArmorPolicy } from '../apparmor/index.ts';
+import type { AppArmorPolicy } from '../confinement/apparmor/index.ts';
 import { CdiRegistry } from '../cdi/index.ts';
 import { cgroupfsDriver, type CgroupDriver } from '../cgroups/driver.ts';
 import type { ImageManager } from '../images/image-manager.ts';

@@ -2,7 +2,7 @@
 // before the daemon serves a call, and files of containers removed before a crash are swept.
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openAppArmor } from '../apparmor/index.ts';
+import { openAppArmor } from '../confinement/apparmor/index.ts';
 import { nowNs } from '../util/clock.ts';
 import { readHostFacts } from './host.ts';
 import { CONTAINER_ID, type ContainerStore } from './store.ts';

@@ -12,8 +12,8 @@ import {
 } from '../../../proto/gen/runtime/v1/api.ts';
 import type { CgroupDriver } from '../cgroups/driver.ts';
 import type { OciDevice, OciDeviceRule, OciMount, OciNamespace, OciResources, OciSpec } from '../oci/spec.ts';
-import { DEFAULT_CAPABILITIES, normalizeCapability } from './capabilities.ts';
-import { defaultSeccompProfile } from './seccomp.ts';
+import { DEFAULT_CAPABILITIES, normalizeCapability } from '../confinement/capabilities.ts';
+import { defaultSeccompProfile } from '../confinement/seccomp.ts';
 import { invalidArgument } from './errors.ts';
 import { criSignalName, signalNumber } from './signals.ts';
 import { resolveUser, UserError, type ResolvedUser } from './users.ts';

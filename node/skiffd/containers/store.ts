@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
-import type { AppArmorPolicy } from '../apparmor/index.ts';
+import type { AppArmorPolicy } from '../confinement/apparmor/index.ts';
 import { CdiRegistry, type CdiPolicy } from '../cdi/index.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
 import type { OciRuntime } from '../oci/runtime.ts';

@@ -1,6 +1,6 @@
 // What the container subsystem needs from its neighbours (images, pods, a logger) and what it
 // reports (views, events).
-import type { AppArmorPolicy } from '../apparmor/index.ts';
+import type { AppArmorPolicy } from '../confinement/apparmor/index.ts';
 import type { CdiPolicy } from '../cdi/index.ts';
 import type { CgroupDriver } from '../cgroups/driver.ts';
 import type { ContainerEventType, ContainerState } from '../../../proto/gen/runtime/v1/api.ts';

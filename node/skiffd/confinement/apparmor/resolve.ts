@@ -3,8 +3,8 @@
 // runtimes read them: no profile named means the runtime's default (kubernetes#51746), except for a
 // privileged container, which the default would break; `localhost/NAME` names a profile already
 // loaded on the node.
-import { SecurityProfile_ProfileType, type LinuxContainerSecurityContext } from '../../../proto/gen/runtime/v1/api.ts';
-import { failedPrecondition, invalidArgument } from '../containers/errors.ts';
+import { SecurityProfile_ProfileType, type LinuxContainerSecurityContext } from '../../../../proto/gen/runtime/v1/api.ts';
+import { failedPrecondition, invalidArgument } from '../../containers/errors.ts';
 import type { AppArmorHost } from './host.ts';
 
 const LOCALHOST_PREFIX = 'localhost/';

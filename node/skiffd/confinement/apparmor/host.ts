@@ -2,7 +2,7 @@
 // and loading one with apparmor_parser. Read from securityfs, as the kubelet and the field's runtimes do.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCommand } from '../util/command.ts';
+import { runCommand } from '../../util/command.ts';
 
 export interface AppArmorHost {
   /** The kernel enforces AppArmor (`/sys/module/apparmor/parameters/enabled` is Y) and securityfs shows it. */

@@ -3,8 +3,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from '../logger.ts';
-import { writeFileAtomic } from '../util/atomic-file.ts';
+import type { Logger } from '../../logger.ts';
+import { writeFileAtomic } from '../../util/atomic-file.ts';
 import { DEFAULT_PROFILE_NAME, defaultProfile } from './default-profile.ts';
 import { appArmorHost, type AppArmorHost } from './host.ts';
 import type { AppArmorPolicy } from './resolve.ts';
@@ -25,7 +25,11 @@ export interface AppArmorStatus {
  * kernel's profiles, says which text it holds). A profile that will not load stops the start-up: every
  * container would otherwise fail, or run unconfined.
  */
-export async function openAppArmor(state: string, log: Pick<Logger, 'info'>, host: AppArmorHost = appArmorHost()): Promise<AppArmorPolicy & { status: AppArmorStatus }> {
+export async function openAppArmor(
+  state: string,
+  log: Pick<Logger, 'info'>,
+  host: AppArmorHost = appArmorHost(),
+): Promise<AppArmorPolicy & { status: AppArmorStatus }> {
   const policy = { host, defaultProfile: DEFAULT_PROFILE_NAME };
   if (!host.enabled) {
     log.info('AppArmor is not enabled on this node: containers run unconfined, and requests for a profile are refused');
