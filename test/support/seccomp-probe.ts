@@ -5,11 +5,21 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SeccompRule } from '../../node/skiffd/confinement/seccomp.ts';
+import assert from 'node:assert/strict';
+import { NamespaceMode, SecurityProfile_ProfileType } from '../../proto/gen/runtime/v1/api.ts';
+import type { SeccompProfile, SeccompRule } from '../../node/skiffd/confinement/seccomp.ts';
 import { runCommand } from './commands.ts';
-import { repoRoot } from './skiffd.ts';
+import { podConfig } from './pods.ts';
+import { repoRoot, type SkiffdHandle } from './skiffd.ts';
 
 const SOURCE = join(repoRoot, 'test', 'fixtures', 'seccomp-probe', 'probe.c');
+
+/** containerd 2.1's RuntimeDefault profile as it wrote it on x86_64 (test/fixtures/cri/README.md). */
+export const RECORDED_CONTAINERD_PROFILE = JSON.parse(readFileSync(join(repoRoot, 'test', 'fixtures', 'cri', 'containerd-2.1-seccomp-x64.json'), 'utf8')) as {
+  containerd: string;
+  default: { bounding: string[]; seccomp: SeccompProfile & { defaultErrnoRet?: number } };
+  withCapability: Record<string, { bounding: string[]; adds: SeccompRule[]; removes: SeccompRule[] }>;
+};
 
 /** Builds the probe (cached by its source's hash) and returns the directory that holds it, as `probe`. */
 export async function buildSeccompProbe(): Promise<string> {
@@ -105,4 +115,49 @@ export function mismatches(outcomes: Map<string, string>, profile: { syscalls: r
     else if (d.allow && seen === 'E1') out.push(`${probe}: refused (EPERM), where the profile allows ${call}`);
   }
   return out;
+}
+
+/** Calls whose refusal is the point of the profile: each must succeed where nothing filters it. */
+export const REFUSED_ONLY_BY_SECCOMP = [
+  'io_uring_setup',
+  'clone_newuser',
+  'clone3',
+  'unshare_newuser',
+  'personality_addr_no_randomize',
+  'keyctl',
+  'add_key',
+  'kcmp',
+];
+
+/** Runs the probe in a RuntimeDefault and an Unconfined container of one pod on `d` (`image` pulled, with a shell's sleep). */
+export async function probeBothWays(d: SkiffdHandle, image: string): Promise<{ confined: Map<string, string>; unconfined: Map<string, string> }> {
+  const probeDir = await buildSeccompProbe();
+  const sandboxConfig = podConfig('seccomp', { network: NamespaceMode.NODE });
+  const { podSandboxId } = await d.runtime.runPodSandbox({ config: sandboxConfig });
+  try {
+    const run = async (name: string, profileType: SecurityProfile_ProfileType) => {
+      const { containerId } = await d.runtime.createContainer({
+        podSandboxId,
+        sandboxConfig,
+        config: {
+          metadata: { name },
+          image: { image },
+          command: ['sleep', '3600'],
+          mounts: [{ containerPath: '/probe', hostPath: probeDir, readonly: true }],
+          linux: { securityContext: { seccomp: { profileType, localhostRef: '' } } },
+        },
+      });
+      await d.runtime.startContainer({ containerId });
+      const r = await d.runtime.execSync({ containerId, cmd: ['/probe/probe'], timeout: 120n });
+      assert.equal(r.exitCode, 0, `the probe ran in ${name}: ${r.stderr}`);
+      return parseProbeOutput(r.stdout.toString());
+    };
+    return {
+      confined: await run('confined', SecurityProfile_ProfileType.RuntimeDefault),
+      unconfined: await run('unconfined', SecurityProfile_ProfileType.Unconfined),
+    };
+  } finally {
+    await d.runtime.stopPodSandbox({ podSandboxId });
+    await d.runtime.removePodSandbox({ podSandboxId });
+  }
 }

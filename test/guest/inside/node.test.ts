@@ -21,6 +21,8 @@ import { startKubeletNode } from '../../support/kubelet.ts';
 import { freePort } from '../../support/netns.ts';
 import { podConfig } from '../../support/pods.ts';
 import { startRuncContainers } from '../../support/runc-containers.ts';
+import { mismatches, probeBothWays, RECORDED_CONTAINERD_PROFILE, REFUSED_ONLY_BY_SECCOMP } from '../../support/seccomp-probe.ts';
+import { unavailable } from '../../support/prereq.ts';
 import { startSkiffd } from '../../support/skiffd.ts';
 import { until } from '../../support/wait.ts';
 
@@ -179,6 +181,19 @@ test(`critest 1.36 with the ${driver} driver: AppArmor, OOMKilled, logs and cgro
     [],
     'no spec skips on this node',
   );
+});
+
+test(`seccomp RuntimeDefault on this node's kernel (${driver} driver): every call containerd 2.1 refuses is refused`, { timeout: 10 * 60_000 }, async (t) => {
+  if (process.arch !== 'x64') return unavailable(t, `the recorded containerd profile is x86_64's; this node is ${process.arch}`);
+  const registry = await startKitRegistry(await freePort());
+  t.after(() => registry.stop());
+  const d = await startSkiffd({ config: registry.mirrorsToml, startTimeoutMs: 120_000 });
+  t.after(() => d.cleanup());
+  const image = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
+  await d.images.pullImage({ image: { image } });
+  const { confined, unconfined } = await probeBothWays(d, image);
+  assert.deepEqual(mismatches(confined, RECORDED_CONTAINERD_PROFILE.default.seccomp), [], JSON.stringify(Object.fromEntries(confined)));
+  for (const probe of REFUSED_ONLY_BY_SECCOMP) assert.equal(unconfined.get(probe), 'ok', `${probe} succeeds where nothing filters it`);
 });
 
 test(`CDI on cgroup v2 with the ${driver} driver: the device controller lets in the spec's device, and no other`, { timeout: 10 * 60_000 }, async (t) => {
