@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ServerError, Status } from 'nice-grpc-common';
 import { ContainerConfig, MountPropagation, NamespaceMode, Signal, type DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
-import { buildSpec, DEFAULT_MASKED_PATHS, type SpecInput, type HostFacts } from '../../node/skiffd/containers/spec-builder.ts';
+import { buildSpec, type SpecInput, type HostFacts } from '../../node/skiffd/containers/spec-builder.ts';
 import { ALL_CAPABILITIES, DEFAULT_CAPABILITIES, capabilitiesFromMask } from '../../node/skiffd/confinement/capabilities.ts';
 import { defaultSeccompProfile, type SeccompProfile } from '../../node/skiffd/confinement/seccomp.ts';
 import { signalNumber } from '../../node/skiffd/containers/signals.ts';
@@ -191,12 +191,14 @@ test('mounts: propagation, readonly, pod files, defaults overridable, parents fi
   invalid(() => buildSpec(input({ mounts: [{ containerPath: 'rel', hostPath: '/h' }] })), /mounts\[0\]\.container_path/);
 });
 
-test('security: readonly rootfs, no_new_privs, masked/readonly paths, privileged unmasks', () => {
+test("security: readonly rootfs, no_new_privs, the client's masked and read-only paths as given, privileged unmasks", () => {
   const plain = buildSpec(input({ linux: { securityContext: { readonlyRootfs: true, noNewPrivs: true } } })).spec;
   assert.equal(plain.root.readonly, true);
   assert.equal(plain.process.noNewPrivileges, true);
-  assert.deepEqual(plain.linux.maskedPaths, DEFAULT_MASKED_PATHS);
-  assert.deepEqual(buildSpec(input({ linux: { securityContext: { maskedPaths: ['/proc/x'] } } })).spec.linux.maskedPaths, ['/proc/x']);
+  // As containerd 2: the lists the client sends are the lists; the kubelet sends empty ones for procMount: Unmasked.
+  assert.deepEqual([plain.linux.maskedPaths, plain.linux.readonlyPaths], [[], []]);
+  const kubelet = buildSpec(input({ linux: { securityContext: { maskedPaths: ['/proc/kcore', '/proc/keys'], readonlyPaths: ['/proc/sys'] } } })).spec;
+  assert.deepEqual([kubelet.linux.maskedPaths, kubelet.linux.readonlyPaths], [['/proc/kcore', '/proc/keys'], ['/proc/sys']]);
   const priv = buildSpec(
     input({ linux: { securityContext: { privileged: true } } }, { hostDevices: [{ type: 'c', path: '/dev/kmsg', major: 1, minor: 11 }] }),
   ).spec;

@@ -1,6 +1,7 @@
 // kubelet 1.36 with its UserNamespacesSupport gate runs a `hostUsers: false` static pod on skiffd: the
 // container is root of a user namespace mapped to unprivileged host IDs, sees its rootfs, /etc/hosts and
-// an emptyDir as its own (0:0), and deleting the pod leaves nothing behind. Then skiffd stops advertising
+// an emptyDir as its own (0:0), and deleting the pod leaves nothing behind. A container with
+// `procMount: Unmasked` gets /proc as the kubelet asks (no masked or read-only paths). Then skiffd stops advertising
 // user namespaces (its runtime's `features` no longer lists them, as an older runc would) and the
 // kubelet refuses such a pod: it never runs, neither in a user namespace nor in the host's.
 import { test } from 'node:test';
@@ -85,6 +86,31 @@ test('kubelet 1.36 runs a hostUsers: false pod in a user namespace of its own', 
     await until('the pod to leave nothing behind', async () => (await leftoversOf(node, snapshot)).length === 0, 150_000).catch(async (err: Error) => {
       throw new Error(`${err.message}; still there: ${(await leftoversOf(node, snapshot)).join('; ')}`);
     });
+  });
+
+  await t.test('procMount: Unmasked gets an unmasked, writable /proc; the default procMount beside it keeps the masks', async () => {
+    const name = node.writePod(
+      pod('procmount', {
+        hostUsers: false,
+        containers: [
+          container('unmasked', { script: 'exec sleep 3600', extra: { securityContext: { procMount: 'Unmasked' } } }),
+          container('masked', { script: 'exec sleep 3600' }),
+        ],
+      }),
+    );
+    const ready = await node.waitForPod(name, 'Ready', isReady);
+    // The kubelet sends empty masked and read-only lists for Unmasked: nothing is bound over /proc/interrupts,
+    // and /proc/sys is not mounted read-only on its own.
+    const look = (c: string) =>
+      execIn(node, ready, c, [
+        'sh',
+        '-c',
+        'if [ -c /proc/interrupts ]; then echo masked; else echo plain; fi; grep -c " /proc/sys " /proc/self/mountinfo || true',
+      ]);
+    assert.deepEqual((await look('unmasked')).trim().split('\n'), ['plain', '0']);
+    assert.deepEqual((await look('masked')).trim().split('\n'), ['masked', '1']);
+    node.deletePod(name);
+    await node.waitForPodGone(name);
   });
 
   await t.test('without user namespaces advertised, the kubelet refuses the pod: it runs nowhere', async (t) => {

@@ -13,6 +13,7 @@ import {
 import type { CgroupDriver } from '../cgroups/driver.ts';
 import type { OciDevice, OciDeviceRule, OciMount, OciNamespace, OciResources, OciSpec } from '../oci/spec.ts';
 import { DEFAULT_CAPABILITIES, normalizeCapability } from '../confinement/capabilities.ts';
+import { procPaths } from '../confinement/proc-paths.ts';
 import { defaultSeccompProfile } from '../confinement/seccomp.ts';
 import { invalidArgument } from './errors.ts';
 import { criSignalName, signalNumber } from './signals.ts';
@@ -108,22 +109,6 @@ export interface BuiltSpec {
 
 export const DEFAULT_PATH = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-export const DEFAULT_MASKED_PATHS = [
-  '/proc/acpi',
-  '/proc/asound',
-  '/proc/kcore',
-  '/proc/keys',
-  '/proc/latency_stats',
-  '/proc/timer_list',
-  '/proc/timer_stats',
-  '/proc/sched_debug',
-  '/proc/scsi',
-  '/sys/firmware',
-  '/sys/devices/virtual/powercap',
-];
-
-export const DEFAULT_READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
-
 const sec = (config: ContainerConfig) => config.linux?.securityContext;
 
 export function buildSpec(input: SpecInput): BuiltSpec {
@@ -197,8 +182,7 @@ export function buildSpec(input: SpecInput): BuiltSpec {
   if (ownUts && pod.hostname) spec.hostname = pod.hostname;
   if (propagation) spec.linux.rootfsPropagation = propagation;
   if (!privileged) {
-    spec.linux.maskedPaths = sc?.maskedPaths?.length ? sc.maskedPaths : DEFAULT_MASKED_PATHS;
-    spec.linux.readonlyPaths = sc?.readonlyPaths?.length ? sc.readonlyPaths : DEFAULT_READONLY_PATHS;
+    Object.assign(spec.linux, procPaths(sc));
     if (input.seccompProfile !== undefined) spec.linux.seccomp = input.seccompProfile;
     else if (wantsRuntimeDefaultSeccomp(config)) spec.linux.seccomp = defaultSeccompProfile(withAmbient);
   }
