@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.ts';
+import { isHandlerName, parseRuntimeHandlers, RUNTIMES_HELP, type RuntimeHandlerConfig } from './runtime-handlers-config.ts';
 
 export const DEFAULT_CONFIG_FILE = '/etc/skiffd/config.toml';
 
@@ -40,7 +41,17 @@ export interface SkiffdConfig {
   state: string;
   logLevel: LogLevel;
   logFormat: LogFormat;
-  runtime: { runtimePath: string; runtimeRoot: string; conmonPath: string; cgroupDriver: CgroupDriver };
+  runtime: {
+    /** The handler a pod that names none runs under (a key of `handlers`). */
+    defaultRuntime: string;
+    /** Every runtime handler, the default one included. */
+    handlers: Record<string, RuntimeHandlerConfig>;
+    /** The default handler's binary and root (what `[runtime] runtime_path` and `runtime_root` set). */
+    runtimePath: string;
+    runtimeRoot: string;
+    conmonPath: string;
+    cgroupDriver: CgroupDriver;
+  };
   cni: { confDir: string; binDirs: string[] };
   cdi: { enable: boolean; specDirs: string[] };
   streaming: { address: string; port: number };
@@ -54,7 +65,19 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-type Kind = 'listen' | 'abs-path' | 'abs-path-list' | 'command' | 'log-level' | 'log-format' | 'cgroup-driver' | 'address' | 'port' | 'host-port' | 'bool';
+type Kind =
+  | 'listen'
+  | 'abs-path'
+  | 'abs-path-list'
+  | 'command'
+  | 'log-level'
+  | 'log-format'
+  | 'cgroup-driver'
+  | 'address'
+  | 'port'
+  | 'host-port'
+  | 'bool'
+  | 'handler';
 
 interface KeySpec {
   /** Dotted TOML key, e.g. `runtime.runtime_path`. */
@@ -78,8 +101,14 @@ export const KEYS: KeySpec[] = [
   { key: 'state', kind: 'abs-path', default: '/run/skiffd', flag: '--state', help: 'runtime state that does not survive a reboot' },
   { key: 'log_level', kind: 'log-level', default: 'info', flag: '--log-level', help: 'debug | info | warn | error' },
   { key: 'log_format', kind: 'log-format', default: 'logfmt', flag: '--log-format', help: 'logfmt | json (one JSON object per line)' },
-  { key: 'runtime.runtime_path', kind: 'command', default: 'runc', help: 'OCI runtime binary: a name looked up on PATH, or an absolute path' },
-  { key: 'runtime.runtime_root', kind: 'abs-path', default: '<state>/runc', help: "the OCI runtime's --root (its container state)" },
+  {
+    key: 'runtime.default_runtime',
+    kind: 'handler',
+    default: 'runc',
+    help: 'the runtime handler of pods that name none (a [runtimes.NAME] table, or made from runtime_path and runtime_root)',
+  },
+  { key: 'runtime.runtime_path', kind: 'command', default: 'runc', help: "the default handler's OCI runtime binary: a name on PATH, or an absolute path" },
+  { key: 'runtime.runtime_root', kind: 'abs-path', default: '<state>/runc', help: "the default handler's --root (its container state)" },
   { key: 'runtime.conmon_path', kind: 'command', default: 'conmon', help: 'conmon binary (container monitor): a name on PATH, or an absolute path' },
   {
     key: 'runtime.cgroup_driver',
@@ -119,7 +148,7 @@ export function describeConfigKeys(): string {
         ? JSON.stringify(k.default.split(',')).replaceAll('","', '", "')
         : JSON.stringify(k.default);
   const rows: [string, string][] = KEYS.map((k) => [`${k.key} = ${shown(k)}`, k.help]);
-  for (const [key, help] of REGISTRY_HELP) rows.push([key, help]);
+  for (const [key, help] of [...RUNTIMES_HELP, ...REGISTRY_HELP]) rows.push([key, help]);
   const width = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, h]) => `  ${k.padEnd(width)}  ${h}`).join('\n');
 }
@@ -170,7 +199,7 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
   const values = new Map<string, unknown>();
   const tables = new Set(KEYS.filter((k) => k.key.includes('.')).map((k) => k.key.split('.')[0]));
   for (const [top, value] of Object.entries(doc)) {
-    if (top === 'registry') continue;
+    if (top === 'registry' || top === 'runtimes') continue;
     if (tables.has(top)) {
       if (!isTable(value)) throw new ConfigError(`${where}: "${top}" must be a table ([${top}])`);
       for (const [sub, subValue] of Object.entries(value)) {
@@ -184,7 +213,7 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
     } else if (KEYS.some((k) => k.key === top)) {
       values.set(top, value);
     } else {
-      const known = [...KEYS.filter((k) => !k.key.includes('.')).map((k) => k.key), ...[...tables, 'registry'].map((t) => `[${t}]`)];
+      const known = [...KEYS.filter((k) => !k.key.includes('.')).map((k) => k.key), ...[...tables, 'runtimes', 'registry'].map((t) => `[${t}]`)];
       throw new ConfigError(`${where}: unknown key "${top}" (known top-level keys: ${known.join(', ')})`);
     }
   }
@@ -200,6 +229,15 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
 
   const listen = (get('listen') as string | undefined) ?? 'unix:///run/skiffd/skiffd.sock';
   const state = (get('state') as string | undefined) ?? '/run/skiffd';
+  const defaultRuntime = (get('runtime.default_runtime') as string | undefined) ?? 'runc';
+  const handlers = parseRuntimeHandlers(doc.runtimes, {
+    state,
+    defaultRuntime,
+    legacy: { runtimePath: get('runtime.runtime_path') as string | undefined, runtimeRoot: get('runtime.runtime_root') as string | undefined },
+    fail: (message) => {
+      throw new ConfigError(`${where}: ${message}`);
+    },
+  });
   return {
     configFile: options.configFile,
     listen,
@@ -209,8 +247,10 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
     logLevel: (get('log_level') as LogLevel | undefined) ?? 'info',
     logFormat: (get('log_format') as LogFormat | undefined) ?? 'logfmt',
     runtime: {
-      runtimePath: (get('runtime.runtime_path') as string | undefined) ?? 'runc',
-      runtimeRoot: (get('runtime.runtime_root') as string | undefined) ?? join(state, 'runc'),
+      defaultRuntime,
+      handlers,
+      runtimePath: handlers[defaultRuntime].runtimePath,
+      runtimeRoot: handlers[defaultRuntime].runtimeRoot,
       conmonPath: (get('runtime.conmon_path') as string | undefined) ?? 'conmon',
       cgroupDriver: (get('runtime.cgroup_driver') as CgroupDriver | undefined) ?? 'auto',
     },
@@ -283,6 +323,10 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
     case 'log-format': {
       const format = text();
       return (LOG_FORMATS as readonly string[]).includes(format) ? format : fail(`one of ${LOG_FORMATS.join(', ')}`);
+    }
+    case 'handler': {
+      const name = text();
+      return isHandlerName(name) ? name : fail('a runtime handler name (a DNS label: lower-case letters, digits and "-")');
     }
     case 'cgroup-driver': {
       const driver = text();

@@ -238,7 +238,7 @@ test('containers: ExecSync output and exit code, timeout kills the command, stat
   assert.equal(r1.exitCode, 5);
 
   // Output beyond the cap is read and dropped; the command still completes (16 MiB in the RPC, 1000 bytes here).
-  const capped = await m.runtime.execSync(id, { args: ['sh', '-c', 'head -c 300000 /dev/zero; echo done >&2'], maxOutputBytes: 1000 });
+  const capped = await m.runtimes.default.execSync(id, { args: ['sh', '-c', 'head -c 300000 /dev/zero; echo done >&2'], maxOutputBytes: 1000 });
   assert.deepEqual([capped.stdout.length, capped.stderr.toString(), capped.exitCode], [1000, 'done\n', 0]);
 
   await assert.rejects(m.execSync(id, ['sh', '-c', 'sleep 30; echo never'], 1), grpcCode(Status.DEADLINE_EXCEEDED, /timed out/));
@@ -505,8 +505,8 @@ test('containers: a crash in the middle of StartContainer is finished or undone 
     const rec = m1.get(id)!;
     return { id, bundle: p.bundle, logPath: rec.conmonLogPath, exitDir: m1.exitDir, persistDir: p.persist, socketDir: m1.socketDir };
   };
-  await m1.runtime.create(createOptions(a));
-  await m1.runtime.create(createOptions(b));
+  await m1.runtimes.default.create(createOptions(a));
+  await m1.runtimes.default.create(createOptions(b));
   const recB = join(f.root, 'containers', b, 'container.json');
   writeFileSync(recB, JSON.stringify({ ...JSON.parse(readFileSync(recB, 'utf8')), phase: 'running', startedAt: '1' }));
   await m1.close();

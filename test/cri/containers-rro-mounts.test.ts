@@ -88,7 +88,10 @@ test('recursive read-only mounts: made with rro, refused as the CRI requires, ad
     const s = await d.runtime.status({});
     assert.deepEqual(
       s.runtimeHandlers.map((h) => ({ name: h.name, rro: h.features?.recursiveReadOnlyMounts })),
-      [{ name: '', rro: hasRro }],
+      [
+        { name: '', rro: hasRro },
+        { name: 'runc', rro: hasRro },
+      ],
     );
   });
   if (!hasRro) return unavailable(t, `runc here does not list "rro" in \`runc features\`, or kernel ${release()} is older than 5.12`);

@@ -28,7 +28,15 @@ test('defaults match the documented ones', () => {
   assert.equal(c.root, '/var/lib/skiffd');
   assert.equal(c.state, '/run/skiffd');
   assert.equal(c.logLevel, 'info');
-  assert.deepEqual(c.runtime, { runtimePath: 'runc', runtimeRoot: '/run/skiffd/runc', conmonPath: 'conmon', cgroupDriver: 'auto' });
+  const runc = { name: 'runc', runtimePath: 'runc', runtimeRoot: '/run/skiffd/runc', runtimeType: 'oci' };
+  assert.deepEqual(c.runtime, {
+    defaultRuntime: 'runc',
+    handlers: { runc },
+    runtimePath: 'runc',
+    runtimeRoot: '/run/skiffd/runc',
+    conmonPath: 'conmon',
+    cgroupDriver: 'auto',
+  });
   assert.deepEqual(c.cni, { confDir: '/etc/cni/net.d', binDirs: ['/usr/lib/cni'] });
   assert.deepEqual(c.streaming, { address: '127.0.0.1', port: 0 });
   assert.deepEqual(c.registry, { mirrors: {}, configs: {} });
@@ -67,7 +75,14 @@ auth = "bWU6c2VjcmV0"
   assert.equal(c.socketPath, '/tmp/x/skiffd.sock');
   assert.equal(c.root, '/data/skiffd');
   assert.equal(c.logLevel, 'warn');
-  assert.deepEqual(c.runtime, { runtimePath: '/usr/sbin/runc', runtimeRoot: '/run/other/runc', conmonPath: '/usr/bin/conmon', cgroupDriver: 'systemd' });
+  assert.deepEqual(c.runtime, {
+    defaultRuntime: 'runc',
+    handlers: { runc: { name: 'runc', runtimePath: '/usr/sbin/runc', runtimeRoot: '/run/other/runc', runtimeType: 'oci' } },
+    runtimePath: '/usr/sbin/runc',
+    runtimeRoot: '/run/other/runc',
+    conmonPath: '/usr/bin/conmon',
+    cgroupDriver: 'systemd',
+  });
   assert.deepEqual(c.cni, { confDir: '/opt/cni/conf', binDirs: ['/opt/cni/bin', '/usr/lib/cni'] });
   assert.deepEqual(c.streaming, { address: '::1', port: 10010 });
   assert.deepEqual(c.registry, {
@@ -88,15 +103,43 @@ auth = "bWU6c2VjcmV0"
   assert.equal(parseConfig('[cni]\nbin_dir = "/one"').cni.binDirs[0], '/one', 'bin_dir also takes a single string');
 });
 
+test('runtime handlers: [runtimes.NAME] tables, the default one by [runtime] default_runtime or made from runtime_path', () => {
+  const c = parseConfig('[runtimes.runc]\n[runtimes.crun]\n[runtimes.gvisor]\nruntime_path = "/usr/bin/runsc"\nruntime_root = "/run/runsc"\n', {
+    overrides: { state: '/st' },
+  });
+  assert.deepEqual(c.runtime.handlers, {
+    runc: { name: 'runc', runtimePath: 'runc', runtimeRoot: '/st/runc', runtimeType: 'oci' },
+    crun: { name: 'crun', runtimePath: 'crun', runtimeRoot: '/st/crun', runtimeType: 'oci' },
+    gvisor: { name: 'gvisor', runtimePath: '/usr/bin/runsc', runtimeRoot: '/run/runsc', runtimeType: 'oci' },
+  });
+  assert.equal(c.runtime.defaultRuntime, 'runc');
+  const crunFirst = parseConfig('[runtime]\ndefault_runtime = "crun"\n[runtimes.crun]\n');
+  assert.deepEqual([crunFirst.runtime.runtimePath, Object.keys(crunFirst.runtime.handlers)], ['crun', ['crun']]);
+  // [runtime] runtime_path alone still sets the default handler's binary; [runtimes] adds to it.
+  const legacy = parseConfig('[runtime]\nruntime_path = "/opt/runc"\n[runtimes.crun]\n');
+  assert.deepEqual(Object.keys(legacy.runtime.handlers).sort(), ['crun', 'runc']);
+  assert.equal(legacy.runtime.handlers.runc.runtimePath, '/opt/runc');
+});
+
 test('mistakes in the file name the key and what it accepts', () => {
   const cases: [string, RegExp][] = [
     [
       'lsiten = "x"',
-      /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[cdi\], \[streaming\], \[metrics\], \[registry\]\)/,
+      /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[cdi\], \[streaming\], \[metrics\], \[runtimes\], \[registry\]\)/,
     ],
     ['[metrics]\naddress = "localhost:9"', /metrics\.address: expected IP:PORT, such as 127\.0\.0\.1:1338/],
     ['log_format = "xml"', /log_format: expected one of logfmt, json, got "xml"/],
-    ['[runtime]\nruntime = "runc"', /unknown key "runtime\.runtime" \(known keys in \[runtime\]: runtime_path, runtime_root, conmon_path, cgroup_driver\)/],
+    [
+      '[runtime]\nruntime = "runc"',
+      /unknown key "runtime\.runtime" \(known keys in \[runtime\]: default_runtime, runtime_path, runtime_root, conmon_path, cgroup_driver\)/,
+    ],
+    ['[runtimes.Crun]\nruntime_path = "crun"', /runtimes\."Crun": a handler name is a DNS label/],
+    ['[runtimes.crun]\nbinary = "crun"', /unknown key "runtimes\."crun"\.binary" \(known keys: runtime_path, runtime_root, runtime_type\)/],
+    ['[runtimes.kata]\nruntime_type = "io.containerd.kata.v2"', /runtimes\."kata"\.runtime_type: "io\.containerd\.kata\.v2" is not one of oci/],
+    ['[runtimes.crun]\nruntime_root = "crun-state"', /runtimes\."crun"\.runtime_root: expected an absolute path/],
+    ['[runtimes.a]\nruntime_root = "/x"\n[runtimes.b]\nruntime_root = "/x"', /runtimes "a" and "b" share the runtime root \/x/],
+    ['[runtime]\nruntime_path = "runc"\n[runtimes.runc]\nruntime_path = "runc"', /the default handler "runc" is set twice/],
+    ['[runtime]\ndefault_runtime = "Fast"', /runtime\.default_runtime: expected a runtime handler name/],
     ['[runtime]\ncgroup_driver = "cgroupv2"', /runtime\.cgroup_driver: expected one of auto, cgroupfs, systemd, got "cgroupv2"/],
     ['log_level = "verbose"', /log_level: expected one of debug, info, warn, error, got "verbose"/],
     ['root = "relative/dir"', /root: expected an absolute path, got "relative\/dir"/],

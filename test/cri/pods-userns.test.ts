@@ -95,11 +95,14 @@ test('a pod in its own user namespace: mappings, one namespace for all, rootfs a
     for (const p of (await d.runtime.listPodSandbox({})).items) await d.runtime.removePodSandbox({ podSandboxId: p.id });
   });
 
-  // Advertised for the default handler, because the checks passed here.
+  // Advertised for the default handler ("", and by its name), because the checks passed here.
   const st = await d.runtime.status({ verbose: false });
   assert.deepEqual(
     st.runtimeHandlers.map((h) => [h.name, h.features?.userNamespaces]),
-    [['', true]],
+    [
+      ['', true],
+      ['runc', true],
+    ],
     d
       .logs()
       .split('\n')

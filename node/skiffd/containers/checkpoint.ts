@@ -52,9 +52,12 @@ export async function checkpoint(store: ContainerStore, id: string, location: st
   const work = await mkdtemp(join(store.paths(record.id).dir, 'checkpoint-'));
   try {
     const images = join(work, 'checkpoint');
-    await store.runtime.checkpoint(record.id, images, join(work, 'work')).catch((err: Error) => {
-      throw internal(`checkpointing container ${record.id}: ${err.message}`);
-    });
+    await store
+      .runtimeOf(record)
+      .checkpoint(record.id, images, join(work, 'work'))
+      .catch((err: Error) => {
+        throw internal(`checkpointing container ${record.id}: ${err.message}`);
+      });
     const spec = await readFile(join(store.paths(record.id).bundle, 'config.json'));
     const partial = join(dirname(location), `.${record.id}.checkpoint-partial`);
     await writeArchive(partial, images, { 'spec.dump': spec, 'config.dump': Buffer.from(JSON.stringify(record)) });

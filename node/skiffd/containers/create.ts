@@ -14,7 +14,7 @@ import {
 import { containerAppArmorProfile } from '../confinement/apparmor/index.ts';
 import { applyDevices as applyCdiDevices, resolveDevices as resolveCdiDevices } from '../cdi/index.ts';
 import { recursiveReadOnlySupport } from '../oci/features.ts';
-import { OciRuntimeError } from '../oci/runtime.ts';
+import { OciRuntimeError, type OciRuntime } from '../oci/runtime.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
 import { nowNs } from '../util/clock.ts';
 import { crashPoint } from '../util/crash-points.ts';
@@ -61,7 +61,14 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
   containerUserNamespace(config.linux?.securityContext?.namespaceOptions?.usernsOptions, podUserns);
   const idmapped = planIdmappedMounts(config.mounts, podUserns);
   const resolved = await resolveMounts(config.mounts);
-  await checkRecursiveReadOnly(store, config.mounts);
+  // The pod's runtime handler, checked when the pod was made; a handler since taken out of the config is refused here.
+  let runtime: OciRuntime;
+  try {
+    runtime = store.runtimes.get(pod.runtimeHandler);
+  } catch (err) {
+    throw failedPrecondition(`pod sandbox "${podId}": ${(err as Error).message}`);
+  }
+  await checkRecursiveReadOnly(runtime, config.mounts);
   const devices = resolveDevices(config.devices);
   const privileged = config.linux?.securityContext?.privileged ?? false;
   const targetId = config.linux?.securityContext?.namespaceOptions?.targetId;
@@ -116,7 +123,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
     tty: config.tty,
     stdin: config.stdin,
     stdinOnce: config.stdinOnce,
-    runtime: store.runtime.name,
+    runtime: store.runtimes.resolve(pod.runtimeHandler),
     ...(podUserns ? { userNamespace: podUserns, userNamespacePath: pod.namespaces.user } : {}),
     ...(idmappedMounts.length > 0 ? { idmappedMounts } : {}),
     ...(imageVolumes.length > 0 ? { imageVolumes } : {}),
@@ -206,11 +213,11 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
 }
 
 /** A recursive read-only mount the OCI runtime cannot make is refused, never quietly made plain read-only. */
-async function checkRecursiveReadOnly(store: ContainerStore, mounts: Mount[]): Promise<void> {
+async function checkRecursiveReadOnly(runtime: OciRuntime, mounts: Mount[]): Promise<void> {
   const i = mounts.findIndex((m) => m.recursiveReadOnly);
   if (i < 0) return;
-  const rro = recursiveReadOnlySupport(await store.runtime.features());
-  if (!rro.supported) throw invalidArgument(`config.mounts[${i}].recursive_read_only`, `not supported by the OCI runtime ${store.runtime.path}: ${rro.reason}`);
+  const rro = recursiveReadOnlySupport(await runtime.features());
+  if (!rro.supported) throw invalidArgument(`config.mounts[${i}].recursive_read_only`, `not supported by the OCI runtime ${runtime.path}: ${rro.reason}`);
 }
 
 async function resolveMounts(mounts: Mount[]): Promise<Mount[]> {

@@ -22,7 +22,7 @@ export async function execSync(
   if (cmd.length === 0) throw invalidArgument('cmd', 'empty');
   const view = await viewOf(store, record);
   if (view.state !== ContainerState.CONTAINER_RUNNING) throw failedPrecondition(`container ${record.id} is not running (${ContainerState[view.state]})`);
-  const result = await store.runtime.execSync(record.id, {
+  const result = await store.runtimeOf(record).execSync(record.id, {
     args: cmd,
     timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0,
     maxOutputBytes: MAX_EXEC_OUTPUT,

@@ -1,14 +1,14 @@
-// Opens the container subsystem for the daemon (ctx.containers): the OCI runtime from [runtime],
+// Opens the container subsystem for the daemon (ctx.containers): an OCI runtime per runtime handler,
 // records under --root, exit files and attach sockets under --state, pods and images from their
 // subsystems. Recovery (reconciling records with runc and conmon's exit files) finishes here,
 // before the socket listens.
-import { join } from 'node:path';
 import type { SkiffdConfig } from '../config.ts';
 import type { AppArmorPolicy } from '../confinement/apparmor/index.ts';
 import { CdiRegistry } from '../cdi/index.ts';
 import { cgroupfsDriver, type CgroupDriver } from '../cgroups/driver.ts';
 import type { ImageManager } from '../images/image-manager.ts';
 import type { Logger } from '../logger.ts';
+import { RuntimeHandlers } from '../oci/handlers.ts';
 import { makeOciRuntime } from '../oci/index.ts';
 import { ContainerManager } from './manager.ts';
 import type { ImageResolver, PodLookup, ResolvedImage } from './types.ts';
@@ -50,13 +50,21 @@ export async function openContainers(
   deps: { pods: PodLookup; images: ImageManager; cgroups?: CgroupDriver; apparmor?: AppArmorPolicy },
 ): Promise<ContainerManager> {
   const cgroups = deps.cgroups ?? cgroupfsDriver;
-  const runtime = makeOciRuntime({
-    runtimePath: config.runtime.runtimePath,
-    conmonPath: config.runtime.conmonPath,
-    root: config.runtime.runtimeRoot || join(config.state, 'runc'),
-    runtimeFlags: cgroups.runtimeFlags,
-    conmonFlags: cgroups.conmonFlags,
-  });
+  const runtime = new RuntimeHandlers(
+    Object.fromEntries(
+      Object.values(config.runtime.handlers).map((h) => [
+        h.name,
+        makeOciRuntime({
+          runtimePath: h.runtimePath,
+          conmonPath: config.runtime.conmonPath,
+          root: h.runtimeRoot,
+          runtimeFlags: cgroups.runtimeFlags,
+          conmonFlags: cgroups.conmonFlags,
+        }),
+      ]),
+    ),
+    config.runtime.defaultRuntime,
+  );
   const manager = new ContainerManager({
     root: config.root,
     state: config.state,

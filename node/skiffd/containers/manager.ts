@@ -3,6 +3,7 @@
 // resources.ts, recovery.ts) over the store (store.ts) that owns records, locking and persistence.
 import type { CreateContainerRequest, LinuxContainerResources } from '../../../proto/gen/runtime/v1/api.ts';
 import type { CpuRate } from '../cgroups/cpu-rate.ts';
+import type { RuntimeHandlers } from '../oci/handlers.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
 import { createContainer } from './create.ts';
@@ -32,8 +33,13 @@ export class ContainerManager {
   get socketDir(): string {
     return this.store.socketDir;
   }
-  get runtime(): OciRuntime {
-    return this.store.runtime;
+  /** The OCI runtime of each runtime handler. */
+  get runtimes(): RuntimeHandlers {
+    return this.store.runtimes;
+  }
+  /** The OCI runtime a container runs under (its pod's handler). */
+  runtimeOf(record: ContainerRecord): OciRuntime {
+    return this.store.runtimeOf(record);
   }
   /** `event` with a ContainerEvent at every create, start, stop and delete. */
   get events() {
@@ -52,7 +58,7 @@ export class ContainerManager {
   async close(): Promise<void> {
     this.store.exits.close();
     this.store.oomKills.close();
-    this.store.runtime.close?.();
+    this.store.runtimes.close();
     this.store.events.removeAllListeners();
   }
 

@@ -66,13 +66,16 @@ async function recover(store: ContainerStore, id: string): Promise<void> {
     await applyExit(store, record, exit);
     return;
   }
-  const state = await store.runtime.state(id).catch(() => undefined);
+  const state = await store
+    .runtimeOf(record)
+    .state(id)
+    .catch(() => undefined);
   if (record.phase === 'created') {
     // A StartContainer that crashed after conmon created the container: adopt it, start skips the create.
     if (state?.status === 'created') store.runtimeCreated.add(id);
     else if (state) {
       // Not in a state we can start from: drop it, and the exit file its monitor then writes.
-      await store.runtime.delete(id, true);
+      await store.runtimeOf(record).delete(id, true);
       await store.exits.waitFor(id, 2000);
       await rm(join(store.exitDir, id), { force: true });
     }

@@ -20,9 +20,12 @@ export async function updateResources(store: ContainerStore, id: string, resourc
     // A container not started yet is not in the runtime: its config.json is all there is to change.
     const live = view.state === ContainerState.CONTAINER_RUNNING || store.runtimeCreated.has(record.id);
     if (live) {
-      await store.runtime.update(record.id, oci).catch((err) => {
-        throw internal(`updating resources of container ${record.id}: ${(err as Error).message}`);
-      });
+      await store
+        .runtimeOf(record)
+        .update(record.id, oci)
+        .catch((err) => {
+          throw internal(`updating resources of container ${record.id}: ${(err as Error).message}`);
+        });
     }
     // Keep config.json in step, so a later `runc update` or reader sees the same limits.
     const spec = await store.runtimeSpec(record.id);

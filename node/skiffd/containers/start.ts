@@ -28,7 +28,7 @@ export async function startContainer(store: ContainerStore, id: string): Promise
         await rm(join(store.exitDir, record.id), { force: true });
         const idmapped = record.idmappedMounts ?? [];
         if (idmapped.length > 0) await attachIdmappedMounts(idmapped, record.userNamespacePath ?? '');
-        const creating = store.runtime.create({
+        const creating = store.runtimeOf(record).create({
           id: record.id,
           bundle: store.bundle(record.id),
           logPath: record.conmonLogPath,
@@ -43,20 +43,23 @@ export async function startContainer(store: ContainerStore, id: string): Promise
         const created = await creating.finally(() => (idmapped.length > 0 ? detachIdmappedMounts(idmapped.map((m) => m.target)) : undefined));
         running = { ...record, pid: created.pid, conmonPid: created.conmonPid };
         // The runtime's own remarks belong in the daemon's log, never in the container's.
-        for (const message of created.runtimeWarnings ?? []) store.log.info('OCI runtime warning', { id: record.id, runtime: store.runtime.name, message });
+        for (const message of created.runtimeWarnings ?? []) store.log.info('OCI runtime warning', { id: record.id, runtime: record.runtime, message });
         store.runtimeCreated.add(record.id);
       } else {
-        const state = await store.runtime.state(record.id);
+        const state = await store.runtimeOf(record).state(record.id);
         running = { ...record, pid: state?.pid || record.pid };
       }
       // Recorded before `runc start`: after a crash, `runc state` tells whether the start happened.
       running = { ...running, phase: 'running', startedAt: String(nowNs()), pidStartTime: running.pid ? await processStartTime(running.pid) : undefined };
       await store.save(running);
-      await store.runtime.start(record.id);
+      await store.runtimeOf(record).start(record.id);
       store.runtimeCreated.delete(record.id);
     } catch (err) {
       // Report it as exited with the runtime's message; the kubelet removes it and tries anew.
-      await store.runtime.delete(record.id, true).catch(() => {});
+      await store
+        .runtimeOf(record)
+        .delete(record.id, true)
+        .catch(() => {});
       store.runtimeCreated.delete(record.id);
       const exit = (await store.exits.waitFor(record.id, running.conmonPid ? 2000 : 0)) ? await store.exitOf(record.id) : undefined;
       const failed: ContainerRecord = {

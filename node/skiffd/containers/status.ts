@@ -59,7 +59,10 @@ async function checkLost(store: ContainerStore, id: string): Promise<void> {
     await applyExit(store, record, exit);
     return;
   }
-  const state = await store.runtime.state(id).catch(() => undefined);
+  const state = await store
+    .runtimeOf(record)
+    .state(id)
+    .catch(() => undefined);
   if (!state || state.status === 'stopped') {
     await applyExit(store, record, { exitCode: 255, finishedAt: String(nowNs()), oomKilled: false }, 'its monitor (conmon) died, so its exit code is unknown');
   } else if (!store.warnedUnmonitored.has(id)) {

@@ -69,11 +69,14 @@ async function stopLocked(store: ContainerStore, id: string, timeoutSeconds: num
     redelivery.cancel();
     if (exited) return finishStop(store, record);
   }
-  if (record.killAll) await store.runtime.kill(id, 9, true);
+  if (record.killAll) await store.runtimeOf(record).kill(id, 9, true);
   else await signalInit(store, record, 9);
   if (await store.exits.waitFor(id, KILL_WAIT_MS)) return finishStop(store, record);
   // The runtime may have lost it (state says stopped) without conmon telling us.
-  const state = await store.runtime.state(id).catch(() => undefined);
+  const state = await store
+    .runtimeOf(record)
+    .state(id)
+    .catch(() => undefined);
   if (!state || state.status === 'stopped') {
     await applyExit(store, record, { exitCode: 137, finishedAt: String(nowNs()), oomKilled: false }, 'stopped, but its monitor did not report an exit code');
     return;
@@ -95,7 +98,7 @@ async function sendStopSignal(store: ContainerStore, record: ContainerRecord, de
     await signalInit(store, record, signal);
     return { cancel() {} };
   }
-  await untilProgramRuns(pid, store.runtime.name, Math.max(0, deadline - Date.now()));
+  await untilProgramRuns(pid, store.runtimeOf(record).name, Math.max(0, deadline - Date.now()));
   const caught = await catchesSignal(pid, signal);
   await signalInit(store, record, signal);
   if (caught) return { cancel() {} };
@@ -133,7 +136,7 @@ async function signalInit(store: ContainerStore, record: ContainerRecord, signal
       if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
     }
   }
-  await store.runtime.kill(record.id, signal, false);
+  await store.runtimeOf(record).kill(record.id, signal, false);
 }
 
 async function finishStop(store: ContainerStore, record: ContainerRecord): Promise<void> {

@@ -10,6 +10,7 @@ import type { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import type { AppArmorPolicy } from '../confinement/apparmor/index.ts';
 import { CdiRegistry, type CdiPolicy } from '../cdi/index.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
+import { RuntimeHandlers } from '../oci/handlers.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
 import { readJson, replaceJson, writeJsonAtomic } from '../util/atomic-file.ts';
@@ -33,7 +34,8 @@ export class ContainerStore {
   readonly trashDir: string;
   /** ID-mapped clones of volumes, attached only while the runtime creates a container (idmap-mounts.ts). */
   readonly idmapDir: string;
-  readonly runtime: OciRuntime;
+  /** The OCI runtime of each runtime handler; a container's is the one its pod asked for (runtimeOf). */
+  readonly runtimes: RuntimeHandlers;
   readonly pods: PodLookup;
   readonly images: ImageResolver;
   readonly log: ContainerLogger;
@@ -70,7 +72,7 @@ export class ContainerStore {
     this.socketDir = join(options.state, 'attach');
     this.trashDir = join(options.root, 'containers-trash');
     this.idmapDir = join(options.state, 'idmap');
-    this.runtime = options.runtime;
+    this.runtimes = options.runtime instanceof RuntimeHandlers ? options.runtime : RuntimeHandlers.single(options.runtime);
     this.pods = options.pods;
     this.images = options.images;
     this.log = options.log ?? { info: () => {}, warn: () => {} };
@@ -79,6 +81,24 @@ export class ContainerStore {
     this.cdi = options.cdi ?? { enabled: true, registry: new CdiRegistry(['/etc/cdi', '/var/run/cdi']) };
     this.events.setMaxListeners(0);
   }
+
+  /**
+   * The OCI runtime a container runs under: its pod's handler, as its record names it. A record from
+   * before handlers, or of a handler no longer configured, falls to the default (said once).
+   */
+  runtimeOf(record: { id: string; runtime: string }): OciRuntime {
+    if (this.runtimes.has(record.runtime)) return this.runtimes.get(record.runtime);
+    if (!this.warnedHandlers.has(record.runtime)) {
+      this.warnedHandlers.add(record.runtime);
+      this.log.warn('a container names a runtime handler this node no longer configures; the default handler manages it', {
+        id: record.id,
+        handler: record.runtime,
+        default: this.runtimes.defaultName,
+      });
+    }
+    return this.runtimes.default;
+  }
+  private readonly warnedHandlers = new Set<string>();
 
   /** Runs fn alone among the calls on this container. */
   withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {

@@ -33,7 +33,10 @@ export async function ensureMounted(store: ContainerStore, record: ContainerReco
  */
 export async function applyExit(store: ContainerStore, record: ContainerRecord, exit: ExitInfo, message?: string): Promise<ContainerRecord> {
   if (record.phase === 'exited' && record.released) return record;
-  await store.runtime.delete(record.id, true).catch((err) => store.log.warn('runtime delete failed', { id: record.id, err: String(err) }));
+  await store
+    .runtimeOf(record)
+    .delete(record.id, true)
+    .catch((err) => store.log.warn('runtime delete failed', { id: record.id, err: String(err) }));
   store.runtimeCreated.delete(record.id);
   await unmountRootfs(rootfsDirs(store.dir(record.id)));
   await unmountImageVolumes(store.dir(record.id), record.imageVolumes ?? []);
@@ -65,7 +68,11 @@ export async function observeExit(store: ContainerStore, id: string): Promise<vo
 export async function destroy(store: ContainerStore, id: string, record: ContainerRecord | undefined): Promise<void> {
   if (!record?.released) {
     const runtimeKnowsIt = record?.phase !== 'created' || store.runtimeCreated.has(id);
-    if (runtimeKnowsIt) await store.runtime.delete(id, true).catch((err) => store.log.warn('runtime delete failed', { id, err: String(err) }));
+    // Without a record, which handler made it is unknown: each is asked (deleting an unknown id is no error).
+    const runtimes = record ? [store.runtimeOf(record)] : store.runtimes.all().map((h) => h.runtime);
+    if (runtimeKnowsIt) {
+      for (const runtime of runtimes) await runtime.delete(id, true).catch((err) => store.log.warn('runtime delete failed', { id, err: String(err) }));
+    }
     if (record?.conmonPid) killIfConmon(record.conmonPid);
     await unmountRootfs(rootfsDirs(store.dir(id)));
     await unmountImageVolumes(store.dir(id), record?.imageVolumes ?? []);

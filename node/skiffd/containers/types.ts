@@ -9,6 +9,7 @@ import type { ExitInfo } from './exits.ts';
 import type { ContainerRecord } from './record.ts';
 import type { HostFacts, ImageConfigView } from './spec-builder.ts';
 import type { Logger } from '../logger.ts';
+import type { RuntimeHandlers } from '../oci/handlers.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 
 /** What containers need to know about an image. */
@@ -44,7 +45,8 @@ export interface ContainerManagerOptions {
   root: string;
   /** Runtime state (exit files, attach sockets). */
   state: string;
-  runtime: OciRuntime;
+  /** The OCI runtime of every runtime handler; a single runtime is the one, default handler. */
+  runtime: OciRuntime | RuntimeHandlers;
   pods: PodLookup;
   images: ImageResolver;
   log?: ContainerLogger;

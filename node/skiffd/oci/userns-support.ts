@@ -102,7 +102,15 @@ export function userNamespaceSupport(runtimePath: string, scratchParent: string,
   return found;
 }
 
-/** For the daemon's configured runtime, probing under `<root>/userns-probe` (beside the container rootfs). */
-export function configuredUserNamespaceSupport(config: { root: string; state: string; runtime: { runtimePath: string } }): Promise<UserNamespaceSupport> {
-  return userNamespaceSupport(config.runtime.runtimePath || 'runc', join(config.root, 'userns-probe'), [config.root, config.state]);
+/**
+ * For a runtime handler of the daemon's configuration ("" the default), probing under
+ * `<root>/userns-probe` (beside the container rootfs).
+ */
+export function handlerUserNamespaceSupport(
+  config: { root: string; state: string; runtime: { defaultRuntime: string; handlers: Record<string, { runtimePath: string }> } },
+  handler: string,
+): Promise<UserNamespaceSupport> {
+  const runtimePath = config.runtime.handlers[handler || config.runtime.defaultRuntime]?.runtimePath;
+  if (!runtimePath) return Promise.resolve({ supported: false, reason: `runtime handler "${handler}" is not configured` });
+  return userNamespaceSupport(runtimePath, join(config.root, 'userns-probe'), [config.root, config.state]);
 }

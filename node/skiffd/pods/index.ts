@@ -6,7 +6,7 @@ import { cgroupfsDriver, type CgroupDriver } from '../cgroups/driver.ts';
 import type { Logger } from '../logger.ts';
 import { Cni } from '../network/cni.ts';
 import { PodSandboxes, type PodContainerHooks } from './manager.ts';
-import { configuredUserNamespaceSupport } from '../oci/userns-support.ts';
+import { handlerUserNamespaceSupport } from '../oci/userns-support.ts';
 
 export { PodSandboxes } from './manager.ts';
 
@@ -26,17 +26,20 @@ export async function openPods(
     state: config.state,
     cni,
     log: log.child({ subsystem: 'pods' }),
-    runtimeHandlers: () => [],
+    runtimeHandlers: () => Object.keys(config.runtime.handlers).sort(),
     containers,
-    userNamespaces: () => configuredUserNamespaceSupport(config),
+    userNamespaces: (handler) => handlerUserNamespaceSupport(config, handler),
     cgroups,
   });
   await pods.open();
   // Found out before the socket listens: the first Status need not wait for it, and no probe mount is
   // still in place under --root when a client sees the daemon ready (or stops it at once).
-  const userns = await configuredUserNamespaceSupport(config);
-  log.info(userns.supported ? 'pods may have user namespaces of their own' : 'pods cannot have user namespaces of their own here', {
-    reason: userns.reason,
-  });
+  for (const handler of Object.keys(config.runtime.handlers).sort()) {
+    const userns = await handlerUserNamespaceSupport(config, handler);
+    log.info(userns.supported ? 'pods may have user namespaces of their own' : 'pods cannot have user namespaces of their own here', {
+      handler,
+      reason: userns.reason,
+    });
+  }
   return pods;
 }

@@ -23,9 +23,11 @@ export async function runPod(store: PodStore, request: RunPodSandboxRequest): Pr
   const wrongParent = (store.options.cgroups ?? cgroupfsDriver).rejectParent(plan.cgroupParent);
   if (wrongParent) throw new ServerError(Status.INVALID_ARGUMENT, `RunPodSandbox: config.linux.cgroup_parent: ${wrongParent}`);
   if (plan.userNamespace) {
-    const support = (await store.options.userNamespaces?.()) ?? { supported: false, reason: 'no support was detected' };
-    if (!support.supported)
-      throw new ServerError(Status.FAILED_PRECONDITION, `RunPodSandbox: user namespaces are not available on this node: ${support.reason}`);
+    const support = (await store.options.userNamespaces?.(plan.runtimeHandler)) ?? { supported: false, reason: 'no support was detected' };
+    if (!support.supported) {
+      const under = plan.runtimeHandler ? ` under runtime handler "${plan.runtimeHandler}"` : '';
+      throw new ServerError(Status.FAILED_PRECONDITION, `RunPodSandbox: user namespaces are not available on this node${under}: ${support.reason}`);
+    }
   }
   const key = nameKey(plan.metadata);
   const taken = store.nameHolder(key);

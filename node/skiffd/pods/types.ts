@@ -115,8 +115,8 @@ export interface PodSandboxesOptions {
   /** When the CNI conf dir holds no network, write this default one (false: never). */
   defaultNetwork?: DefaultNetworkOptions | false;
   catatonit?: string;
-  /** Whether pods can have user namespaces of their own here, and why not. */
-  userNamespaces?: () => Promise<{ supported: boolean; reason: string }>;
+  /** Whether pods of a runtime handler ("" the default) can have user namespaces of their own here, and why not. */
+  userNamespaces?: (runtimeHandler: string) => Promise<{ supported: boolean; reason: string }>;
   /** The cgroup driver (cgroupfs when absent). */
   cgroups?: CgroupDriver;
 }

@@ -80,7 +80,7 @@ export function planPod(request: RunPodSandboxRequest, knownHandlers: readonly s
   }
   if (request.runtimeHandler && !knownHandlers.includes(request.runtimeHandler)) {
     invalid(
-      `runtime_handler "${request.runtimeHandler}" is unknown (known: ${knownHandlers.map((h) => `"${h}"`).join(', ') || 'none'}; "" selects the default)`,
+      `runtime_handler "${request.runtimeHandler}" is not configured on this node (configured: ${knownHandlers.map((h) => `"${h}"`).join(', ') || 'none'}; "" selects the default): add a [runtimes.${request.runtimeHandler}] table, or fix the RuntimeClass's handler`,
     );
   }
   const linux = config.linux;

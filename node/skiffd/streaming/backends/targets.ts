@@ -8,8 +8,9 @@ import type { PodSandboxRecord } from '../../pods/types.ts';
 /** The container subsystem as the streaming code reads it (node/skiffd/containers/manager.ts). */
 export interface ContainerSource {
   readonly socketDir: string;
-  readonly runtime: { readonly path: string; readonly root: string; readonly globalFlags: readonly string[] };
-  status(id: string): Promise<{ record: { id: string; tty: boolean; stdin: boolean; stdinOnce: boolean }; state: ContainerState }>;
+  /** The OCI runtime the container runs under (its pod's runtime handler). */
+  runtimeOf(record: { id: string; runtime: string }): { readonly path: string; readonly root: string; readonly globalFlags: readonly string[] };
+  status(id: string): Promise<{ record: { id: string; tty: boolean; stdin: boolean; stdinOnce: boolean; runtime: string }; state: ContainerState }>;
   paths(id: string): { bundle: string };
 }
 
@@ -52,6 +53,7 @@ export async function containerTarget(containers: ContainerSource, id: string): 
     throw new TargetError((err as Error).message || `container "${id}" not found`, 'not-found');
   }
   const fullId = view.record.id;
+  const runtime = containers.runtimeOf(view.record);
   return {
     id: fullId,
     running: view.state === ContainerState.CONTAINER_RUNNING,
@@ -60,9 +62,9 @@ export async function containerTarget(containers: ContainerSource, id: string): 
     stdinOnce: view.record.stdinOnce,
     ctlPath: join(containers.paths(fullId).bundle, 'ctl'),
     attachPath: join(containers.socketDir, fullId, 'attach'),
-    runtimePath: containers.runtime.path,
-    runtimeRoot: containers.runtime.root,
-    runtimeFlags: containers.runtime.globalFlags,
+    runtimePath: runtime.path,
+    runtimeRoot: runtime.root,
+    runtimeFlags: runtime.globalFlags,
   };
 }
 
