@@ -11,6 +11,7 @@ import { cpus } from 'node:os';
 import { mkdirSync, readFileSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCluster } from '../support/cluster.ts';
+import { runCommand } from '../support/commands.ts';
 import { KIT_IMAGES } from '../support/kubelet.ts';
 import { containerStatus, condition, isReady, type KubePod } from '../support/kube-types.ts';
 import { apiPod, container, execProbe, httpProbe } from '../support/kube-manifests.ts';
@@ -24,7 +25,9 @@ const podObject = (name: string, spec: Json & { containers: Json[] }, labels?: R
 const running = (p: KubePod, c: string) => !!containerStatus(p, c)?.state.running;
 
 test('skiffd as a node of a real cluster, driven through kubectl', { timeout: 20 * 60_000 }, async (t) => {
-  const cluster = await startCluster(t);
+  // A second runtime handler, runc with a --root of its own, for a RuntimeClass (crun cannot run on this
+  // cgroup v1 host; the Debian node runs it).
+  const cluster = await startCluster(t, { skiffdConfig: '[runtimes.runc]\n[runtimes.runc-alt]\nruntime_path = "runc"\n' });
   if (!cluster) return;
   t.after(() => cluster.cleanup());
   const c = cluster;
@@ -187,6 +190,22 @@ test('skiffd as a node of a real cluster, driven through kubectl', { timeout: 20
     await c.waitFor('3 ready pods', async () => (await c.pods(NS, 'app=web')).filter((p) => isReady(p)).length === 3);
     await c.kubectlOk(['scale', '-n', NS, 'deployment/web', '--replicas=1']);
     await c.waitFor('1 pod left', async () => (await c.pods(NS, 'app=web')).length === 1);
+  });
+
+  await t.test('a RuntimeClass picks the runtime handler: the pod runs under that runtime and no other', async () => {
+    const p = await c.waitForPod(NS, 'classy', 'running', (pod) => running(pod, 'app') && pod);
+    assert.equal((p.spec as { runtimeClassName?: string }).runtimeClassName, 'alt');
+    const id = (containerStatus(p, 'app')?.containerID ?? '').replace(/^skiffd:\/\//, '');
+    const held = async (handler: string) =>
+      (await runCommand('runc', ['--root', join(c.skiffd.state, handler), 'list', '-q'], { timeoutMs: 30_000 })).stdout.split('\n');
+    assert.ok((await held('runc-alt')).includes(id), "the container is in the handler runc-alt's runtime state");
+    assert.ok(!(await held('runc')).includes(id), "and not in the default handler's");
+    const sandbox = await c.runtime.listPodSandbox({ filter: { id: '', state: undefined, labelSelector: { 'io.kubernetes.pod.uid': p.metadata.uid } } });
+    assert.deepEqual(
+      sandbox.items.map((x) => x.runtimeHandler),
+      ['runc-alt'],
+    );
+    assert.equal((await c.kubectlOk(['exec', '-n', NS, 'classy', '--', 'cat', '/tmp/where'])).trim(), 'alt');
   });
 
   await t.test('a Job completes; a DaemonSet runs one pod on the node', async () => {
@@ -414,6 +433,11 @@ function manifests(hostDir: string): Json[] {
           },
         }),
       ],
+    }),
+    { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'alt' }, handler: 'runc-alt' },
+    podObject('classy', {
+      runtimeClassName: 'alt',
+      containers: [container('app', { script: 'echo alt > /tmp/where; exec sleep 3600' })],
     }),
     podObject('no-binary', { restartPolicy: 'Never', containers: [container('app', { extra: { command: ['no-such-binary'] } })] }),
     podObject('no-image', { containers: [container('app', { image: 'registry.k8s.io/no-such-image:1.0' })] }),
