@@ -35,8 +35,9 @@ export interface BenchArgs {
 
 export const HELP = `Usage: npm run bench:cri -- [flags]      (or: tsx bench/cri/run.ts [flags]; needs root)
 
-Measures CRI call latency of skiffd and, when it is installed, of containerd through the same
-nice-grpc client in the same run, against a private docker-registry on loopback:
+Measures CRI call latency of skiffd and of containerd 2.1 (the conformance kit's) and containerd 1.6
+(Debian 12's), each where it is available, through the same nice-grpc client in the same run, against a
+private docker-registry on loopback:
   lifecycle, per sample: RunPodSandbox, CreateContainer (busybox), StartContainer, StopContainer,
              RemoveContainer, StopPodSandbox, RemovePodSandbox
   images, per sample:    PullImage (about 1 MB, shares no layer with anything kept), ListImages,
@@ -53,8 +54,8 @@ removed at the end, also on errors and Ctrl-C.
 Flags:
   --samples N            measured samples per call (default 30, at least 1)
   --warmup N             untimed samples run first (default 2)
-  --only skiffd|containerd
-                         measure one runtime only
+  --only skiffd|containerd2|containerd
+                         measure one runtime only (containerd2 is containerd 2.1, containerd is 1.6)
   --drivers              on a node booted with systemd: skiffd twice, with the systemd and with the
                          cgroupfs cgroup driver (skiffd-cgroupfs), beside containerd with
                          SystemdCgroup = true; adds the ratio of skiffd's systemd driver to its cgroupfs one.
@@ -105,9 +106,11 @@ window while they run. Targets: skiffd's p99 within the pod start-up SLO (5 s) a
 Deployment. --pods, --steady, --settle and --only apply as for --kubelet.
   --cluster              run the cluster part
 
-containerd: the comparison runs when \`containerd\` is on PATH. To install it (Debian 12, 1.6.20):
-  apt-get install containerd
-The benchmark starts its own containerd with a generated config; the system service is not used.
+containerd: skiffd is judged against containerd 2.1 (containerd2), the release users pick today, which the
+conformance kit's containerd2.sh brings from Debian unstable into a cache (../shared/cri-conformance or
+CRI_CONFORMANCE_DIR); containerd 1.6.20 (containerd) runs beside it when \`containerd\` is on PATH
+(apt-get install containerd). Without 2.1 the ratios are to 1.6. The benchmark starts its own containerds
+with generated configs; no system service is used.
 `;
 
 function int(flag: string, value: string | undefined, min: number): number {
@@ -160,7 +163,8 @@ export function parseArgs(argv: string[]): BenchArgs {
         break;
       case '--only': {
         const v = value();
-        if (v !== 'skiffd' && v !== 'containerd') throw new Error(`--only takes skiffd or containerd, got ${JSON.stringify(v)}`);
+        if (v !== 'skiffd' && v !== 'containerd' && v !== 'containerd2')
+          throw new Error(`--only takes skiffd, containerd2 or containerd, got ${JSON.stringify(v)}`);
         a.only = v;
         break;
       }

@@ -12,9 +12,9 @@ import { joinKubelet, startControlPlane, type ControlPlane, type JoinedKubelet }
 import { removeKubepodsCgroups, takeKubeletLock } from '../../test/support/kubelet-host.ts';
 import type { KubePod } from '../../test/support/kube-types.ts';
 import type { BenchArgs } from './args.ts';
-import { containerdBinary } from './containerd-peer.ts';
+import { CONTAINERD_INSTALL_HINT, CONTAINERD2_HINT, containerdBinary } from './containerd-peer.ts';
 import { KIT_PAUSE_IMAGE, KUBELET_LOCK_WAIT_S, measureSteadyWindow, NGINX_IMAGE, podManifest, type NodeCpu, type NodePss } from './kubelet-node.ts';
-import type { Peer, PeerName } from './peer.ts';
+import { CONTAINERD_RELEASE, type Peer, type PeerName } from './peer.ts';
 import { cpuTicks, snapshot, spent, ticksPerSecond } from './proc-cpu.ts';
 import { listProcesses } from './host.ts';
 import { removeAllPods } from './workload.ts';
@@ -214,8 +214,13 @@ export async function runClusterPart(
 ): Promise<{ results: ClusterStartResult[]; text: string }> {
   const missing = kitMissing();
   if (missing) throw new Error(missing);
-  const wanted: PeerName[] = args.only ? [args.only] : ['skiffd', 'containerd'];
-  if (wanted.includes('containerd') && !containerdBinary()) throw new Error('containerd is not installed (apt-get install containerd)');
+  // Beside containerd 2.1 (--only containerd runs 1.6 alone).
+  const wanted: PeerName[] = args.only ? [args.only] : ['skiffd', 'containerd2'];
+  for (const name of wanted) {
+    const release = CONTAINERD_RELEASE[name];
+    if (release && !containerdBinary(release))
+      throw new Error(`containerd ${release} is not available (${release === '1.6' ? CONTAINERD_INSTALL_HINT : CONTAINERD2_HINT})`);
+  }
 
   say("starting the conformance kit's registry and control plane");
   const kit = await startKitMirrors(undo);
@@ -239,7 +244,7 @@ export async function runClusterPart(
         // Images are on the node before the clock starts: start-up, not one pull, is measured.
         const signal = () => ({ signal: AbortSignal.timeout(120_000) });
         await peer.images.pullImage({ image: { image: NGINX_IMAGE } }, signal());
-        if (peer.name === 'containerd') await peer.images.pullImage({ image: { image: KIT_PAUSE_IMAGE } }, signal());
+        if (CONTAINERD_RELEASE[peer.name]) await peer.images.pullImage({ image: { image: KIT_PAUSE_IMAGE } }, signal());
         const lock = await takeKubeletLock(KUBELET_LOCK_WAIT_S);
         let kubelet: JoinedKubelet | undefined;
         try {
@@ -286,7 +291,7 @@ export function formatClusterStartup(results: ClusterStartResult[]): string {
   const out: string[] = [];
   for (const pods of [...new Set(results.map((r) => r.pods))]) {
     const s = results.find((r) => r.pods === pods && r.runtime === 'skiffd');
-    const c = results.find((r) => r.pods === pods && r.runtime === 'containerd');
+    const c = results.find((r) => r.pods === pods && r.runtime === 'containerd2') ?? results.find((r) => r.pods === pods && r.runtime === 'containerd');
     const rows: string[][] = [];
     const row = (
       what: string,
@@ -338,7 +343,7 @@ export function formatClusterStartup(results: ClusterStartResult[]): string {
     row('PSS, total', (r) => r.pss?.total, mbs);
     row('kubelet CPU (reference)', (r) => r.cpu?.kubelet, pct);
     out.push(`${pods} pods through the API (a Deployment; start-up from creation to all containers running, as a watch sees it)`);
-    out.push(table(['', 'skiffd', 'containerd', 'ratio', 'target', 'met'], rows));
+    out.push(table(['', 'skiffd', c?.runtime === 'containerd' ? 'containerd 1.6' : 'containerd 2.1', 'ratio', 'target', 'met'], rows));
     for (const r of [s, c]) {
       if (!r) continue;
       out.push(

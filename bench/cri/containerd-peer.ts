@@ -184,7 +184,8 @@ export async function startContainerdPeer(
   const socket = join(dir, 'containerd.sock');
   const runcRoot = join(state, 'runc');
   for (const d of [root, state]) mkdirSync(d, { recursive: true });
-  const net = createNetwork(join(dir, 'cni'), 'ctb', 'containerd');
+  const name = release === '2.1' ? 'containerd2' : 'containerd';
+  const net = createNetwork(join(dir, 'cni'), release === '2.1' ? 'ct2' : 'ctb', name);
   const configFile = join(dir, 'config.toml');
   // Matched to the host, as a node is set up: the systemd driver where systemd is PID 1.
   const systemdCgroup = systemdBooted();
@@ -263,7 +264,7 @@ export async function startContainerdPeer(
   try {
     const version = await waitForServing(runtime, hasExited, logFile, 30_000);
     return {
-      name: 'containerd',
+      name,
       description: `containerd ${version}, ${systemdCgroup ? 'SystemdCgroup = true' : 'cgroupfs'}`,
       cgroupDriver: systemdCgroup ? 'systemd' : 'cgroupfs',
       runtime,

@@ -17,7 +17,7 @@ import {
 } from '../../test/support/kubelet-host.ts';
 import { freePort } from '../../test/support/netns.ts';
 import { listProcesses, memoryOf, sumMemory, type Memory } from './host.ts';
-import type { Peer, PeerName } from './peer.ts';
+import { CONTAINERD_RELEASE, type Peer, type PeerName } from './peer.ts';
 import { cpuTicks, snapshot, spent, ticksPerSecond } from './proc-cpu.ts';
 import { removeAllPods } from './workload.ts';
 import { ContainerState } from '../../proto/gen/runtime/v1/api.ts';
@@ -165,7 +165,7 @@ export async function measureNode(peer: Peer, o: NodeCostOptions, dir: string, s
   const signal = () => ({ signal: AbortSignal.timeout(120_000) });
   // Pulled before the kubelet starts: the Ready time is about starting pods, not about one pull.
   await peer.images.pullImage({ image: { image: NGINX_IMAGE } }, signal());
-  if (peer.name === 'containerd') await peer.images.pullImage({ image: { image: KIT_PAUSE_IMAGE } }, signal());
+  if (CONTAINERD_RELEASE[peer.name]) await peer.images.pullImage({ image: { image: KIT_PAUSE_IMAGE } }, signal());
 
   const nodeName = hostname().toLowerCase();
   const manifestDir = join(dir, 'manifests');

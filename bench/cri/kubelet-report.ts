@@ -19,7 +19,7 @@ export function formatNodeCost(results: NodeCostResult[]): string {
   const out: string[] = [];
   for (const pods of [...new Set(results.map((r) => r.pods))]) {
     const s = results.find((r) => r.pods === pods && r.runtime === 'skiffd');
-    const c = results.find((r) => r.pods === pods && r.runtime === 'containerd');
+    const c = results.find((r) => r.pods === pods && r.runtime === 'containerd2') ?? results.find((r) => r.pods === pods && r.runtime === 'containerd');
     const rows: string[][] = [];
     const row = (what: string, get: (r: NodeCostResult) => number | undefined, fmt: (v: number | undefined) => string, target?: number) => {
       const a = s && get(s);
@@ -44,7 +44,7 @@ export function formatNodeCost(results: NodeCostResult[]): string {
     row('PSS, total', (r) => r.pss?.total, mbs, NODE_TARGETS.pssTotal);
     row('kubelet CPU (reference)', (r) => r.cpu?.kubelet, pct);
     out.push(`${pods} pods (CPU in % of one core over the steady window; PSS from smaps_rollup)`);
-    out.push(table(['', 'skiffd', 'containerd', 'ratio', 'target', 'met'], rows));
+    out.push(table(['', 'skiffd', c?.runtime === 'containerd' ? 'containerd 1.6' : 'containerd 2.1', 'ratio', 'target', 'met'], rows));
     for (const r of [s, c]) {
       if (!r) continue;
       out.push(

@@ -6,10 +6,10 @@ import { kitMissing } from '../../test/support/cri-conformance.ts';
 import { startKitMirrors, startNodePeer } from './node-peers.ts';
 import { kubeBin } from '../../test/support/kubelet-host.ts';
 import type { BenchArgs } from './args.ts';
-import { containerdBinary } from './containerd-peer.ts';
+import { CONTAINERD_INSTALL_HINT, CONTAINERD2_HINT, containerdBinary } from './containerd-peer.ts';
 import { measureNode, type NodeCostResult } from './kubelet-node.ts';
 import { formatNodeCost } from './kubelet-report.ts';
-import type { Peer, PeerName } from './peer.ts';
+import { CONTAINERD_RELEASE, type Peer, type PeerName } from './peer.ts';
 
 type Undo = { what: string; fn: () => Promise<void> };
 
@@ -22,8 +22,13 @@ export async function runKubeletPart(
 ): Promise<{ results: NodeCostResult[]; text: string }> {
   const missing = kitMissing() ?? (existsSync(kubeBin) ? undefined : `the kit's Kubernetes binary is missing (${kubeBin})`);
   if (missing) throw new Error(missing);
-  const wanted: PeerName[] = args.only ? [args.only] : ['skiffd', 'containerd'];
-  if (wanted.includes('containerd') && !containerdBinary()) throw new Error('containerd is not installed (apt-get install containerd)');
+  // Beside containerd 2.1 (--only containerd runs 1.6 alone).
+  const wanted: PeerName[] = args.only ? [args.only] : ['skiffd', 'containerd2'];
+  for (const name of wanted) {
+    const release = CONTAINERD_RELEASE[name];
+    if (release && !containerdBinary(release))
+      throw new Error(`containerd ${release} is not available (${release === '1.6' ? CONTAINERD_INSTALL_HINT : CONTAINERD2_HINT})`);
+  }
 
   say("starting the conformance kit's registry (the kubelet's images)");
   const kit = await startKitMirrors(undo);

@@ -18,15 +18,16 @@ export interface BenchNetwork {
  * `prefix` (3 letters) names the bridge. containerd adds the loopback interface itself, so its
  * chain is bridge + portmap; skiffd's is its own default (bridge + portmap + loopback).
  */
-export function createNetwork(dir: string, prefix: string, flavour: 'skiffd' | 'containerd'): BenchNetwork {
+export function createNetwork(dir: string, prefix: string, flavour: 'skiffd' | 'containerd' | 'containerd2'): BenchNetwork {
   const tag = randomBytes(3).toString('hex');
   const bridge = `${prefix}${tag}`;
-  // Disjoint second octets per flavour, so the two networks can never overlap.
-  const subnet = `10.${flavour === 'skiffd' ? randomInt(180, 190) : randomInt(190, 200)}.${randomInt(0, 256)}.0/24`;
+  // Disjoint second octets per flavour, so the networks of one run can never overlap.
+  const [low, high] = flavour === 'skiffd' ? [180, 190] : flavour === 'containerd' ? [190, 195] : [195, 200];
+  const subnet = `10.${randomInt(low, high)}.${randomInt(0, 256)}.0/24`;
   const confDir = join(dir, 'net.d');
   mkdirSync(confDir, { recursive: true });
   const config = defaultNetworkConfig({ name: `bench-${prefix}-${tag}`, bridge, subnet, ipamDataDir: join(dir, 'ipam') }) as { plugins: { type: string }[] };
-  if (flavour === 'containerd') config.plugins = config.plugins.filter((p) => p.type !== 'loopback');
+  if (flavour !== 'skiffd') config.plugins = config.plugins.filter((p) => p.type !== 'loopback');
   writeFileSync(join(confDir, '10-bench.conflist'), JSON.stringify(config, null, 2));
   return { confDir, bridge, subnet, cleanup: () => deleteLink(bridge) };
 }

@@ -5,7 +5,7 @@ import { startKitRegistry } from '../../test/support/cri-conformance.ts';
 import { freePort } from '../../test/support/netns.ts';
 import { startContainerdPeer } from './containerd-peer.ts';
 import { KIT_PAUSE_IMAGE } from './kubelet-node.ts';
-import type { Peer, PeerName } from './peer.ts';
+import { CONTAINERD_RELEASE, type Peer, type PeerName } from './peer.ts';
 import { startSkiffdPeer } from './skiffd-peer.ts';
 
 type Undo = { what: string; fn: () => Promise<void> };
@@ -21,7 +21,7 @@ export interface KitMirrors {
 export async function startKitMirrors(undo: Undo[]): Promise<KitMirrors> {
   const kit = await startKitRegistry(await freePort());
   undo.push({ what: 'stopping the kit registry', fn: () => kit.stop() });
-  const mirrors = Object.fromEntries(['registry.k8s.io', 'gcr.io', 'public.ecr.aws', 'docker.io'].map((h) => [h, kit.url]));
+  const mirrors = Object.fromEntries(['registry.k8s.io', 'k8s.gcr.io', 'gcr.io', 'public.ecr.aws', 'docker.io'].map((h) => [h, kit.url]));
   return { host: new URL(kit.url).host, mirrors };
 }
 
@@ -32,5 +32,5 @@ export function startNodePeer(name: PeerName, peerDir: string, kit: KitMirrors, 
         mirrors: kit.mirrors,
         nodeFlags: [...(args.skiffdCpuProf ? ['--cpu-prof', `--cpu-prof-dir=${args.skiffdCpuProf}`] : []), ...args.skiffdNodeFlags],
       })
-    : startContainerdPeer(peerDir, kit.host, KIT_PAUSE_IMAGE, kit.mirrors);
+    : startContainerdPeer(peerDir, kit.host, KIT_PAUSE_IMAGE, kit.mirrors, CONTAINERD_RELEASE[name] ?? '1.6');
 }

@@ -7,8 +7,22 @@ import type { ImageServiceDefinition, RuntimeServiceDefinition } from '../../pro
 export type RuntimeClient = Client<typeof RuntimeServiceDefinition>;
 export type ImageClient = Client<typeof ImageServiceDefinition>;
 
-/** `skiffd-cgroupfs`: skiffd with the cgroupfs driver beside skiffd with the systemd one (--drivers). */
-export type PeerName = 'skiffd' | 'skiffd-cgroupfs' | 'containerd';
+/**
+ * `skiffd-cgroupfs`: skiffd with the cgroupfs driver beside skiffd with the systemd one (--drivers).
+ * `containerd2`: containerd 2.1, the release users pick today (the conformance kit's containerd2.sh);
+ * `containerd`: Debian 12's 1.6.20, kept beside it while Debian ships it.
+ */
+export type PeerName = 'skiffd' | 'skiffd-cgroupfs' | 'containerd2' | 'containerd';
+
+export const PEER_NAMES: readonly PeerName[] = ['skiffd', 'skiffd-cgroupfs', 'containerd2', 'containerd'];
+
+/** Whether a peer is a containerd, and which release. */
+export const CONTAINERD_RELEASE: Partial<Record<PeerName, '2.1' | '1.6'>> = { containerd2: '2.1', containerd: '1.6' };
+
+/** The peer skiffd is judged against: containerd 2.1 when the run has it, else 1.6. */
+export function referencePeer<T>(peers: Partial<Record<PeerName, T>>): 'containerd2' | 'containerd' | undefined {
+  return peers.containerd2 ? 'containerd2' : peers.containerd ? 'containerd' : undefined;
+}
 
 export interface Peer {
   name: PeerName;

@@ -2,6 +2,7 @@
 import { mb } from './host.ts';
 import { formatCritestTable } from './critest-bench.ts';
 import { formatHandlerTimes } from './handler-times.ts';
+import { referencePeer, type PeerName } from './peer.ts';
 import type { BenchResult } from './result.ts';
 import { ms, ratio, table, type Summary } from './stats.ts';
 import { IMAGE_OPS, LIFECYCLE_OPS, type Op } from './workload.ts';
@@ -53,8 +54,10 @@ export function computeRatios(result: BenchResult): void {
       result.driverRatios[op] = { ...r, target: DRIVER_TARGET_RATIO, met: r.p50 <= DRIVER_TARGET_RATIO };
     }
   }
-  const c = result.peers.containerd?.ops;
+  const reference = referencePeer(result.peers);
+  const c = reference ? result.peers[reference]?.ops : undefined;
   if (!s || !c) return;
+  result.reference = reference;
   for (const op of ALL_OPS) {
     const a = s[op];
     const b = c[op];
@@ -65,11 +68,17 @@ export function computeRatios(result: BenchResult): void {
   }
 }
 
+/** How a peer is named in a table's header. */
+export const peerLabel = (name: PeerName) => (name === 'containerd2' ? 'containerd 2.1' : name === 'containerd' ? 'containerd 1.6' : name);
+
 export function formatText(result: BenchResult): string {
   // A runtime that failed midway shows how many samples its numbers rest on.
   const cell = (v: Summary | undefined, k: 'p50' | 'p90') => (v && v.n > 0 ? ms(v[k]) + (k === 'p50' && v.n < result.samples ? ` (n=${v.n})` : '') : '-');
   const s = result.peers.skiffd;
-  const c = result.peers.containerd;
+  const reference = referencePeer(result.peers);
+  const c = reference ? result.peers[reference] : undefined;
+  // Every containerd of the run, the reference first.
+  const containerds = (['containerd2', 'containerd'] as const).filter((n) => result.peers[n]);
   const fs = result.peers['skiffd-cgroupfs'];
   const out: string[] = [];
   out.push(`CRI benchmark ${result.date}, ${result.samples} samples per call (+${result.warmup} warm-up), latency in ms`);
@@ -82,7 +91,7 @@ export function formatText(result: BenchResult): string {
   const header = ['call'];
   if (s) header.push(fs ? 'skiffd (systemd) p50' : 'skiffd p50', 'p90');
   if (fs) header.push('skiffd (cgroupfs) p50', 'p90', 'systemd/cgroupfs p50');
-  if (c) header.push('containerd p50', 'p90');
+  for (const n of containerds) header.push(`${peerLabel(n)} p50`, 'p90');
   if (s && c) header.push('ratio p50', 'p90');
   header.push('target', 'met', 'anchor p50', 'p90');
   const rows = ALL_OPS.map((op) => {
@@ -92,7 +101,7 @@ export function formatText(result: BenchResult): string {
       const d = result.driverRatios?.[op];
       row.push(cell(fs.ops[op], 'p50'), cell(fs.ops[op], 'p90'), d ? `${ratio(d.p50, 1)}${d.met ? '' : ' (over 1.2x)'}` : '-');
     }
-    if (c) row.push(cell(c.ops[op], 'p50'), cell(c.ops[op], 'p90'));
+    for (const n of containerds) row.push(cell(result.peers[n]!.ops[op], 'p50'), cell(result.peers[n]!.ops[op], 'p90'));
     if (s && c) {
       const r = result.ratios[op];
       row.push(r ? ratio(r.p50, 1) : '-', r ? ratio(r.p90, 1) : '-');
@@ -104,8 +113,10 @@ export function formatText(result: BenchResult): string {
   });
   out.push(table(header, rows));
   out.push('');
-  out.push('target: skiffd/containerd ratio. met: skiffd p50 and p90 both at or below target x containerd in this run;');
-  out.push('  "*" where containerd has no number in this run, so the containerd anchor (1.6.20, critest, design note) stands in.');
+  out.push(
+    `target: skiffd/${reference ? peerLabel(reference) : 'containerd'} ratio (the ratio columns). met: skiffd p50 and p90 both at or below target x that containerd in this run;`,
+  );
+  out.push('  "*" where no containerd has a number in this run, so the containerd anchor (1.6.20, critest, design note) stands in.');
   if (fs) out.push(`systemd/cgroupfs: skiffd's p50 under the systemd driver over its p50 under cgroupfs, in this run (target <= ${DRIVER_TARGET_RATIO}x).`);
   out.push(...formatHandlerTimes(result, ALL_OPS));
 

@@ -25,7 +25,9 @@ export interface BenchResult {
   warmup: number;
   pullImageBytes?: number;
   peers: Partial<Record<PeerName, PeerResult>>;
-  /** skiffd/containerd per call, from this run. */
+  /** The containerd the ratios are to: 2.1 when the run had it, else 1.6. */
+  reference?: PeerName;
+  /** skiffd/that containerd per call, from this run. */
   ratios: Partial<Record<Op, { p50: number; p90: number; target?: number; met?: boolean }>>;
   /** skiffd's systemd driver over its cgroupfs driver per call (--drivers). */
   driverRatios?: Partial<Record<Op, { p50: number; p90: number; target: number; met: boolean }>>;

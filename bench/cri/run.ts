@@ -3,11 +3,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, release, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HELP, parseArgs, type BenchArgs } from './args.ts';
-import { CONTAINERD_INSTALL_HINT, containerdBinary, startContainerdPeer } from './containerd-peer.ts';
+import { CONTAINERD_INSTALL_HINT, CONTAINERD2_HINT, containerdBinary, startContainerdPeer } from './containerd-peer.ts';
 import { memoryOf, mountsUnder } from './host.ts';
 import { startImageRegistry, type BenchImages } from './images.ts';
 import { idleMemory, perContainerMemory } from './memory.ts';
-import type { Peer, PeerName } from './peer.ts';
+import { CONTAINERD_RELEASE, type Peer, type PeerName } from './peer.ts';
 import { ALL_OPS, computeRatios, formatText } from './report.ts';
 import type { BenchResult, PeerResult } from './result.ts';
 import { startSkiffdPeer } from './skiffd-peer.ts';
@@ -104,7 +104,7 @@ async function interleaved(
       } else {
         // Pulled once, untimed: the workload image, and containerd's sandbox image.
         await peer.images.pullImage({ image: { image: images.workload } }, signal());
-        if (peer.name === 'containerd') await peer.images.pullImage({ image: { image: images.pause } }, signal());
+        if (CONTAINERD_RELEASE[peer.name]) await peer.images.pullImage({ image: { image: images.pause } }, signal());
       }
       started.push(a);
     } catch (err) {
@@ -155,7 +155,11 @@ async function main(args: BenchArgs): Promise<number> {
     say('bench:cri: --drivers compares the systemd and cgroupfs drivers and needs systemd as PID 1 (a node booted with systemd)');
     return 2;
   }
-  const wanted: PeerName[] = args.only ? [args.only] : args.drivers ? ['skiffd', 'skiffd-cgroupfs', 'containerd'] : ['skiffd', 'containerd'];
+  const wanted: PeerName[] = args.only
+    ? [args.only]
+    : args.drivers
+      ? ['skiffd', 'skiffd-cgroupfs', 'containerd2', 'containerd']
+      : ['skiffd', 'containerd2', 'containerd'];
   const result: BenchResult = {
     date: new Date().toISOString(),
     command: `npm run bench:cri -- ${process.argv.slice(2).join(' ')}`.trim(),
@@ -165,13 +169,21 @@ async function main(args: BenchArgs): Promise<number> {
     peers: {},
     ratios: {},
   };
-  if (wanted.includes('containerd') && !containerdBinary()) {
+  const notes: string[] = [];
+  if (wanted.includes('containerd2') && !containerdBinary('2.1')) {
+    wanted.splice(wanted.indexOf('containerd2'), 1);
+    notes.push(`containerd 2.1 is not available, so this run has no comparison with it; ${CONTAINERD2_HINT}`);
+  }
+  if (wanted.includes('containerd') && !containerdBinary('1.6')) {
     wanted.splice(wanted.indexOf('containerd'), 1);
-    result.containerdNote = `containerd is not installed, so there is no comparison in this run; to get one: ${CONTAINERD_INSTALL_HINT}`;
-    say(result.containerdNote);
+    notes.push(`containerd 1.6 is not installed, so it is not in this run (${CONTAINERD_INSTALL_HINT})`);
+  }
+  if (notes.length > 0) {
+    result.containerdNote = notes.join('; ');
+    for (const n of notes) say(n);
   }
   if (wanted.length === 0) {
-    say('bench:cri: nothing to measure (--only containerd, but containerd is not installed)');
+    say(`bench:cri: nothing to measure (--only ${args.only}, which is not available here)`);
     return 2;
   }
 
@@ -215,7 +227,9 @@ async function main(args: BenchArgs): Promise<number> {
     kit = await startKitRegistry(await freePort());
     undo.push({ what: 'stopping the kit registry', fn: () => kit!.stop() });
   }
-  const mirrors: Record<string, string> = kit ? Object.fromEntries(['registry.k8s.io', 'gcr.io', 'public.ecr.aws', 'docker.io'].map((h) => [h, kit!.url])) : {};
+  const mirrors: Record<string, string> = kit
+    ? Object.fromEntries(['registry.k8s.io', 'k8s.gcr.io', 'gcr.io', 'public.ecr.aws', 'docker.io'].map((h) => [h, kit!.url]))
+    : {};
 
   const peers: Peer[] = [];
   for (const name of wanted) {
@@ -224,16 +238,16 @@ async function main(args: BenchArgs): Promise<number> {
     say(`starting ${name}`);
     try {
       // With --drivers, skiffd runs once per driver; otherwise with its default (auto), like containerd matched to the host.
-      const peer =
-        name === 'containerd'
-          ? await startContainerdPeer(peerDir, images.registry.host, images.pause, mirrors)
-          : await startSkiffdPeer(peerDir, images.registry.host, args.skiffd, {
-              mirrors,
-              name,
-              cgroupDriver: name === 'skiffd-cgroupfs' ? 'cgroupfs' : args.drivers ? 'systemd' : undefined,
-              logLevel: args.handlerTimes ? 'debug' : undefined,
-              nodeFlags: [...(args.skiffdCpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(args.skiffdCpuProf, name)}`] : []), ...args.skiffdNodeFlags],
-            });
+      const release = CONTAINERD_RELEASE[name];
+      const peer = release
+        ? await startContainerdPeer(peerDir, images.registry.host, images.pause, mirrors, release)
+        : await startSkiffdPeer(peerDir, images.registry.host, args.skiffd, {
+            mirrors,
+            name: name === 'skiffd-cgroupfs' ? 'skiffd-cgroupfs' : 'skiffd',
+            cgroupDriver: name === 'skiffd-cgroupfs' ? 'cgroupfs' : args.drivers ? 'systemd' : undefined,
+            logLevel: args.handlerTimes ? 'debug' : undefined,
+            nodeFlags: [...(args.skiffdCpuProf ? ['--cpu-prof', `--cpu-prof-dir=${join(args.skiffdCpuProf, name)}`] : []), ...args.skiffdNodeFlags],
+          });
       undo.push({ what: `tearing down ${name}`, fn: () => peer.teardown() });
       peers.push(peer);
       result.peers[name] = { description: peer.description, ops: {}, raw: {}, errors: [], memory: { idle: await idleMemory(peer) } };
@@ -254,7 +268,7 @@ async function main(args: BenchArgs): Promise<number> {
     await interleaved(phase, peers, result.peers, images, args, dir);
   }
   if (args.handlerTimes) {
-    for (const peer of peers) if (peer.name !== 'containerd') result.peers[peer.name]!.handlerMs = summarizeHandlerTimes(peer.logs(), ALL_OPS);
+    for (const peer of peers) if (!CONTAINERD_RELEASE[peer.name]) result.peers[peer.name]!.handlerMs = summarizeHandlerTimes(peer.logs(), ALL_OPS);
   }
   if (args.memoryContainers > 0 && !stopping) {
     for (const peer of peers) {

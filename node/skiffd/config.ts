@@ -3,7 +3,7 @@
 // so an unknown key or a bad value is always reported with the key's name and what it accepts.
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.ts';
 import { isHandlerName, parseRuntimeHandlers, RUNTIMES_HELP, type RuntimeHandlerConfig } from './runtime-handlers-config.ts';
