@@ -2,7 +2,7 @@
 // reaching the daemon's middleware to its answer, so gRPC's decoding and encoding, HTTP/2 and the
 // socket are outside it. Set beside the client's latency, it says how much of a call is the daemon's
 // work and how much the way to it (on an emulated node, most of a cheap call).
-import type { PeerName } from './peer.ts';
+import { referencePeer, type PeerName } from './peer.ts';
 import type { BenchResult } from './result.ts';
 import { ms, summarize, table, type Summary } from './stats.ts';
 import type { Op } from './workload.ts';
@@ -35,10 +35,11 @@ export function summarizeHandlerTimes(log: string, ops: readonly Op[]): Partial<
 export function formatHandlerTimes(result: BenchResult, ops: readonly Op[]): string[] {
   const names = (['skiffd', 'skiffd-cgroupfs'] as PeerName[]).filter((name) => result.peers[name]?.handlerMs);
   if (names.length === 0) return [];
-  const containerd = result.peers.containerd;
+  const reference = referencePeer(result.peers);
+  const containerd = reference ? result.peers[reference] : undefined;
   const header = ['call'];
   for (const name of names) header.push(`${name} p50`, 'in handler p50', 'outside');
-  if (containerd) header.push('containerd p50');
+  if (containerd) header.push(`${reference === 'containerd2' ? 'containerd 2.1' : 'containerd 1.6'} p50`);
   const rows = ops.map((op) => {
     const row: string[] = [op];
     for (const name of names) {

@@ -84,6 +84,11 @@ export class ContainerManager {
     return this.store.runtimeSpec(id);
   }
 
+  /** The container's config.json as JSON text. */
+  runtimeSpecText(id: string): Promise<string | undefined> {
+    return this.store.runtimeSpecText(id);
+  }
+
   paths(id: string) {
     return this.store.paths(id);
   }

@@ -5,6 +5,7 @@
 // recovery.ts) work through it.
 import { EventEmitter } from 'node:events';
 import { readdirSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import type { AppArmorPolicy } from '../confinement/apparmor/index.ts';
@@ -13,7 +14,7 @@ import { CpuRate } from '../cgroups/cpu-rate.ts';
 import { RuntimeHandlers } from '../oci/handlers.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
-import { readJson, replaceJson, writeJsonAtomic } from '../util/atomic-file.ts';
+import { readJson, replaceFile, writeJsonAtomic } from '../util/atomic-file.ts';
 import { nowNs } from '../util/clock.ts';
 import { KeyedLock } from '../util/keyed-lock.ts';
 import { invalidArgument, notFound } from './errors.ts';
@@ -26,6 +27,9 @@ import type { HostFacts } from './spec-builder.ts';
 import type { ContainerEvent, ContainerLogger, ContainerManagerOptions, ImageResolver, PodLookup } from './types.ts';
 
 export const CONTAINER_ID = /^[a-f0-9]{64}$/;
+
+/** config.json texts kept in memory (about 10 KB each), the most recently used first to stay. */
+const SPEC_TEXTS_KEPT = 256;
 
 export class ContainerStore {
   readonly containersDir: string;
@@ -192,6 +196,7 @@ export class ContainerStore {
   /** Drops everything kept in memory for a container that is gone. */
   forget(id: string, record: ContainerRecord | undefined): void {
     this.records.delete(id);
+    this.specTexts.delete(id);
     this.cpuRate.forget(id);
     this.monitorCheckedAt.delete(id);
     this.imageLeases.get(id)?.();
@@ -226,17 +231,43 @@ export class ContainerStore {
   }
 
   async runtimeSpec(id: string): Promise<OciSpec | undefined> {
-    return readJson<OciSpec>(join(this.bundle(id), 'config.json')).catch(() => undefined);
+    const text = await this.runtimeSpecText(id);
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text) as OciSpec;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The container's config.json as text: as last written by this daemon, else read from the bundle once. */
+  async runtimeSpecText(id: string): Promise<string | undefined> {
+    const kept = this.specTexts.get(id);
+    if (kept !== undefined) return kept;
+    const text = await readFile(join(this.bundle(id), 'config.json'), 'utf8').catch(() => undefined);
+    if (text !== undefined) this.keepSpecText(id, text);
+    return text;
   }
 
   /**
    * Writes the container's config.json, by rename but not synced: the container's record, saved and
    * synced after it, is what commits it, and a power cut ends the container anyway (containerd and
-   * CRI-O write bundles unsynced too).
+   * CRI-O write bundles unsynced too). The text stays in memory for verbose status.
    */
-  saveRuntimeSpec(id: string, spec: OciSpec): Promise<void> {
-    return replaceJson(join(this.bundle(id), 'config.json'), spec);
+  async saveRuntimeSpec(id: string, spec: OciSpec): Promise<void> {
+    const text = JSON.stringify(spec);
+    this.specTexts.delete(id);
+    await replaceFile(join(this.bundle(id), 'config.json'), text);
+    this.keepSpecText(id, text);
   }
+
+  /** The most recently used specs, a bounded number (a verbose status of another reads its file). */
+  private keepSpecText(id: string, text: string): void {
+    this.specTexts.delete(id);
+    this.specTexts.set(id, text);
+    if (this.specTexts.size > SPEC_TEXTS_KEPT) this.specTexts.delete(this.specTexts.keys().next().value!);
+  }
+  private readonly specTexts = new Map<string, string>();
 
   emit(record: ContainerRecord, type: ContainerEventType): void {
     const event: ContainerEvent = { containerId: record.id, podSandboxId: record.podSandboxId, type, createdAt: nowNs() };
