@@ -76,6 +76,11 @@ export class ContainerManager {
     return listViews(this.store);
   }
 
+  /** The views of one pod's containers. */
+  listInPod(podId: string): Promise<ContainerView[]> {
+    return listViews(this.store, podId);
+  }
+
   listByPod(podId: string): ContainerRecord[] {
     return this.store.listByPod(podId);
   }

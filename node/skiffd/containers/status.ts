@@ -78,10 +78,11 @@ function monitorCheckDue(store: ContainerStore, id: string, listing: boolean): b
   return true;
 }
 
-export async function listViews(store: ContainerStore): Promise<ContainerView[]> {
+/** Every container's view, or those of one pod. */
+export async function listViews(store: ContainerStore, podId?: string): Promise<ContainerView[]> {
   const out: ContainerView[] = [];
   // Read after the records are taken: an exit file written before this read is seen.
-  const records = store.all();
+  const records = podId === undefined ? store.all() : store.listByPod(podId);
   const listing = { exitFiles: store.exitFiles() };
   for (const r of records) out.push(await viewOf(store, r, listing));
   return out;

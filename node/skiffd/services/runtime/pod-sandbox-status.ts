@@ -13,7 +13,7 @@ export const podSandboxStatus: UnaryRpc<PodSandboxStatusRequest, PodSandboxStatu
   return {
     status: toPodSandboxStatus(pod),
     info: request.verbose ? pods.verboseInfo(pod) : {},
-    containersStatuses: (await ctx.containers.list()).filter((c) => c.record.podSandboxId === pod.id).map(toContainerStatus),
+    containersStatuses: (await ctx.containers.listInPod(pod.id)).map(toContainerStatus),
     timestamp: nowNs(),
   };
 };
