@@ -44,7 +44,7 @@ private docker-registry on loopback:
              RemoveImage (so every pull is a full one)
 Prints p50/p90 in ms per call and runtime, the ratio skiffd/containerd, the targets from the design
 note, and memory: the daemon's idle RSS and what each running container adds (daemon + monitors).
-Then critest's own benchmark (\`critest -benchmark\`, cri-tools 1.29, with the conformance kit's
+Then critest's own benchmark (\`critest -benchmark\`, cri-tools 1.36, with the conformance kit's
 benchmark-params.yaml: 50 pods, 50 containers, 20 images, serial) against each runtime in turn, with
 p50 and p99 per operation and the ratio skiffd/containerd. It needs the kit at ../shared/cri-conformance
 (or CRI_CONFORMANCE_DIR); without it that part is skipped with a note.

@@ -1,4 +1,4 @@
-// critest's own benchmark (`critest -benchmark`, cri-tools 1.29) with the conformance kit's parameters,
+// critest's own benchmark (`critest -benchmark`, cri-tools 1.36) with the conformance kit's parameters,
 // run against each peer in turn: the numbers a CRI runtime is compared by in the field. critest writes
 // one JSON file per benchmark, each a list of samples with one duration per operation.
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -43,7 +43,7 @@ export const paramsFile = join(kitDir, 'benchmark-params.yaml');
 export async function critestBenchmark(socket: string, outDir: string, timeoutMs: number): Promise<CritestSamples> {
   mkdirSync(outDir, { recursive: true });
   await run(
-    critestPath('1.29'),
+    critestPath(),
     [
       `--runtime-endpoint=unix://${socket}`,
       `--image-endpoint=unix://${socket}`,

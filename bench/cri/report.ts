@@ -141,7 +141,7 @@ export function formatText(result: BenchResult): string {
   }
   if (result.critest) {
     out.push('');
-    out.push(`critest -benchmark (cri-tools 1.29, the conformance kit's benchmark-params.yaml), ${result.critest.rounds} round(s) per runtime, latency in ms:`);
+    out.push(`critest -benchmark (cri-tools 1.36, the conformance kit's benchmark-params.yaml), ${result.critest.rounds} round(s) per runtime, latency in ms:`);
     if (Object.keys(result.critest.peers).length > 0) out.push(formatCritestTable(result.critest.peers));
     if (result.critest.note) out.push(result.critest.note);
   }
