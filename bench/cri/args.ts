@@ -84,7 +84,7 @@ Flags:
   --keep                 keep the temp dir (logs, configs) for inspection
   -h, --help             this text
 
-The kubelet part (--kubelet, instead of the parts above): the conformance kit's kubelet 1.32 runs the
+The kubelet part (--kubelet, instead of the parts above): the conformance kit's kubelet 1.36 runs the
 same static pods against skiffd and then containerd, each started fresh: the kit's nginx stand-in with
 an HTTP readiness probe every 2 s and an exec liveness probe every 5 s, 5m CPU requested. It prints the
 time to all pods Ready, runtime CPU over a steady window from /proc ticks (daemon, helpers, total), PSS
@@ -102,7 +102,7 @@ joined to it, and a Deployment of N replicas of the same pod as the kubelet part
 images already on the node. A watch on the API times each pod from its creation to all its containers
 running: p50, p90, p99 and the time to the last one; then the runtime's CPU and PSS over a steady
 window while they run. Targets: skiffd's p99 within the pod start-up SLO (5 s) at 30 pods, and at most
-0.7 of containerd's at 100. The node settles for --settle seconds after it is Ready and before the
+0.5 of containerd 2.1's at 100. The node settles for --settle seconds after it is Ready and before the
 Deployment. --pods, --steady, --settle and --only apply as for --kubelet.
   --cluster              run the cluster part
 

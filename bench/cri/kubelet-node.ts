@@ -1,4 +1,4 @@
-// What a node pays for its runtime while a kubelet drives it: the kit's kubelet 1.32 standalone, N static
+// What a node pays for its runtime while a kubelet drives it: the kit's kubelet 1.36 standalone, N static
 // pods (the kit's nginx stand-in with an HTTP readiness probe every 2 s and an exec liveness probe every
 // 5 s), against one runtime with a fresh state. Measured: the time from the manifests appearing to every
 // pod Ready, CPU ticks from /proc over a steady window (the daemon, the helpers it runs, the kubelet)

@@ -72,8 +72,21 @@ const FOCUS = [
   ...DRIVER_SPECS,
   ...(systemd ? ['AppArmor', 'SupplementalGroups', 'runtime should support log', 'should support sysctls', 'UserNamespaces'] : []),
 ].join('|');
-/** The specs run again on the crun runtime handler: pods, containers, exec and attach, and the OOM reason. */
-const CRUN_FOCUS = ['Container OOM', 'basic operations on container', 'basic operations on PodSandbox', 'Streaming'].join('|');
+/**
+ * The specs run again on the crun runtime handler, one per thing the handler changes (the OCI runtime
+ * creates, starts, kills, deletes, execs and reports state; the OOM reason and stats come through its
+ * cgroups): the rest of critest is skiffd's own code whatever the handler, and the host runs all of it.
+ */
+const CRUN_FOCUS = [
+  'Container OOM',
+  'support running PodSandbox',
+  'support (creating|starting|stopping) container \\[Conformance',
+  'removing running container',
+  'execSync with timeout',
+  'support listing container stats',
+  'exec with tty=(false|true)',
+  'support attach',
+].join('|');
 
 /** The unified cgroup of a process, from /proc/PID/cgroup ("0::/path"). */
 function cgroupOf(pid: number): string {
@@ -192,7 +205,7 @@ test('critest 1.36 on the crun runtime handler: pods, containers, exec and attac
   const run = await runCritest(d.socket, { version: '1.36', focus: CRUN_FOCUS, timeoutMs: 25 * 60_000, extraArgs: ['--runtime-handler=crun'] });
   const v = judgeCritest(run.specs, { appArmorEnabled: true });
   console.log(`critest on crun (${driver} driver): ${v.passed.length} passed, ${v.failed.length} failed`);
-  assert.ok(v.passed.length >= 15, `critest ran ${run.specs.length} specs:\n${run.output.slice(-3000)}`);
+  assert.ok(v.passed.length >= 10, `critest ran ${run.specs.length} specs:\n${run.output.slice(-3000)}`);
   assert.deepEqual(
     v.failed.map((s) => s.name),
     [],
