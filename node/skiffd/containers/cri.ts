@@ -8,6 +8,7 @@ import {
   type ContainerStatus,
   type DeepPartial,
 } from '../../../proto/gen/runtime/v1/api.ts';
+import { nowNs } from '../util/clock.ts';
 import { readCpu, readMemory } from '../cgroups/stats.ts';
 import type { ContainerManager, ContainerView } from './manager.ts';
 import { mountFromJson, resourcesFromJson, type ContainerRecord } from './record.ts';
@@ -99,10 +100,10 @@ export function matchesFilter(v: ContainerView, filter: ContainerFilter | Contai
 
 export async function containerStats(manager: ContainerManager, v: ContainerView): Promise<DeepPartial<ContainerStats>> {
   const r = v.record;
-  const now = BigInt(Date.now()) * 1_000_000n;
   const running = v.state === ContainerState.CONTAINER_RUNNING || v.state === ContainerState.CONTAINER_CREATED;
-  const [cpu, memory, layer] = await Promise.all([
-    running && r.cgroupsPath ? readCpu(r.cgroupsPath).catch(() => undefined) : undefined,
+  // Stamped as the CPU reading arrives, so that the rate's interval is the readings' own.
+  const [[cpu, now], memory, layer] = await Promise.all([
+    (running && r.cgroupsPath ? readCpu(r.cgroupsPath).catch(() => undefined) : Promise.resolve(undefined)).then((c) => [c, nowNs()] as const),
     running && r.cgroupsPath ? readMemory(r.cgroupsPath).catch(() => undefined) : undefined,
     manager.writableLayerUsage(r.id),
   ]);

@@ -88,13 +88,14 @@ export class PodStatsCollector {
   }
 
   async collect(pod: PodEntry, now: () => bigint, ifname = 'eth0'): Promise<DeepPartial<PodSandboxStats>> {
-    const [cpu, memory, processes, netDev] = await Promise.all([
-      readCpu(pod.cgroupParent),
+    // The CPU reading is stamped as it arrives: a rate from stamps taken after the slowest read (the
+    // network counters go through a helper) would count a late first stamp as a short interval.
+    const [[cpu, at], memory, processes, netDev] = await Promise.all([
+      readCpu(pod.cgroupParent).then((c) => [c, now()] as const),
       readMemory(pod.cgroupParent),
       readProcessCount(pod.cgroupParent),
       podNetDev(pod),
     ]);
-    const at = now();
     const stats: DeepPartial<PodSandboxStats> = {
       attributes: { id: pod.id, metadata: { ...pod.metadata }, labels: pod.labels, annotations: pod.annotations },
       linux: { containers: [] },
