@@ -2,19 +2,10 @@
 // holds the container's stdio, writes the CRI log and the exit file, so a container and its logging
 // outlive skiffd. The monitor reports `{"pid": N}` (or `{"pid": -1, "message": ...}`) on fd 3, its
 // sync pipe, once `RUNTIME create` is done.
-//
-// conmon is started through a helper shell, its sync pipe a FIFO in the bundle that the daemon opens
-// before conmon does: a spawn from the daemon forks the whole Node process and stalls its event loop
-// until the child has exec'd, which on a node starting many pods at once is the largest single cost
-// the daemon has. When every helper is busy, conmon is spawned directly with an anonymous pipe.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { constants, open as openFd } from 'node:fs';
-import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { readFile, unlink } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { helperCanRun, runThroughHelper } from '../util/helper-shell.ts';
 import type { CreateOptions, CreateResult } from './runtime.ts';
 import { OciRuntimeError } from './runtime.ts';
 
@@ -72,55 +63,10 @@ export function conmonArgs(launch: ConmonLaunch, o: CreateOptions): string[] {
   return args;
 }
 
-/** Starts conmon detached from skiffd and waits for the container's init pid. */
-export async function createWithConmon(launch: ConmonLaunch, o: CreateOptions): Promise<CreateResult> {
+/** Spawns conmon detached from skiffd and waits for the container's init pid. */
+export function createWithConmon(launch: ConmonLaunch, o: CreateOptions): Promise<CreateResult> {
   const timeoutMs = o.timeoutMs ?? 30_000;
-  const args = conmonArgs(launch, o);
-  const started = helperCanRun(launch.conmonPath, [o.bundle, ...args]) ? await startThroughHelper(launch, o, args, timeoutMs) : undefined;
-  return started ?? spawnConmon(launch, o, args, timeoutMs);
-}
-
-/** What a helper runs: conmon in the bundle, the FIFO on fd 3 as its sync pipe. */
-const LAUNCH_SCRIPT = 'cd "$1" && exec 3>"$2" && shift 2 && _OCI_SYNCPIPE=3 && export _OCI_SYNCPIPE && exec "$@"';
-
-/**
- * conmon through a helper shell; undefined, with nothing started, when no helper is free. The daemon
- * opens the FIFO for reading before conmon opens it for writing, so the monitor's end reads as end of file.
- */
-async function startThroughHelper(launch: ConmonLaunch, o: CreateOptions, args: string[], timeoutMs: number): Promise<CreateResult | undefined> {
-  const fifo = join(o.bundle, `.conmon-sync-${randomBytes(6).toString('hex')}`);
-  const made = await runThroughHelper('mkfifo', ['-m', '600', fifo], timeoutMs)?.catch(() => undefined);
-  if (made?.code !== 0) return undefined;
-  const fd = await new Promise<number | undefined>((resolve) =>
-    openFd(fifo, constants.O_RDONLY | constants.O_NONBLOCK, (err, fd) => resolve(err ? undefined : fd)),
-  );
-  const syncPipe = fd === undefined ? undefined : new Socket({ fd, readable: true, writable: false });
-  const launched = syncPipe && runThroughHelper('/bin/sh', ['-c', LAUNCH_SCRIPT, 'skiffd-conmon', o.bundle, fifo, launch.conmonPath, ...args], timeoutMs);
-  if (!syncPipe || !launched) {
-    syncPipe?.destroy();
-    await unlink(fifo).catch(() => {});
-    return undefined;
-  }
-  try {
-    // The first conmon returns once it has forked its monitor: a failure before that (bad flags, no such
-    // program) is its exit status and what it printed.
-    const launcher: Launcher = {
-      failed: launched.then(
-        (r) => (r.code === 0 ? undefined : `conmon exited with ${r.signal ?? `status ${r.code}`}${said(`${r.stdout}${r.stderr}`)}`),
-        (err: Error) => `cannot run conmon (${launch.conmonPath}): ${err.message}`,
-      ),
-      printed: () => '',
-    };
-    return await awaitPid(launch, o, syncPipe, timeoutMs, launcher);
-  } finally {
-    // Opened by both ends by now, or never to be: the name has done its work.
-    await unlink(fifo).catch(() => {});
-  }
-}
-
-/** The fallback: a spawn from the daemon, with anonymous pipes. */
-function spawnConmon(launch: ConmonLaunch, o: CreateOptions, args: string[], timeoutMs: number): Promise<CreateResult> {
-  const child = spawn(launch.conmonPath, args, {
+  const child = spawn(launch.conmonPath, conmonArgs(launch, o), {
     cwd: o.bundle,
     // Own session and process group: a signal to skiffd's group never reaches the monitor.
     detached: true,
@@ -131,6 +77,8 @@ function spawnConmon(launch: ConmonLaunch, o: CreateOptions, args: string[], tim
   let diagnostics = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (diagnostics += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (diagnostics += d));
+  // The first conmon exits once it has forked its monitor: a failure before that (bad flags, no such
+  // program) is its exit status and what it printed.
   const launcher: Launcher = {
     failed: new Promise((resolve) => {
       child.on('error', (err) => resolve(`cannot run conmon (${launch.conmonPath}): ${err.message}`));
