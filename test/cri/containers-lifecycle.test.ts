@@ -23,6 +23,7 @@ import { makeBusyboxRootfs } from '../support/rootfs.ts';
 import { ContainerManager } from '../../node/skiffd/containers/manager.ts';
 import { containerStats } from '../../node/skiffd/containers/cri.ts';
 import { makeOciRuntime } from '../../node/skiffd/oci/index.ts';
+import { execProcess } from '../../node/skiffd/oci/exec-process.ts';
 import { rootfsDirs } from '../../node/skiffd/containers/rootfs.ts';
 import { isMountPoint } from '../../node/skiffd/util/mount-table.ts';
 import { allCgroupDirs, controllerDir } from '../../node/skiffd/cgroups/layout.ts';
@@ -238,7 +239,11 @@ test('containers: ExecSync output and exit code, timeout kills the command, stat
   assert.equal(r1.exitCode, 5);
 
   // Output beyond the cap is read and dropped; the command still completes (16 MiB in the RPC, 1000 bytes here).
-  const capped = await m.runtimes.default.execSync(id, { args: ['sh', '-c', 'head -c 300000 /dev/zero; echo done >&2'], maxOutputBytes: 1000 });
+  const own = (await m.runtimeSpec(id))!.process!;
+  const capped = await m.runtimes.default.execSync(id, {
+    process: execProcess(own, ['sh', '-c', 'head -c 300000 /dev/zero; echo done >&2'], false),
+    maxOutputBytes: 1000,
+  });
   assert.deepEqual([capped.stdout.length, capped.stderr.toString(), capped.exitCode], [1000, 'done\n', 0]);
 
   await assert.rejects(m.execSync(id, ['sh', '-c', 'sleep 30; echo never'], 1), grpcCode(Status.DEADLINE_EXCEEDED, /timed out/));

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ContainerState } from '../../../proto/gen/runtime/v1/api.ts';
 import { deadlineExceeded, failedPrecondition, internal, invalidArgument } from './errors.ts';
+import { execProcess } from '../oci/exec-process.ts';
 import { viewOf } from './status.ts';
 import type { ContainerStore } from './store.ts';
 
@@ -22,8 +23,10 @@ export async function execSync(
   if (cmd.length === 0) throw invalidArgument('cmd', 'empty');
   const view = await viewOf(store, record);
   if (view.state !== ContainerState.CONTAINER_RUNNING) throw failedPrecondition(`container ${record.id} is not running (${ContainerState[view.state]})`);
+  const spec = await store.runtimeSpec(record.id);
+  if (!spec?.process) throw internal(`container ${record.id} has no readable config.json in its bundle: cannot run a command in it`);
   const result = await store.runtimeOf(record).execSync(record.id, {
-    args: cmd,
+    process: execProcess(spec.process, cmd, false),
     timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0,
     maxOutputBytes: MAX_EXEC_OUTPUT,
   });

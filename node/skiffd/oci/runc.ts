@@ -1,13 +1,11 @@
 // OciRuntime over the runc command line (crun speaks the same CLI for everything used here).
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { constants, tmpdir } from 'node:os';
+import { constants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
 import { ExecHelper, removeQuietly } from './exec-helper.ts';
+import { writeProcessFile } from './exec-process.ts';
 import { runCommand } from '../util/command.ts';
 import { killGroup } from '../util/kill-group.ts';
 import { ociFeatures, type OciFeatures } from './features.ts';
@@ -133,13 +131,23 @@ export class CliOciRuntime implements OciRuntime {
    * first would orphan the process to the container's init, which need not reap it: it would linger
    * as a zombie that `pgrep` and `ps` inside the container still show.
    */
-  execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult> {
+  async execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult> {
     const max = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
-    const viaHelper = ExecHelper.canRun(this.path, options.args);
-    // Through the helper, the pid file lives in its directory on the state dir and goes with one unlink.
-    const pidFile = viaHelper ? this.execHelper.file('pid') : join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}.pid`);
-    const args = [`--root=${this.root}`, ...this.globalFlags, 'exec', '--pid-file', pidFile, id, ...options.args];
-    if (viaHelper) return this.execThroughHelper(args, pidFile, max, options.timeoutMs);
+    // The command travels in the process file: only paths are on the runtime's command line. Both
+    // files live in the helper's directory on the state dir and go with one unlink each.
+    const processFile = this.execHelper.file('process.json');
+    const pidFile = this.execHelper.file('pid');
+    await writeProcessFile(processFile, options.process);
+    const args = [`--root=${this.root}`, ...this.globalFlags, 'exec', '--pid-file', pidFile, '--process', processFile, id];
+    try {
+      if (ExecHelper.canRun(this.path, args)) return await this.execThroughHelper(args, pidFile, max, options.timeoutMs);
+      return await this.execSpawned(args, pidFile, max, options.timeoutMs);
+    } finally {
+      removeQuietly(processFile);
+    }
+  }
+
+  private execSpawned(args: string[], pidFile: string, max: number, timeoutMs: number | undefined): Promise<ExecSyncResult> {
     return new Promise((resolve, reject) => {
       const child = spawn(this.path, args, {
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -149,10 +157,10 @@ export class CliOciRuntime implements OciRuntime {
       const err = new BoundedBuffer(max);
       child.stdout!.on('data', (d: Buffer) => out.push(d));
       child.stderr!.on('data', (d: Buffer) => err.push(d));
-      const deadline = execDeadline(pidFile, options.timeoutMs, () => child.pid);
+      const deadline = execDeadline(pidFile, timeoutMs, () => child.pid);
       const done = () => {
         deadline.end();
-        void rm(pidFile, { force: true });
+        removeQuietly(pidFile);
       };
       child.on('error', (e) => {
         done();

@@ -1,7 +1,7 @@
 // The one narrow seam between skiffd and an OCI runtime (runc, crun): everything the container
 // subsystem asks of the runtime goes through this interface.
 import type { OciFeatures } from './features.ts';
-import type { OciResources, OciState } from './spec.ts';
+import type { OciProcess, OciResources, OciState } from './spec.ts';
 
 export interface CreateOptions {
   id: string;
@@ -32,7 +32,8 @@ export interface CreateResult {
 }
 
 export interface ExecSyncOptions {
-  args: string[];
+  /** What runs: the container's process with the command in its args (exec-process.ts). */
+  process: OciProcess;
   /** 0 or absent: no timeout. */
   timeoutMs?: number;
   /** Bytes kept of each of stdout and stderr; the rest is read and discarded. */

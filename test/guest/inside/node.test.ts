@@ -76,6 +76,7 @@ const FOCUS = [
  * The specs run again on the crun runtime handler, one per thing the handler changes (the OCI runtime
  * creates, starts, kills, deletes, execs and reports state; the OOM reason and stats come through its
  * cgroups): the rest of critest is skiffd's own code whatever the handler, and the host runs all of it.
+ * The user and group specs read the identity through an exec, which each runtime builds its own way.
  */
 const CRUN_FOCUS = [
   'Container OOM',
@@ -86,6 +87,8 @@ const CRUN_FOCUS = [
   'support listing container stats',
   'exec with tty=(false|true)',
   'support attach',
+  'runtime should support (RunAsUser|RunAsUserName|SupplementalGroups)',
+  'SupplementalGroupsPolicy',
 ].join('|');
 
 /** The unified cgroup of a process, from /proc/PID/cgroup ("0::/path"). */
@@ -205,12 +208,19 @@ test('critest 1.36 on the crun runtime handler: pods, containers, exec and attac
   const run = await runCritest(d.socket, { version: '1.36', focus: CRUN_FOCUS, timeoutMs: 25 * 60_000, extraArgs: ['--runtime-handler=crun'] });
   const v = judgeCritest(run.specs, { appArmorEnabled: true });
   console.log(`critest on crun (${driver} driver): ${v.passed.length} passed, ${v.failed.length} failed`);
-  assert.ok(v.passed.length >= 10, `critest ran ${run.specs.length} specs:\n${run.output.slice(-3000)}`);
+  assert.ok(v.passed.length >= 15, `critest ran ${run.specs.length} specs:\n${run.output.slice(-3000)}`);
   assert.deepEqual(
     v.failed.map((s) => s.name),
     [],
     `${describeFailures(v.failed)}\n\nskiffd log tail:\n${d.logs().slice(-3000)}`,
   );
+  // An exec runs as the container's user: the identity specs read it through one.
+  for (const part of ['should support RunAsUser', 'should support RunAsUserName', 'should support SupplementalGroups', 'SupplementalGroupsPolicy=Strict']) {
+    assert.ok(
+      v.passed.some((s) => s.name.includes(part)),
+      `the "${part}" spec ran on crun`,
+    );
+  }
   // And one of ours, asked for by handler: crun holds it in its own state, runc knows nothing of it.
   const image = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
   await d.images.pullImage({ image: { image } });

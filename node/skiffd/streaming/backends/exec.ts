@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { ExecStreamRequest } from '../requests.ts';
 import type { RemoteCommandIO, TerminalSize } from '../remotecommand.ts';
 import type { ContainerTarget } from './targets.ts';
+import { execProcess, writeProcessFile } from '../../oci/exec-process.ts';
 import { killGroup } from '../../util/kill-group.ts';
 
 /** How long a TTY exec waits for the client's terminal size before starting with 80x24. */
@@ -34,8 +35,11 @@ function shellQuote(arg: string): string {
 
 export async function execInContainer(target: ContainerTarget, request: ExecStreamRequest, io: RemoteCommandIO): Promise<number> {
   if (request.cmd.length === 0) throw new Error('exec: no command given');
+  if (!target.process) throw new Error(`exec: container ${target.id.slice(0, 12)} has no readable config.json in its bundle`);
   const base = join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}`);
   const pidFile = `${base}.pid`;
+  const processFile = `${base}.process.json`;
+  await writeProcessFile(processFile, execProcess(target.process, request.cmd, request.tty));
   // runc's own messages go to a log file, so the client's stderr carries only the command's, and a
   // failure to start the command is told apart from the command's exit code.
   const logFile = `${base}.log`;
@@ -49,9 +53,9 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
     'exec',
     '--pid-file',
     pidFile,
-    ...(request.tty ? ['-t'] : []),
+    '--process',
+    processFile,
     target.id,
-    ...request.cmd,
   ];
   let child: ChildProcess;
   if (request.tty) {
@@ -108,6 +112,7 @@ export async function execInContainer(target: ContainerTarget, request: ExecStre
     io.signal.removeEventListener('abort', onAbort);
     await rm(pidFile, { force: true });
     await rm(logFile, { force: true });
+    await rm(processFile, { force: true });
   }
 }
 

@@ -3,6 +3,7 @@
 // ContainerManager / pod store they already have.
 import { join } from 'node:path';
 import { ContainerState } from '../../../../proto/gen/runtime/v1/api.ts';
+import type { OciProcess } from '../../oci/spec.ts';
 import type { PodSandboxRecord } from '../../pods/types.ts';
 
 /** The container subsystem as the streaming code reads it (node/skiffd/containers/manager.ts). */
@@ -12,6 +13,8 @@ export interface ContainerSource {
   runtimeOf(record: { id: string; runtime: string }): { readonly path: string; readonly root: string; readonly globalFlags: readonly string[] };
   status(id: string): Promise<{ record: { id: string; tty: boolean; stdin: boolean; stdinOnce: boolean; runtime: string }; state: ContainerState }>;
   paths(id: string): { bundle: string };
+  /** The container's OCI spec (config.json), whose process an exec starts from. */
+  runtimeSpec(id: string): Promise<{ process?: OciProcess } | undefined>;
 }
 
 export interface PodSource {
@@ -32,6 +35,8 @@ export interface ContainerTarget {
   runtimeRoot: string;
   /** The runtime's global flags besides --root. */
   runtimeFlags: readonly string[];
+  /** The container's own process (user, environment, capabilities...), which an exec runs as; absent if its spec is unreadable. */
+  process: OciProcess | undefined;
 }
 
 /** Raised for a container or pod that does not exist or cannot take a stream now. */
@@ -65,6 +70,7 @@ export async function containerTarget(containers: ContainerSource, id: string): 
     runtimePath: runtime.path,
     runtimeRoot: runtime.root,
     runtimeFlags: runtime.globalFlags,
+    process: (await containers.runtimeSpec(fullId))?.process,
   };
 }
 
