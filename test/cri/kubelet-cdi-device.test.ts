@@ -4,10 +4,10 @@
 // two devices whose specs set one variable each to its own value; two pods ask for one each.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDevicePlugin } from '../support/device-plugin.ts';
+import { DEVICE_PLUGIN_DIR, startDevicePlugin } from '../support/device-plugin.ts';
 import { containerStatus, type KubePod } from '../support/kube-types.ts';
 import { container, pod } from '../support/kube-manifests.ts';
 import { execIn } from '../support/kube-host-reads.ts';
@@ -39,9 +39,28 @@ test('kubelet 1.36: a device plugin allocates example.com/gpu as CDI devices: tw
   const node = await startKubeletNode(t, { skiffdConfig: `[cdi]\nspec_dirs = [${JSON.stringify(specDir)}]\n` });
   if (!node) return;
   t.after(() => node.cleanup());
+  // Watching is not yet holding: a pod admitted before the kubelet has taken the plugin's device list is
+  // rejected for good ("no healthy devices present"). The kubelet checkpoints its healthy devices as it
+  // takes them, in the plugin directory (a file an earlier kubelet may have left: its time tells).
+  const checkpoint = join(DEVICE_PLUGIN_DIR, 'kubelet_internal_checkpoint');
+  const mtime = () => (existsSync(checkpoint) ? statSync(checkpoint).mtimeMs : 0);
+  const before = mtime();
   const plugin = await startDevicePlugin({ resourceName: 'example.com/gpu', devices: gpus, cdiName: (id) => `example.com/gpu=${id}` });
   t.after(() => plugin.stop());
   await until('the kubelet to watch the plugin', () => plugin.watched(), 60_000);
+  await until(
+    'the kubelet to hold the four devices as healthy',
+    () => {
+      if (mtime() <= before) return false;
+      try {
+        const data = (JSON.parse(readFileSync(checkpoint, 'utf8')) as { Data?: { RegisteredDevices?: Record<string, string[]> } }).Data;
+        return (data?.RegisteredDevices?.['example.com/gpu']?.length ?? 0) === gpus.length;
+      } catch {
+        return false; // caught between its write and its rename
+      }
+    },
+    60_000,
+  );
 
   const asking = { pair: 2, 'one-a': 1, 'one-b': 1 } as const;
   const names = Object.entries(asking).map(([short, n]) =>
