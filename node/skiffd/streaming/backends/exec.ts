@@ -9,7 +9,7 @@ import { constants as osConstants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecStreamRequest } from '../requests.ts';
 import type { RemoteCommandIO, TerminalSize } from '../remotecommand.ts';
-import type { ContainerTarget } from './targets.ts';
+import type { ExecTarget } from './targets.ts';
 import { execProcess, writeProcessFile } from '../../oci/exec-process.ts';
 import { killGroup } from '../../util/kill-group.ts';
 
@@ -33,7 +33,7 @@ function shellQuote(arg: string): string {
   return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
-export async function execInContainer(target: ContainerTarget, request: ExecStreamRequest, io: RemoteCommandIO): Promise<number> {
+export async function execInContainer(target: ExecTarget, request: ExecStreamRequest, io: RemoteCommandIO): Promise<number> {
   if (request.cmd.length === 0) throw new Error('exec: no command given');
   if (!target.process) throw new Error(`exec: container ${target.id.slice(0, 12)} has no readable config.json in its bundle`);
   const base = join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}`);

@@ -4,7 +4,7 @@ import type { StreamingBackend } from '../server.ts';
 import { attachToContainer } from './attach.ts';
 import { execInContainer } from './exec.ts';
 import { forwardIntoPod, type RelayCommands } from './port-forward.ts';
-import { runningContainer, type ContainerSource, type PodSource } from './targets.ts';
+import { execTarget, runningContainer, type ContainerSource, type PodSource } from './targets.ts';
 
 export interface BackendSources {
   containers: ContainerSource;
@@ -15,7 +15,7 @@ export interface BackendSources {
 export function makeStreamingBackend(sources: BackendSources): StreamingBackend {
   return {
     async exec(request, io) {
-      return execInContainer(await runningContainer(sources.containers, request.containerId), request, io);
+      return execInContainer(await execTarget(sources.containers, request.containerId), request, io);
     },
     async attach(request, io) {
       return attachToContainer(await runningContainer(sources.containers, request.containerId), request, io);

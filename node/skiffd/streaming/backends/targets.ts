@@ -35,7 +35,11 @@ export interface ContainerTarget {
   runtimeRoot: string;
   /** The runtime's global flags besides --root. */
   runtimeFlags: readonly string[];
-  /** The container's own process (user, environment, capabilities...), which an exec runs as; absent if its spec is unreadable. */
+}
+
+/** A running container with its own process (user, environment, capabilities...), which an exec runs as. */
+export interface ExecTarget extends ContainerTarget {
+  /** Absent when the container's config.json cannot be read. */
   process: OciProcess | undefined;
 }
 
@@ -70,7 +74,6 @@ export async function containerTarget(containers: ContainerSource, id: string): 
     runtimePath: runtime.path,
     runtimeRoot: runtime.root,
     runtimeFlags: runtime.globalFlags,
-    process: (await containers.runtimeSpec(fullId))?.process,
   };
 }
 
@@ -78,4 +81,10 @@ export async function runningContainer(containers: ContainerSource, id: string):
   const target = await containerTarget(containers, id);
   if (!target.running) throw new TargetError(`container ${target.id.slice(0, 12)} is not running`, 'not-running');
   return target;
+}
+
+/** Only an exec reads the container's spec; attach and the rest do not need it. */
+export async function execTarget(containers: ContainerSource, id: string): Promise<ExecTarget> {
+  const target = await runningContainer(containers, id);
+  return { ...target, process: (await containers.runtimeSpec(target.id))?.process };
 }
