@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { build } from '../../scripts/build-skiffd.mjs';
 import { startKubeletNode, KIT_IMAGES, type KubeletNode } from '../support/kubelet.ts';
 import { containerStatus, isReady, condition, type KubePod } from '../support/kube-types.ts';
-import { container, emptyDir, execProbe, httpProbe, pod } from '../support/kube-manifests.ts';
+import { container, emptyDir, execProbe, httpProbe, livenessUntilFile, pod } from '../support/kube-manifests.ts';
 import { cgroupValue, containerInfo, execIn, namespaceOf, processCgroup, runtimeId } from '../support/kube-host-reads.ts';
 import { defaultRouteAddress, freePort } from '../support/netns.ts';
 import { until } from '../support/wait.ts';
@@ -60,7 +60,7 @@ test('kubelet 1.36 runs its pods on skiffd', { timeout: 30 * 60_000 }, async (t)
   await t.test('liveness: a failing exec probe restarts the container; its first log stays', async () => {
     const live = await node.waitForPod(names.liveness, 'running', (p) => running(p, 'app') && p);
     assert.equal(containerStatus(live, 'app')?.restartCount, 0);
-    await execIn(node, live, 'app', ['rm', '/tmp/healthy']);
+    await execIn(node, live, 'app', ['touch', '/tmp/unhealthy']);
     const restarted = await node.waitForPod(names.liveness, 'restarted once and running', (p) => {
       const c = containerStatus(p, 'app');
       return c?.restartCount === 1 && c.state.running && p;
@@ -292,9 +292,7 @@ function writePods(node: KubeletNode, hostPort: number, mappedPort: number) {
     ),
     liveness: node.writePod(
       pod('liveness', {
-        containers: [
-          container('app', { script: 'touch /tmp/healthy; echo attempt; exec sleep 3600', extra: { livenessProbe: execProbe('cat /tmp/healthy') } }),
-        ],
+        containers: [container('app', { script: 'echo attempt; exec sleep 3600', extra: { livenessProbe: livenessUntilFile('/tmp/unhealthy') } })],
       }),
     ),
     crash: node.writePod(

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { build } from '../../scripts/build-skiffd.mjs';
 import { startKubeletNode, KIT_IMAGES } from '../support/kubelet.ts';
 import { containerStatus, isReady } from '../support/kube-types.ts';
-import { container, execProbe, httpProbe, pod } from '../support/kube-manifests.ts';
+import { container, httpProbe, livenessUntilFile, pod } from '../support/kube-manifests.ts';
 import { execIn, sandboxOf } from '../support/kube-host-reads.ts';
 import { until } from '../support/wait.ts';
 
@@ -27,13 +27,13 @@ test('kubelet 1.32 (version skew) on the single executable dist/skiffd: probes, 
     pod('sea', {
       containers: [
         container('web', { image: KIT_IMAGES.nginx, extra: { readinessProbe: httpProbe(80) } }),
-        container('app', { script: 'touch /tmp/healthy; echo attempt; exec sleep 3600', extra: { livenessProbe: execProbe('cat /tmp/healthy') } }),
+        container('app', { script: 'echo attempt; exec sleep 3600', extra: { livenessProbe: livenessUntilFile('/tmp/unhealthy') } }),
       ],
     }),
   );
   const ready = await node.waitForPod(name, 'Ready', isReady);
   assert.equal(containerStatus(ready, 'web')?.ready, true);
-  await execIn(node, ready, 'app', ['rm', '/tmp/healthy']);
+  await execIn(node, ready, 'app', ['touch', '/tmp/unhealthy']);
   const restarted = await node.waitForPod(
     name,
     'app restarted once and the pod Ready again',

@@ -45,6 +45,15 @@ export function execProbe(script: string, over: Json = {}): Json {
   return { exec: { command: ['sh', '-c', script] }, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 5, ...over };
 }
 
+/**
+ * An exec liveness probe that fails once `file` exists. A restarted container starts on a fresh writable
+ * layer without it, so the probe cannot fail before the container's own script has run; a slow exec on a
+ * loaded machine is given a minute rather than counted as a failure.
+ */
+export function livenessUntilFile(file: string): Json {
+  return execProbe(`test ! -e ${file}`, { timeoutSeconds: 60 });
+}
+
 /** HTTP GET probe; period 1 s. */
 export function httpProbe(port: number, path = '/', over: Json = {}): Json {
   return { httpGet: { path, port }, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 5, ...over };
