@@ -84,8 +84,9 @@ test('the kubelet on skiffd: node restarts, image pulls, log rotation, stats', {
             '-c',
             'head -c 262144 /dev/zero > /junk; i=0; while true; do i=$((i+1)); echo "tick $i"; j=0; while [ $j -lt 300 ]; do j=$((j+1)); done; sleep 1; done',
           ],
-          // An exec probe that must keep passing through every restart; it counts its runs on the host.
-          livenessProbe: { exec: { command: ['sh', '-c', 'echo x >> /probes/work'] }, periodSeconds: 1, failureThreshold: 1 },
+          // An exec probe that must keep passing through every restart; it counts its runs on the host. An
+          // exec slower than the probe's timeout counts as a failure, so a loaded machine gets a minute.
+          livenessProbe: { exec: { command: ['sh', '-c', 'echo x >> /probes/work'] }, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 60 },
           volumeMounts: [{ name: 'probes', mountPath: '/probes' }],
           resources: small,
         },
