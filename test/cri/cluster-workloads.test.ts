@@ -14,7 +14,7 @@ import { startCluster } from '../support/cluster.ts';
 import { runCommand } from '../support/commands.ts';
 import { KIT_IMAGES } from '../support/kubelet.ts';
 import { containerStatus, condition, isReady, type KubePod } from '../support/kube-types.ts';
-import { apiPod, container, execProbe, httpProbe } from '../support/kube-manifests.ts';
+import { apiPod, container, execProbe, httpProbe, livenessUntilFile } from '../support/kube-manifests.ts';
 import { deletionSnapshot, leftoversOf, type DeletionSnapshot } from '../support/kube-leftovers.ts';
 
 const NS = 'work';
@@ -136,7 +136,7 @@ test('skiffd as a node of a real cluster, driven through kubectl', { timeout: 20
       const p = await c.pod(NS, 'probes');
       if (!p || !running(p, 'live')) return undefined;
       const count = containerStatus(p, 'live')?.restartCount ?? 0;
-      const r = await c.kubectl(['exec', '-n', NS, 'probes', '-c', 'live', '--', 'rm', '/tmp/healthy']);
+      const r = await c.kubectl(['exec', '-n', NS, 'probes', '-c', 'live', '--', 'touch', '/tmp/unhealthy']);
       if (r.code === 0) return { count };
       if (/container not found/.test(r.stderr)) return undefined;
       throw new Error(`kubectl exec failed: ${r.stderr}`);
@@ -373,12 +373,7 @@ function manifests(hostDir: string): Json[] {
     podObject('probes', {
       containers: [
         container('ready', { script: 'exec sleep 3600', extra: { readinessProbe: execProbe('test -f /tmp/ready') } }),
-        container('live', {
-          script: 'touch /tmp/healthy; exec sleep 3600',
-          // A probe that cannot answer in time counts as failed: on a loaded machine a short timeout restarts
-          // the container before the test removes the file.
-          extra: { livenessProbe: execProbe('test -f /tmp/healthy', { initialDelaySeconds: 1, timeoutSeconds: 60 }) },
-        }),
+        container('live', { script: 'exec sleep 3600', extra: { livenessProbe: livenessUntilFile('/tmp/unhealthy') } }),
       ],
     }),
     podObject(
