@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { build } from '../../scripts/build-skiffd.mjs';
 import { KIT_IMAGES, startKubeletNode, type KubePod } from '../support/kubelet.ts';
 import { containerStatus, isReady } from '../support/kube-types.ts';
+import { execProbe } from '../support/kube-manifests.ts';
 import { buildImage, buildTar, busyboxBaseEntries, Pusher } from '../support/image-builder.ts';
 import { readRotatedLog, rotatedFiles } from '../support/rotated-logs.ts';
 import { until } from '../support/wait.ts';
@@ -84,9 +85,8 @@ test('the kubelet on skiffd: node restarts, image pulls, log rotation, stats', {
             '-c',
             'head -c 262144 /dev/zero > /junk; i=0; while true; do i=$((i+1)); echo "tick $i"; j=0; while [ $j -lt 300 ]; do j=$((j+1)); done; sleep 1; done',
           ],
-          // An exec probe that must keep passing through every restart; it counts its runs on the host. An
-          // exec slower than the probe's timeout counts as a failure, so a loaded machine gets a minute.
-          livenessProbe: { exec: { command: ['sh', '-c', 'echo x >> /probes/work'] }, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 60 },
+          // An exec probe that must keep passing through every restart; it counts its runs on the host.
+          livenessProbe: execProbe('echo x >> /probes/work'),
           volumeMounts: [{ name: 'probes', mountPath: '/probes' }],
           resources: small,
         },
