@@ -11,7 +11,7 @@ export interface RuntimeHandlerConfig {
   runtimePath: string;
   /** The runtime's --root (its own container state). */
   runtimeRoot: string;
-  /** How skiffd drives it: "oci", an OCI runtime CLI under conmon (runc, crun, runsc, kata-runtime...). */
+  /** How skiffd drives it: "oci", an OCI runtime CLI under conmon (runc, crun; runsc has one too, but not Kata 2+, a shim only). */
   runtimeType: 'oci';
 }
 
