@@ -13,7 +13,8 @@ import { appendFileSync, type Dirent, existsSync, mkdtempSync, readdirSync, read
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CgroupDriver, ContainerConfig, ContainerState, NamespaceMode } from '../../../proto/gen/runtime/v1/api.ts';
-import { describeFailures, judgeCritest, runCritest, startKitRegistry } from '../../support/cri-conformance.ts';
+import { runCommand } from '../../support/commands.ts';
+import { crictlBin, describeFailures, judgeCritest, runCritest, startKitRegistry } from '../../support/cri-conformance.ts';
 import { container, pod } from '../../support/kube-manifests.ts';
 import { containerInfo, runtimeId } from '../../support/kube-host-reads.ts';
 import { containerStatus, type KubePod } from '../../support/kube-types.ts';
@@ -24,6 +25,7 @@ import { startRuncContainers } from '../../support/runc-containers.ts';
 import { mismatches, probeBothWays, RECORDED_CONTAINERD_PROFILE, REFUSED_ONLY_BY_SECCOMP } from '../../support/seccomp-probe.ts';
 import { unavailable } from '../../support/prereq.ts';
 import { startSkiffd } from '../../support/skiffd.ts';
+import { scaled } from '../../support/time-scale.ts';
 import { until } from '../../support/wait.ts';
 
 const systemd = existsSync('/run/systemd/system');
@@ -243,6 +245,25 @@ test('critest 1.36 on the crun runtime handler: pods, containers, exec and attac
   assert.deepEqual(list('crun'), [containerId]);
   assert.deepEqual(list('runc'), []);
   assert.equal((await d.runtime.execSync({ containerId, cmd: ['echo', 'under crun'], timeout: 60n })).stdout.toString(), 'under crun\n');
+  // A streaming exec (crictl asks for the URL and speaks the stream) takes the container's identity too:
+  // crun 1.8 starts an exec as root unless skiffd hands it the container's user and groups.
+  const { containerId: userId } = await d.runtime.createContainer({
+    podSandboxId,
+    sandboxConfig,
+    config: {
+      metadata: { name: 'user' },
+      image: { image },
+      command: ['sleep', '3600'],
+      linux: { securityContext: { runAsUser: { value: 1234n }, runAsGroup: { value: 2345n }, supplementalGroups: [3456n] } },
+    },
+  });
+  await d.runtime.startContainer({ containerId: userId });
+  const crictl = await runCommand(crictlBin, ['--runtime-endpoint', `unix://${d.socket}`, 'exec', userId, 'id'], { timeoutMs: scaled(60_000) });
+  assert.equal(crictl.code, 0, `crictl exec: ${crictl.stderr}`);
+  const ids = crictl.stdout.match(/^uid=(\d+)\S* gid=(\d+)\S* groups=(\S+)$/m);
+  assert.ok(ids, `id printed ${JSON.stringify(crictl.stdout)}`);
+  const groups = [...new Set(ids[3].split(',').map((g) => Number.parseInt(g, 10)))].sort((a, b) => a - b);
+  assert.deepEqual({ uid: Number(ids[1]), gid: Number(ids[2]), groups }, { uid: 1234, gid: 2345, groups: [2345, 3456] }, crictl.stdout);
   await d.runtime.stopPodSandbox({ podSandboxId });
   await d.runtime.removePodSandbox({ podSandboxId });
 });
