@@ -4,18 +4,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 const root = join(import.meta.dirname, '..', '..');
+/** Circles made on purpose, for the check to find. */
+const FIXTURES = join('test', 'fixtures', 'import-circle');
 const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
   peerDependencies?: Record<string, string>;
 };
 
-function sourcesUnder(dir: string): string[] {
+/** Module files under `dir` (`.ts`, `.mts`, `.mjs`, `.js`), outside node_modules. */
+function sourcesUnder(dir: string, extensions = ['.ts']): string[] {
   return readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.ts'))
+    .filter((name) => extensions.some((ext) => name.endsWith(ext)) && !name.split(sep).includes('node_modules'))
     .map((name) => join(root, dir, name));
 }
 
@@ -24,12 +27,18 @@ function importsOf(file: string): string[] {
   return importsWithKind(file).map((i) => i.specifier);
 }
 
-/** Each import with whether it is `import type` (erased: nothing of the package is loaded). */
+/**
+ * Each import with whether it is type-only (erased: nothing of the package is loaded): `import ... from`,
+ * `export ... from` (`export *` and `export { .. }` included), a bare `import './x.ts'` run for its side
+ * effects, and `import('...')` with a literal (a dynamic import, or a type's `typeof import(...)`).
+ */
 function importsWithKind(file: string): { specifier: string; typeOnly: boolean }[] {
   const text = readFileSync(file, 'utf8');
   const found: { specifier: string; typeOnly: boolean }[] = [];
-  for (const match of text.matchAll(/(?:^|\n)\s*(import|export)\b(\s+type\b)?[^'"`;]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
-    found.push({ specifier: match[3] ?? match[4], typeOnly: match[2] !== undefined });
+  const statements =
+    /(?:^|\n)\s*(import|export)\b(\s+type\b)?[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*(?:'([^']+)'|"([^"]+)"|`([^`$]+)`)\s*[,)]/g;
+  for (const match of text.matchAll(statements)) {
+    found.push({ specifier: match[3] ?? match[4] ?? match[5] ?? match[6] ?? match[7], typeOnly: match[2] !== undefined });
   }
   return found;
 }
@@ -68,15 +77,28 @@ test('src/ and node/graphql import only runtime dependencies (an optional peer o
   assert.ok(packages > 0, 'the scan found package imports at all');
 });
 
-/** Circles of relative imports among the TypeScript files under `dirs`, each as its files in order. */
-function importCircles(dirs: string[]): string[][] {
-  const files = new Set(dirs.flatMap((d) => sourcesUnder(d)).filter((f) => !f.includes(`${join('proto', 'gen')}`)));
+/** Where a relative specifier from `file` lands among `files`: as written, or a `.js` name for its `.ts` source. */
+function resolveImport(file: string, specifier: string, files: Set<string>): string | undefined {
+  const target = resolve(dirname(file), specifier);
+  return [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts')].find((t) => files.has(t));
+}
+
+/**
+ * Circles of relative imports among the module files under `dirs` (every kind of import, type-only ones
+ * included), each as its files in order; what lies under `except` is left out.
+ */
+function importCircles(dirs: string[], except: string[] = []): string[][] {
+  const skipped = except.map((d) => join(root, d) + sep);
+  const files = new Set(
+    dirs
+      .flatMap((d) => sourcesUnder(d, ['.ts', '.mts', '.mjs', '.js']))
+      .filter((f) => !f.includes(`${join('proto', 'gen')}`) && !skipped.some((d) => f.startsWith(d))),
+  );
   const edges = new Map<string, string[]>();
   for (const file of files) {
     const targets = importsOf(file)
       .filter((s) => s.startsWith('.'))
-      .map((s) => resolve(dirname(file), s))
-      .filter((t) => files.has(t));
+      .flatMap((s) => resolveImport(file, s, files) ?? []);
     edges.set(file, targets);
   }
   const circles: string[][] = [];
@@ -96,8 +118,14 @@ function importCircles(dirs: string[]): string[][] {
   return circles;
 }
 
-test('no circle of imports in node/, src/, edge/ or bench/', () => {
-  assert.deepEqual(importCircles(['node', 'src', 'edge', 'bench', 'examples']), []);
-  // The check sees a circle when there is one.
-  assert.ok(importCircles(['test/fixtures/import-circle']).length === 1, 'the fixture circle (a.ts -> b.ts -> a.ts, type-only) is found');
+test('no circle of imports in node/, src/, edge/, bench/, examples/, test/ or scripts/', () => {
+  assert.deepEqual(importCircles(['node', 'src', 'edge', 'bench', 'examples', 'test', 'scripts'], [FIXTURES]), []);
+  // The check sees a circle when there is one, whatever kind of import closes it.
+  const found = importCircles([FIXTURES]).map((c) => c.map((f) => relative(FIXTURES, f)).sort());
+  assert.deepEqual(found.sort(), [
+    ['dynamic-a.mjs', 'dynamic-b.mjs'],
+    ['reexport-a.ts', 'reexport-b.ts'],
+    ['side-effect-a.ts', 'side-effect-b.ts'],
+    ['type-a.ts', 'type-b.ts'],
+  ]);
 });
