@@ -35,6 +35,57 @@ test('a kernel record names the container the OOM killer struck, under either dr
   assert.equal(oomKilledContainer(`;${killMessage(`/skiffd-${plain}`)}`), undefined, 'a record without a priority');
 });
 
+test("only the OOM killer's own summary counts: kernel records quoting text a container chose mark no container", () => {
+  const [victim, other] = Array.from({ length: 2 }, () => randomBytes(32).toString('hex'));
+  const memcg = (id: string) => `/kubepods/burstable/pod1/skiffd-${id}`;
+  // Priority 5 and 3 are facility 0 (the kernel) at levels notice and err.
+  const at = (priority: number, message: string) => `${priority},1234,56789,-;${message}\n`;
+  // An AppArmor denial quotes the path the container tried to open.
+  const denial = `audit: type=1400 audit(1700000000.123:45): apparmor="DENIED" operation="open" class="file" profile="skiffd-default" name="/tmp/oom-kill:x,task_memcg=${memcg(other)}" pid=4242 comm="sh" requested_mask="r" denied_mask="r" fsuid=0 ouid=0`;
+  assert.equal(oomKilledContainer(at(5, denial)), undefined, 'an AppArmor denial naming a kill-like path');
+  assert.equal(oomKilledContainer(at(5, `audit: name="/tmp/${killMessage(memcg(other))}"`)), undefined, 'a whole summary quoted inside another record');
+  assert.equal(oomKilledContainer(at(3, `sh[4242]: ${killMessage(memcg(other))}`)), undefined, 'a summary in the middle of a record');
+  assert.equal(oomKilledContainer(at(3, `${killMessage(memcg(other))} trailing`)), undefined, 'a summary with more after it');
+  assert.equal(oomKilledContainer(at(3, `oom-kill:task_memcg=${memcg(other)}`)), undefined, 'the words without the structure');
+  assert.equal(
+    oomKilledContainer(at(3, `oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,task_memcg=${memcg(other)},task=sh,pid=1,uid=0`)),
+    undefined,
+    'neither oom_memcg nor global_oom',
+  );
+  assert.equal(oomKilledContainer(at(3, `x\n ${killMessage(memcg(other))}`)), undefined, 'a summary in a continuation line');
+  // A container may name a cgroup below its own, task_memcg included: the victim's container, not the name, counts.
+  const named = `${memcg(victim)}/x,task_memcg=${memcg(other)}`;
+  assert.equal(oomKilledContainer(at(3, killMessage(named))), undefined, 'task_memcg said twice (a cgroup name carrying it) cannot be read with certainty');
+  assert.equal(oomKilledContainer(at(3, killMessage(`${memcg(victim)}/a,task=b,pid=1,uid=0`))), victim, 'a cgroup name carrying the tail');
+  const comm = (task: string) =>
+    `oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=${memcg(victim)},task_memcg=${memcg(victim)},task=${task},pid=4242,uid=0`;
+  assert.equal(oomKilledContainer(at(3, comm('a,task=b,pid=1'))), victim, 'a command name carrying the tail');
+  assert.equal(oomKilledContainer(at(3, comm('\\xe2\\x9c\\x93'))), victim, 'a command name the log escapes');
+  // The forms the kernel writes: a global OOM, several nodes, a kernel without cpusets.
+  assert.equal(
+    oomKilledContainer(
+      at(6, `oom-kill:constraint=CONSTRAINT_NONE,nodemask=0-1,3,cpuset=/,mems_allowed=0-1,3,global_oom,task_memcg=${memcg(victim)},task=dd,pid=7023,uid=0`),
+    ),
+    victim,
+  );
+  assert.equal(
+    oomKilledContainer(
+      at(6, `oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),oom_memcg=${memcg(victim)},task_memcg=${memcg(victim)},task=dd,pid=7023,uid=0`),
+    ),
+    victim,
+  );
+  assert.equal(
+    oomKilledContainer(
+      at(
+        6,
+        `oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=skiffd-${victim},mems_allowed=0,oom_memcg=/kubepods/burstable/pod1,task_memcg=${memcg(victim)},task=dd,pid=7023,uid=0`,
+      ),
+    ),
+    victim,
+    'a pod-level kill, the cpuset named after the container',
+  );
+});
+
 test('the kernel log: a record a process writes to /dev/kmsg, worded as a kill, marks no container', (t) => {
   if (!isRoot || !existsSync('/dev/kmsg')) return unavailable(t, 'writing the kernel log (/dev/kmsg) needs root');
   const kills = new OomKills();

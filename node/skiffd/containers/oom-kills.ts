@@ -14,20 +14,39 @@ const RECORD_MAX = 8192;
 /** Containers remembered at most: kills of removed containers are forgotten first. */
 const REMEMBERED = 4096;
 
+/** A node list as the kernel prints a nodemask (%*pbl: "0", "0-3,5"), or "(null)". */
+const NODES = String.raw`(?:\(null\)|[0-9,-]*)`;
+/**
+ * The OOM killer's one-line summary (mm/oom_kill.c, Linux 4.19 and later), the whole message:
+ * "oom-kill:constraint=C,nodemask=N[,cpuset=NAME,mems_allowed=N](,oom_memcg=PATH|,global_oom),
+ * task_memcg=PATH,task=COMM,pid=N,uid=N". Anchored at both ends, because other kernel records quote
+ * text a container chooses (an AppArmor denial quotes the path it refused). A cpuset name is the root's
+ * "/" or has no "/" at all. COMM is at most 15 bytes, each at most 4 characters once /dev/kmsg escapes
+ * it, so it cannot carry a container id; the shortest task_memcg that fits is taken, at worst the real
+ * path cut inside a name the victim's container chose below its own cgroup.
+ */
+const OOM_SUMMARY = new RegExp(
+  String.raw`^oom-kill:constraint=CONSTRAINT_[A-Z_]+,nodemask=${NODES}(?:,cpuset=(?:/|[^/]*),mems_allowed=${NODES})?(?:,oom_memcg=/.*|,global_oom),task_memcg=(/.*?),task=.{0,60},pid=\d+,uid=\d+$`,
+);
+
 /**
  * The container an OOM-kill record of the kernel log names as its victim's cgroup, if any. A record is
  * "PRIORITY,SEQUENCE,TIMESTAMP,FLAGS;MESSAGE" and continuation lines. Only the kernel's own records
  * count: PRIORITY is facility << 3 | level, and the kernel gives any record written to /dev/kmsg from
- * user space a facility other than 0 (LOG_KERN), so a process cannot forge a kill.
+ * user space a facility other than 0 (LOG_KERN), so a process cannot forge a kill there; and of the
+ * kernel's records only the OOM killer's summary, whose victim cgroup path a container cannot choose
+ * above its own cgroup.
  */
 export function oomKilledContainer(record: string): string | undefined {
   const priority = Number.parseInt(record, 10);
-  if (!Number.isInteger(priority) || priority >> 3 !== 0) return undefined;
-  const message = record.slice(record.indexOf(';') + 1);
-  const at = message.indexOf('task_memcg=');
-  if (at < 0 || !message.includes('oom-kill:')) return undefined;
-  const path = message.slice(at + 'task_memcg='.length).split(/[,\s]/, 1)[0];
-  return CONTAINER_CGROUP.exec(path)?.[1];
+  const semicolon = record.indexOf(';');
+  if (!Number.isInteger(priority) || priority >> 3 !== 0 || semicolon < 0) return undefined;
+  const message = record.slice(semicolon + 1).split('\n', 1)[0];
+  // A cgroup below a container's may be named by the container, ",task_memcg=..." included: a summary
+  // that says task_memcg more than once cannot be read with certainty.
+  if (message.indexOf(',task_memcg=') !== message.lastIndexOf(',task_memcg=')) return undefined;
+  const path = OOM_SUMMARY.exec(message)?.[1];
+  return path === undefined ? undefined : CONTAINER_CGROUP.exec(path)?.[1];
 }
 
 export class OomKills {
