@@ -8,7 +8,7 @@ import { readHostFacts } from './host.ts';
 import { CONTAINER_ID, type ContainerStore } from './store.ts';
 import { applyExit, destroy, ensureMounted, observeExit } from './teardown.ts';
 import { sweepIdmappedMounts } from './idmap-mounts.ts';
-import { removeTree } from '../util/remove-tree.ts';
+import { sweepDir } from '../util/remove-tree.ts';
 
 /** Loads every record, reconciles it with the runtime and conmon's exit files, starts watching exits. */
 export async function recoverContainers(store: ContainerStore): Promise<void> {
@@ -35,12 +35,15 @@ export async function recoverContainers(store: ContainerStore): Promise<void> {
     }
   });
   await Promise.all(workers);
-  // Files of containers removed before a crash: the trash, and exit files and sockets nobody owns.
-  await removeTree(store.trashDir);
-  await mkdir(store.trashDir, { recursive: true, mode: 0o700 });
+  // Files of containers removed before a crash: the trash, and exit files and sockets nobody owns. What
+  // will not go is left with a warning rather than failing every start.
+  const warn = (msg: string, fields: Record<string, unknown>) => store.log.warn(msg, fields);
+  await sweepDir(store.trashDir, warn, 0o700);
   for (const dir of [store.exitDir, store.socketDir]) {
     for (const name of await readdir(dir).catch(() => [] as string[])) {
-      if (CONTAINER_ID.test(name) && !store.has(name)) await rm(join(dir, name), { recursive: true, force: true });
+      if (!CONTAINER_ID.test(name) || store.has(name)) continue;
+      const path = join(dir, name);
+      await rm(path, { recursive: true, force: true }).catch((err) => warn('cannot delete leftovers; leaving them', { path, err: String(err) }));
     }
   }
 }

@@ -1,7 +1,7 @@
 // The image subsystem: pulls (with in-flight sharing per reference and per blob), the store of
 // records, blobs and unpacked layers, removal with garbage collection, and the queries the CRI
 // ImageService and the container runtime need.
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BlobStore } from './blob-store.ts';
 import { ImageError } from './errors.ts';
@@ -18,6 +18,7 @@ import { StoreLayout } from './store-layout.ts';
 import { Trash } from './trash.ts';
 import { mountpointOf } from './fs-usage.ts';
 import type { Logger } from '../logger.ts';
+import { sweepDir } from '../util/remove-tree.ts';
 
 export interface ImageManagerOptions {
   root: string;
@@ -84,11 +85,11 @@ export class ImageManager {
   /** Startup: drop leftovers of interrupted pulls, load records, drop records missing a layer. */
   private async recover(): Promise<void> {
     const { log } = this.opts;
-    await rm(this.layout.tmpDir, { recursive: true, force: true });
-    await mkdir(this.layout.tmpDir, { recursive: true });
-    await this.trash.empty();
-    await mkdir(this.layout.blobsDir, { recursive: true });
     const warn = (msg: string, fields?: Record<string, unknown>) => log.warn(msg, fields);
+    // What will not go is left with a warning rather than failing every start.
+    await sweepDir(this.layout.tmpDir, warn);
+    await this.trash.empty(warn);
+    await mkdir(this.layout.blobsDir, { recursive: true });
     await this.layers.load(warn);
     await this.records.load(warn);
     for (const record of this.records.all()) {

@@ -18,7 +18,8 @@ export class ImageStore {
     for (const name of await readdir(this.layout.recordsDir)) {
       const path = join(this.layout.recordsDir, name);
       if (name.startsWith(TEMP_PREFIX)) {
-        await rm(path, { force: true });
+        // A temp file that will not go is left: it must not keep the daemon from starting.
+        await rm(path, { force: true }).catch((err) => warn('cannot delete leftovers; leaving them', { path, err: String(err) }));
         continue;
       }
       const record = await readJson<ImageRecord>(path).catch((err) => {

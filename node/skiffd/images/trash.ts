@@ -5,16 +5,16 @@
 import { mkdir, readdir, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { sweepDir } from '../util/remove-tree.ts';
 
 export class Trash {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(readonly dir: string) {}
 
-  /** Startup: deletes the leftovers of deletes a crash cut short. */
-  async empty(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true });
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+  /** Startup: deletes the leftovers of deletes a crash cut short; one that will not go is left, with a warning. */
+  async empty(warn: (msg: string, fields: Record<string, unknown>) => void = () => {}): Promise<void> {
+    await sweepDir(this.dir, warn, 0o700);
   }
 
   /** Moves `path` (file or directory) into the trash and deletes it in the background; absent is fine. */

@@ -3,7 +3,7 @@
 // (EROFS), into a bind of an image layer it deletes the layer every container shares. So every mount
 // below is taken off first, found in the kernel's mount table rather than in any record, and nothing is
 // deleted while one remains.
-import { realpath, rm } from 'node:fs/promises';
+import { mkdir, readdir, realpath, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { unmountAllUnder } from './mount-table.ts';
 
@@ -29,4 +29,24 @@ export async function removeTree(dir: string): Promise<void> {
   if (!real) return;
   await unmountAllUnder(real);
   await rm(real, { recursive: true, force: true });
+}
+
+/**
+ * Start-up sweep: deletes each entry of `dir` (made with `mode` if missing) as removeTree does. An
+ * entry that will not go (a mount that stays, an immutable file) is left and reported to `warn` with
+ * why: what a crash left behind must never keep the daemon from starting, as a throw would at every start.
+ */
+export async function sweepDir(dir: string, warn: (msg: string, fields: Record<string, unknown>) => void, mode?: number): Promise<void> {
+  await mkdir(dir, { recursive: true, mode });
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    warn('cannot list leftovers to delete; leaving them', { dir, err: String(err) });
+    return;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    await removeTree(path).catch((err) => warn('cannot delete leftovers; leaving them', { path, err: String(err) }));
+  }
 }
