@@ -232,6 +232,7 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
   const defaultRuntime = (get('runtime.default_runtime') as string | undefined) ?? 'runc';
   const handlers = parseRuntimeHandlers(doc.runtimes, {
     state,
+    socketPath: socketPathOf(listen),
     defaultRuntime,
     legacy: { runtimePath: get('runtime.runtime_path') as string | undefined, runtimeRoot: get('runtime.runtime_root') as string | undefined },
     fail: (message) => {

@@ -2,7 +2,8 @@
 // by name (Kubernetes' RuntimeClass `handler`), and `[runtime] default_runtime`, the one that runs a pod
 // that names none. `[runtime] runtime_path` and `runtime_root` remain a shorthand for the default
 // handler's binary and root when it has no table of its own.
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { STATE_ENTRIES } from './state-dir.ts';
 
 /** One handler: the OCI runtime a pod with this runtime_handler runs under. */
 export interface RuntimeHandlerConfig {
@@ -39,7 +40,14 @@ function isTable(value: unknown): value is Record<string, unknown> {
  */
 export function parseRuntimeHandlers(
   value: unknown,
-  o: { state: string; defaultRuntime: string; legacy: { runtimePath?: string; runtimeRoot?: string }; fail: Fail },
+  o: {
+    state: string;
+    /** skiffd's socket, when it lies where a runtime root could land on it. */
+    socketPath?: string;
+    defaultRuntime: string;
+    legacy: { runtimePath?: string; runtimeRoot?: string };
+    fail: Fail;
+  },
 ): Record<string, RuntimeHandlerConfig> {
   const fail: Fail = o.fail;
   const handlers: Record<string, RuntimeHandlerConfig> = {};
@@ -79,14 +87,65 @@ export function parseRuntimeHandlers(
       runtimeType: 'oci',
     };
   }
-  // Two handlers on one --root would each see the other's containers as their own.
-  const byRoot = new Map<string, string>();
-  for (const h of Object.values(handlers)) {
-    const other = byRoot.get(h.runtimeRoot);
-    if (other) fail(`runtimes "${other}" and "${h.name}" share the runtime root ${h.runtimeRoot}; give each its own runtime_root`);
-    byRoot.set(h.runtimeRoot, h.name);
-  }
+  // The default handler made from the shorthand takes its root from [runtime] runtime_root.
+  const rootKey = (name: string) => (own || name !== o.defaultRuntime ? `[runtimes.${name}] runtime_root` : '[runtime] runtime_root');
+  checkRuntimeRoots(Object.values(handlers), { state: o.state, socketPath: o.socketPath, rootKey, fail });
   return handlers;
+}
+
+/** Where a runtime keeps its exec files: beside its --root (as oci/runc.ts names it). */
+export const execDirOf = (runtimeRoot: string) => `${runtimeRoot}-exec`;
+
+/** Whether `inner` is `outer` or lies below it. */
+const within = (inner: string, outer: string) => {
+  const rel = relative(outer, inner);
+  return rel === '' || (rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel));
+};
+
+/**
+ * Refuses runtime roots that overlap skiffd's own state or another handler's root or exec directory: a
+ * runtime takes whatever is in its root for its containers, and the exec helper empties its directory at
+ * start. A default root is <state>/NAME, so a handler named after one of skiffd's entries (pods, exits...)
+ * or after another's exec directory (foo-exec for foo) would collide. The defaults themselves stay (runc's
+ * containers are in <state>/runc, and moving them would lose running containers on an upgrade).
+ */
+function checkRuntimeRoots(handlers: RuntimeHandlerConfig[], o: { state: string; socketPath?: string; rootKey: (name: string) => string; fail: Fail }): void {
+  const fix = (h: RuntimeHandlerConfig) => `give it a runtime root of its own (${o.rootKey(h.name)} = "/SOME/DIR")`;
+  const own = [
+    ...Object.values(STATE_ENTRIES).map((name) => ({ path: join(o.state, name), what: 'state entry' })),
+    ...(o.socketPath ? [{ path: o.socketPath, what: 'socket' }] : []),
+  ];
+  for (const h of handlers) {
+    const dirs = [
+      { path: h.runtimeRoot, what: 'runtime root' },
+      { path: execDirOf(h.runtimeRoot), what: 'exec directory (beside its runtime root)' },
+    ];
+    for (const d of dirs) {
+      if (within(o.state, d.path)) o.fail(`runtime handler "${h.name}": its ${d.what} ${d.path} holds skiffd's state directory ${o.state}; ${fix(h)}`);
+      const taken = own.find((p) => within(d.path, p.path) || within(p.path, d.path));
+      if (taken) o.fail(`runtime handler "${h.name}": its ${d.what} ${d.path} collides with skiffd's own ${taken.what} ${taken.path}; ${fix(h)}`);
+    }
+  }
+  for (const [i, h] of handlers.entries()) {
+    for (const g of handlers.slice(i + 1)) {
+      // Two handlers on one --root would each see the other's containers as their own.
+      if (h.runtimeRoot === g.runtimeRoot)
+        o.fail(`runtimes "${h.name}" and "${g.name}" share the runtime root ${h.runtimeRoot}; give each its own runtime_root`);
+      for (const [a, b] of [
+        [h, g],
+        [g, h],
+      ]) {
+        const mine = a.runtimeRoot;
+        for (const theirs of [
+          { path: b.runtimeRoot, what: `the runtime root of "${b.name}"` },
+          { path: execDirOf(b.runtimeRoot), what: `the exec directory of "${b.name}" (beside its runtime root)` },
+        ]) {
+          if (within(mine, theirs.path) || within(theirs.path, mine))
+            o.fail(`runtime handler "${a.name}": its runtime root ${mine} collides with ${theirs.what}, ${theirs.path}; ${fix(a)}`);
+        }
+      }
+    }
+  }
 }
 
 /** Whether `name` is a valid handler name (for messages about requests). */

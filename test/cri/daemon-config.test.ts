@@ -2,11 +2,12 @@
 // kind of mistake answered with a message that names the key or flag to fix (exit code 2).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, KEYS, loadConfig, parseConfig } from '../../node/skiffd/config.ts';
 import { parseCli } from '../../node/skiffd/cli.ts';
+import { STATE_ENTRIES } from '../../node/skiffd/state-dir.ts';
 import { runSkiffd, startSkiffd } from '../support/skiffd.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -119,6 +120,87 @@ test('runtime handlers: [runtimes.NAME] tables, the default one by [runtime] def
   const legacy = parseConfig('[runtime]\nruntime_path = "/opt/runc"\n[runtimes.crun]\n');
   assert.deepEqual(Object.keys(legacy.runtime.handlers).sort(), ['crun', 'runc']);
   assert.equal(legacy.runtime.handlers.runc.runtimePath, '/opt/runc');
+});
+
+test("a runtime root on skiffd's own state, or on another handler's root or exec directory, is refused", () => {
+  const refused = (toml: string) => configError(() => parseConfig(toml, { configFile: '/etc/x.toml', overrides: { state: '/st', listen: '/st/skiffd.sock' } }));
+  // A handler named after one of skiffd's own entries would take its default root, <state>/NAME, over.
+  for (const [toml, name, path] of [
+    ['[runtimes.pods]', 'pods', '/st/pods'],
+    ['[runtimes.exits]', 'exits', '/st/exits'],
+    ['[runtimes.attach]', 'attach', '/st/attach'],
+    ['[runtimes.idmap]', 'idmap', '/st/idmap'],
+  ]) {
+    assert.match(
+      refused(toml),
+      new RegExp(
+        `^config file /etc/x\\.toml: runtime handler "${name}": its runtime root ${path} collides with skiffd's own state entry ${path}; give it a runtime root of its own \\(\\[runtimes\\.${name}\\] runtime_root = "/SOME/DIR"\\)$`,
+      ),
+    );
+  }
+  // Every entry, as an explicit root or below one; the socket; the state directory's parent.
+  for (const entry of Object.values(STATE_ENTRIES)) {
+    assert.match(
+      refused(`[runtimes.x]\nruntime_root = "/st/${entry}"`),
+      new RegExp(`"x": its runtime root /st/${entry.replace('.', '\\.')} collides with skiffd's own state entry`),
+    );
+    assert.match(refused(`[runtimes.x]\nruntime_root = "/st/${entry}/x"`), /"x": its runtime root .* collides with skiffd's own state entry/);
+  }
+  assert.match(
+    refused('[runtimes.x]\nruntime_root = "/st/skiffd.sock"'),
+    /"x": its runtime root \/st\/skiffd\.sock collides with skiffd's own socket \/st\/skiffd\.sock/,
+  );
+  assert.match(refused('[runtimes.x]\nruntime_root = "/"'), /"x": its runtime root \/ holds skiffd's state directory \/st/);
+  // The default handler made from [runtime]'s shorthand is fixed there.
+  assert.match(refused('[runtime]\ndefault_runtime = "pods"'), /"pods": its runtime root \/st\/pods .*\(\[runtime\] runtime_root = "\/SOME\/DIR"\)$/);
+  // foo's exec directory is <root>-exec, where a handler named foo-exec would keep its containers.
+  for (const toml of ['[runtimes.foo]\n[runtimes.foo-exec]', '[runtimes.foo-exec]\n[runtimes.foo]']) {
+    assert.match(
+      refused(toml),
+      /runtime handler "foo-exec": its runtime root \/st\/foo-exec collides with the exec directory of "foo" \(beside its runtime root\), \/st\/foo-exec; give it a runtime root of its own \(\[runtimes\.foo-exec\] runtime_root = "\/SOME\/DIR"\)$/,
+    );
+  }
+  assert.match(
+    refused('[runtimes.x]\nruntime_root = "/st/runc/x"'),
+    /"x": its runtime root \/st\/runc\/x collides with the runtime root of "runc", \/st\/runc/,
+  );
+  assert.match(
+    refused('[runtimes.x]\nruntime_root = "/st/runc-exec/x"'),
+    /"x": its runtime root \/st\/runc-exec\/x collides with the exec directory of "runc"/,
+  );
+  // What does not collide stays as it was: runc in <state>/runc, a handler's root beside it or elsewhere.
+  const fine = parseConfig('[runtimes.runc]\n[runtimes.crun]\n[runtimes.runc-alt]\n[runtimes.gvisor]\nruntime_root = "/run/runsc"', {
+    overrides: { state: '/st' },
+  });
+  assert.deepEqual(
+    Object.values(fine.runtime.handlers).map((h) => h.runtimeRoot),
+    ['/st/runc', '/st/crun', '/st/runc-alt', '/run/runsc'],
+  );
+});
+
+test('every entry the daemon makes directly under its state directory is one a runtime root may not take', () => {
+  // A new `join(...state, 'NAME')` in a store is a new entry of skiffd's: it belongs in STATE_ENTRIES.
+  const dir = join(import.meta.dirname, '..', '..', 'node', 'skiffd');
+  const literals: string[] = [];
+  let joins = 0;
+  for (const name of readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((n) => n.endsWith('.ts'))) {
+    const text = readFileSync(join(dir, name), 'utf8');
+    for (const m of text.matchAll(/\bjoin\(\s*(?:[\w.]+\.)?state\s*,\s*([^,)]+)/g)) {
+      joins++;
+      const literal = m[1].trim().match(/^['"`]([^'"`]+)['"`]$/);
+      if (literal) literals.push(`${name}: ${literal[1]}`);
+      else
+        assert.match(m[1].trim(), /^(STATE_ENTRIES\.\w+|RUNTIME_CONFIG_FILE|name|o\.defaultRuntime)$/, `${name} joins ${m[1].trim()} onto the state directory`);
+    }
+  }
+  assert.ok(joins >= 6, `the scan found the stores' joins (${joins})`);
+  assert.deepEqual(
+    literals.filter((l) => !(Object.values(STATE_ENTRIES) as string[]).includes(l.split(': ')[1])),
+    [],
+    'entries not in STATE_ENTRIES',
+  );
+  // A runtime's exec directory sits beside its root, as runtime-handlers-config.ts assumes.
+  assert.match(readFileSync(join(dir, 'oci', 'runc.ts'), 'utf8'), /new ExecHelper\(`\$\{this\.root\}-exec`\)/);
 });
 
 test('mistakes in the file name the key and what it accepts', () => {

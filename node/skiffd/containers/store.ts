@@ -14,6 +14,7 @@ import { CpuRate } from '../cgroups/cpu-rate.ts';
 import { RuntimeHandlers } from '../oci/handlers.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
+import { STATE_ENTRIES } from '../state-dir.ts';
 import { readJson, replaceFile, writeJsonAtomic } from '../util/atomic-file.ts';
 import { nowNs } from '../util/clock.ts';
 import { KeyedLock } from '../util/keyed-lock.ts';
@@ -72,10 +73,10 @@ export class ContainerStore {
 
   constructor(readonly options: ContainerManagerOptions) {
     this.containersDir = join(options.root, 'containers');
-    this.exitDir = join(options.state, 'exits');
-    this.socketDir = join(options.state, 'attach');
+    this.exitDir = join(options.state, STATE_ENTRIES.exits);
+    this.socketDir = join(options.state, STATE_ENTRIES.attach);
     this.trashDir = join(options.root, 'containers-trash');
-    this.idmapDir = join(options.state, 'idmap');
+    this.idmapDir = join(options.state, STATE_ENTRIES.idmap);
     this.runtimes = options.runtime instanceof RuntimeHandlers ? options.runtime : RuntimeHandlers.single(options.runtime);
     this.pods = options.pods;
     this.images = options.images;

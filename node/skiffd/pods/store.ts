@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import type { Logger } from '../logger.ts';
 import type { Cni } from '../network/cni.ts';
+import { STATE_ENTRIES } from '../state-dir.ts';
 import { writeJsonAtomic } from '../util/atomic-file.ts';
 import { nowNs } from '../util/clock.ts';
 import { KeyedLock } from '../util/keyed-lock.ts';
@@ -41,7 +42,7 @@ export class PodStore {
     this.cni = options.cni;
     this.log = options.log;
     this.recordsDir = join(options.root, 'pods');
-    this.stateDir = join(options.state, 'pods');
+    this.stateDir = join(options.state, STATE_ENTRIES.pods);
     this.events.setMaxListeners(0);
   }
 

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../logger.ts';
+import { STATE_ENTRIES } from '../../state-dir.ts';
 import { writeFileAtomic } from '../../util/atomic-file.ts';
 import { DEFAULT_PROFILE_NAME, defaultProfile } from './default-profile.ts';
 import { appArmorHost, type AppArmorHost } from './host.ts';
@@ -37,7 +38,7 @@ export async function openAppArmor(
   }
   const text = defaultProfile(DEFAULT_PROFILE_NAME, host.mediates);
   const digest = createHash('sha256').update(text).digest('hex');
-  const note = join(state, 'apparmor-default.sha256');
+  const note = join(state, STATE_ENTRIES.apparmorDigest);
   let held = '';
   try {
     held = readFileSync(note, 'utf8').trim();

@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { ServerError, Status } from 'nice-grpc-common';
 import type { UpdateRuntimeConfigRequest, UpdateRuntimeConfigResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
+import { STATE_ENTRIES } from '../../state-dir.ts';
 import { writeJsonAtomic } from '../../util/atomic-file.ts';
 
-export const RUNTIME_CONFIG_FILE = 'runtime-config.json';
+export const RUNTIME_CONFIG_FILE = STATE_ENTRIES.runtimeConfig;
 
 /** A pod CIDR as the kubelet sends it: one CIDR, or an IPv4 and an IPv6 one separated by a comma. */
 export function validPodCidr(value: string): boolean {
