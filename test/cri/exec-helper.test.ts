@@ -1,13 +1,16 @@
 // The exec helper runs ExecSync's `runc exec` without forking the daemon. It must behave like a spawn
 // of its own: arguments unchanged, stdout and stderr apart, the exit status (128 + signal for a
 // signal), output cut at the limit, many commands at once each with its own output, the command's pid
-// reported (a timeout kills by it), and calls in flight fail, not hang, when the helper dies.
+// reported (a timeout kills by it), and calls in flight fail, not hang, when the helper dies. Its
+// directory holds every exec's files, so it must be root's alone: checked, and emptied at start-up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ExecHelper } from '../../node/skiffd/oci/exec-helper.ts';
+import { CliOciRuntime } from '../../node/skiffd/oci/runc.ts';
+import { needs } from '../support/prereq.ts';
 import { until } from '../support/wait.ts';
 
 function helper(t: { after(fn: () => void): void }): { h: ExecHelper; dir: string } {
@@ -94,4 +97,72 @@ test('exec helper: a call in flight fails when the helper goes, and the next cal
   await assert.rejects(pending, /exec helper/);
   const again = await h.run('echo', ['back'], 100, () => {});
   assert.equal(again.stdout.toString(), 'back\n');
+});
+
+test('exec helper: a directory someone else could write into is refused, naming it; one group or others may use is made 0700', async (t) => {
+  if (!needs(t, { root: true })) return;
+  const base = mkdtempSync(join(tmpdir(), 'exec-helper-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const helperOn = (dir: string) => {
+    const h = new ExecHelper(dir);
+    t.after(() => h.close());
+    return h;
+  };
+
+  const foreign = join(base, 'foreign');
+  mkdirSync(foreign, { mode: 0o700 });
+  chownSync(foreign, 65534, 65534);
+  writeFileSync(join(base, 'keep'), '');
+  const refused = (dir: string, why: RegExp) => {
+    const h = helperOn(dir);
+    assert.throws(
+      () => h.file('pid'),
+      (err: Error) => err.message.includes(dir) && why.test(err.message),
+    );
+    // The check runs again on the next call: it never becomes usable by being asked twice.
+    assert.throws(() => h.file('pid'), why);
+  };
+  refused(foreign, /owned by uid 65534/);
+
+  const target = join(base, 'target');
+  mkdirSync(target, { mode: 0o700 });
+  symlinkSync(target, join(base, 'link'));
+  refused(join(base, 'link'), /symbolic link/);
+
+  const open = join(base, 'open');
+  mkdirSync(open);
+  chmodSync(open, 0o777);
+  refused(join(open, 'io'), /others can write/);
+  chmodSync(open, 0o1777); // the sticky bit, as on /tmp: nobody renames what is not theirs
+  const underSticky = helperOn(join(open, 'io'));
+  assert.ok(underSticky.file('pid').startsWith(join(open, 'io')));
+
+  const loose = join(base, 'loose');
+  mkdirSync(loose);
+  chmodSync(loose, 0o755);
+  const h = helperOn(loose);
+  const file = h.file('pid');
+  assert.equal(dirname(file), loose);
+  assert.equal(statSync(loose).mode & 0o777, 0o700, 'an existing directory is made 0700 (mkdir leaves its mode alone)');
+});
+
+test('exec helper: the runtime sweeps its exec directory when it is made, and a directory not its own fails each exec, not the daemon', async (t) => {
+  if (!needs(t, { root: true })) return;
+  const base = mkdtempSync(join(tmpdir(), 'exec-helper-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const good = join(base, 'good');
+  mkdirSync(`${good}-exec`, { mode: 0o755 });
+  writeFileSync(join(`${good}-exec`, '4242-f1.process.json'), '{"env":["TOKEN=secret"]}');
+  const runtime = new CliOciRuntime({ path: '/bin/false', root: good });
+  t.after(() => runtime.close());
+  assert.deepEqual(readdirSync(`${good}-exec`), [], 'what a crash left is gone at start-up, before any exec');
+  assert.equal(statSync(`${good}-exec`).mode & 0o777, 0o700);
+
+  const bad = join(base, 'bad');
+  mkdirSync(`${bad}-exec`, { mode: 0o700 });
+  chownSync(`${bad}-exec`, 65534, 65534);
+  const broken = new CliOciRuntime({ path: '/bin/false', root: bad });
+  t.after(() => broken.close());
+  assert.throws(() => broken.execFile('pid'), new RegExp(`${bad}-exec is owned by uid 65534`));
+  await assert.rejects(broken.execSync('c1', { process: { args: ['true'], env: [], cwd: '/', user: { uid: 0, gid: 0 } } }), /owned by uid 65534/);
 });

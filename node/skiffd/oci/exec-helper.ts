@@ -10,10 +10,27 @@
 // private directory on the state dir; the call reads at most its cap of each, then removes them (a
 // command's output is on disk in full until then). Arguments holding a newline cannot be sent: the
 // caller spawns those directly.
+//
+// The same directory holds every exec's runtime files (process file, pid file, log), ExecSync's and the
+// streaming server's: only root can write there, so nobody can plant a pid for a teardown to signal.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, openSync, readdirSync, readSync, closeSync, fstatSync, rmSync, unlink } from 'node:fs';
-import { join } from 'node:path';
+import {
+  constants,
+  fchmodSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  closeSync,
+  fstatSync,
+  lstatSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  unlink,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
 import { killGroup } from '../util/kill-group.ts';
 
 const SCRIPT = [
@@ -52,7 +69,10 @@ export class ExecHelper {
 
   constructor(private readonly dir: string) {}
 
-  /** A fresh path in the helper's directory (e.g. for a pid file); the directory exists once this returns. */
+  /**
+   * A fresh path in the helper's directory (e.g. for a pid file); the directory exists once this
+   * returns. Throws, naming the directory, when it is not this user's alone.
+   */
   file(suffix: string): string {
     this.makeDir();
     return join(this.dir, `${process.pid}-f${++this.seq}.${suffix}`);
@@ -84,13 +104,22 @@ export class ExecHelper {
     this.failAll(new Error('exec helper closed'));
   }
 
+  /**
+   * Makes, checks and empties the directory now: at daemon start, so what a crash left (process files
+   * hold the container's environment) goes at once rather than at the first exec.
+   */
+  prepare(): void {
+    this.makeDir();
+  }
+
   private dirMade = false;
   private makeDir(): void {
     if (this.dirMade) return;
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    checkPrivateDir(this.dir);
     // What a daemon that died mid-exec left (the directory is this runtime root's alone).
     // Synchronously: a new file may take an old name (a reused pid) right after.
-    for (const name of readdirSync(this.dir)) rmSync(join(this.dir, name), { force: true });
+    for (const name of readdirSync(this.dir)) rmSync(join(this.dir, name), { recursive: true, force: true });
     this.dirMade = true;
   }
 
@@ -153,6 +182,44 @@ export class ExecHelper {
     const jobs = [...this.jobs.values()];
     this.jobs.clear();
     for (const job of jobs) job.reject(err);
+  }
+}
+
+/**
+ * Refuses a directory for exec files that someone else could write into: a symbolic link or not a
+ * directory, owned by another user, or under a directory others can write (and rename it in) without
+ * the sticky bit. A directory of ours that group or others can read or enter is made 0700.
+ * mkdirSync's mode does nothing to a directory that already exists.
+ */
+export function checkPrivateDir(dir: string): void {
+  const euid = process.geteuid?.() ?? 0;
+  let fd: number;
+  try {
+    // O_NOFOLLOW: the checks and the chmod apply to the directory itself, never to a link's target.
+    fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const link = lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink();
+    const why = link || code === 'ELOOP' ? 'is a symbolic link' : code === 'ENOTDIR' ? 'is not a directory' : `cannot be opened (${code})`;
+    throw new Error(`the exec file directory ${dir} ${why}: remove it, and skiffd makes it again`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.uid !== euid) throw new Error(`the exec file directory ${dir} is owned by uid ${st.uid}, not ${euid}: remove it, and skiffd makes it again`);
+    if ((st.mode & 0o077) !== 0) fchmodSync(fd, 0o700);
+  } finally {
+    closeSync(fd);
+  }
+  for (let parent = realpathSync(dirname(dir)); ; parent = dirname(parent)) {
+    const st = statSync(parent);
+    const sticky = (st.mode & 0o1000) !== 0;
+    if (st.uid !== 0 && st.uid !== euid)
+      throw new Error(`the exec file directory ${dir} is under ${parent}, owned by uid ${st.uid}: move the state directory elsewhere`);
+    if (!sticky && ((st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && st.gid !== 0)))
+      throw new Error(
+        `the exec file directory ${dir} is under ${parent}, which others can write (mode ${(st.mode & 0o7777).toString(8)}): chmod go-w ${parent}`,
+      );
+    if (parent === '/') break;
   }
 }
 

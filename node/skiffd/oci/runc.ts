@@ -5,6 +5,7 @@ import { constants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
 import { ExecHelper, removeQuietly } from './exec-helper.ts';
+import { plausibleExecPid } from './exec-pid.ts';
 import { writeProcessFile } from './exec-process.ts';
 import { runCommand } from '../util/command.ts';
 import { killGroup } from '../util/kill-group.ts';
@@ -66,6 +67,16 @@ export class CliOciRuntime implements OciRuntime {
     mkdirSync(this.root, { recursive: true, mode: 0o700 });
     // Beside the runtime's root, not in it: the runtime takes every directory there for a container.
     this.execHelper = new ExecHelper(`${this.root}-exec`);
+    try {
+      // At start-up, so the files of execs a crash cut short go now.
+      this.execHelper.prepare();
+    } catch {
+      /* a directory that is not ours: every exec fails with the reason, the daemon runs on */
+    }
+  }
+
+  execFile(suffix: string): string {
+    return this.execHelper.file(suffix);
   }
 
   close(): void {
@@ -210,7 +221,8 @@ function execDeadline(pidFile: string, timeoutMs: number | undefined, runtimePid
             await sleep(5);
             pid = await readPid(pidFile);
           }
-          if (pid && !closed) killGroup(pid);
+          // The file is in the runtime's private directory; still, never kill(-1) on a bad pid.
+          if (plausibleExecPid(pid) && !closed) killGroup(pid);
         })();
         timers.push(
           setTimeout(() => {

@@ -67,6 +67,11 @@ export interface OciRuntime {
   /** Dumps a running container's processes with CRIU into `imagePath`, leaving them running. */
   checkpoint(id: string, imagePath: string, workPath: string): Promise<void>;
   execSync(id: string, options: ExecSyncOptions): Promise<ExecSyncResult>;
+  /**
+   * A fresh path for a file of an exec the streaming server runs (process, pid, log), in the runtime's
+   * root-only directory beside its root. Throws when that directory is not root's alone.
+   */
+  execFile(suffix: string): string;
   /** What the runtime's own `features` command lists (asked once; again only if it could not run). */
   features(): Promise<OciFeatures>;
   /** Stops helper processes it keeps (running containers are not touched). */

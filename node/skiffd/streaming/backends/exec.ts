@@ -3,13 +3,12 @@
 // inside the container, and forwards SIGWINCH); util-linux `script` provides one. A resize sets the
 // size of script's pty with stty, and the kernel's SIGWINCH makes runc pass it into the container.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFile, readlink, rm } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
-import { constants as osConstants, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { constants as osConstants } from 'node:os';
 import type { ExecStreamRequest } from '../requests.ts';
 import type { RemoteCommandIO, TerminalSize } from '../remotecommand.ts';
 import type { ExecTarget } from './targets.ts';
+import { execPidSignallable } from '../../oci/exec-pid.ts';
 import { execProcess, writeProcessFile } from '../../oci/exec-process.ts';
 import { killGroup } from '../../util/kill-group.ts';
 
@@ -36,13 +35,21 @@ function shellQuote(arg: string): string {
 export async function execInContainer(target: ExecTarget, request: ExecStreamRequest, io: RemoteCommandIO): Promise<number> {
   if (request.cmd.length === 0) throw new Error('exec: no command given');
   if (!target.process) throw new Error(`exec: container ${target.id.slice(0, 12)} has no readable config.json in its bundle`);
-  const base = join(tmpdir(), `skiffd-exec-${randomBytes(8).toString('hex')}`);
-  const pidFile = `${base}.pid`;
-  const processFile = `${base}.process.json`;
-  await writeProcessFile(processFile, execProcess(target.process, request.cmd, request.tty));
+  // Every file in the runtime's root-only directory, under a fresh name: in a shared one anybody
+  // could plant the pid the teardown signals, forge the error text, or read the process file.
+  const pidFile = target.execFile('pid');
+  const processFile = target.execFile('process.json');
   // runc's own messages go to a log file, so the client's stderr carries only the command's, and a
-  // failure to start the command is told apart from the command's exit code.
-  const logFile = `${base}.log`;
+  // failure to start the command is told apart from the command's exit code. Made here, exclusively
+  // and private, for runc to append to.
+  const logFile = target.execFile('log');
+  try {
+    await writeProcessFile(processFile, execProcess(target.process, request.cmd, request.tty));
+    await writeFile(logFile, '', { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    await Promise.all([rm(processFile, { force: true }), rm(logFile, { force: true })]);
+    throw err;
+  }
   const runcArgs = [
     `--root=${target.runtimeRoot}`,
     ...target.runtimeFlags,
@@ -75,7 +82,7 @@ export async function execInContainer(target: ExecTarget, request: ExecStreamReq
     });
   }
 
-  const onAbort = () => void killExec(child, pidFile);
+  const onAbort = () => void killExec(child, pidFile, target.cgroupPath);
   io.signal.addEventListener('abort', onAbort, { once: true });
   if (io.signal.aborted) onAbort(); // the client left while we were starting
 
@@ -142,8 +149,9 @@ const PID_FILE_WAIT_MS = 10_000;
  * Kills the exec'd process group (runc setsid()s it) and runc itself. runc writes the pid file just
  * after the command started, and on a loaded node that can take a while: killing runc before then
  * would leave the command running with nobody to end it, so while runc lives, wait for the file.
+ * The pid is signalled only if it is a process of the container (execPidSignallable).
  */
-async function killExec(child: ChildProcess, pidFile: string): Promise<void> {
+async function killExec(child: ChildProcess, pidFile: string, cgroupPath: string): Promise<void> {
   const readPid = async () => Number.parseInt(await readFile(pidFile, 'utf8').catch(() => ''), 10) || 0;
   const deadline = Date.now() + PID_FILE_WAIT_MS;
   let pid = await readPid();
@@ -151,7 +159,7 @@ async function killExec(child: ChildProcess, pidFile: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
     pid = await readPid();
   }
-  if (pid > 0) killGroup(pid);
+  if (await execPidSignallable(pid, cgroupPath)) killGroup(pid);
   if (child.pid) killGroup(child.pid);
 }
 

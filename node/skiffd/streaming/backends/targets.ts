@@ -10,8 +10,17 @@ import type { PodSandboxRecord } from '../../pods/types.ts';
 export interface ContainerSource {
   readonly socketDir: string;
   /** The OCI runtime the container runs under (its pod's runtime handler). */
-  runtimeOf(record: { id: string; runtime: string }): { readonly path: string; readonly root: string; readonly globalFlags: readonly string[] };
-  status(id: string): Promise<{ record: { id: string; tty: boolean; stdin: boolean; stdinOnce: boolean; runtime: string }; state: ContainerState }>;
+  runtimeOf(record: { id: string; runtime: string }): {
+    readonly path: string;
+    readonly root: string;
+    readonly globalFlags: readonly string[];
+    /** A fresh path in the runtime's root-only directory for an exec's file. */
+    execFile(suffix: string): string;
+  };
+  status(id: string): Promise<{
+    record: { id: string; tty: boolean; stdin: boolean; stdinOnce: boolean; runtime: string; cgroupsPath: string };
+    state: ContainerState;
+  }>;
   paths(id: string): { bundle: string };
   /** The container's OCI spec (config.json), whose process an exec starts from. */
   runtimeSpec(id: string): Promise<{ process?: OciProcess } | undefined>;
@@ -41,6 +50,13 @@ export interface ContainerTarget {
 export interface ExecTarget extends ContainerTarget {
   /** Absent when the container's config.json cannot be read. */
   process: OciProcess | undefined;
+  /**
+   * A fresh path for one of the exec's files (process, pid, log), in the runtime's root-only directory:
+   * in a shared one anybody could plant a pid file for the teardown to signal.
+   */
+  execFile(suffix: string): string;
+  /** The container's cgroup as /proc/PID/cgroup shows it: a pid outside it is never signalled. */
+  cgroupPath: string;
 }
 
 /** Raised for a container or pod that does not exist or cannot take a stream now. */
@@ -55,6 +71,10 @@ export class TargetError extends Error {
 }
 
 export async function containerTarget(containers: ContainerSource, id: string): Promise<ContainerTarget> {
+  return (await resolveTarget(containers, id)).target;
+}
+
+async function resolveTarget(containers: ContainerSource, id: string) {
   let view;
   try {
     view = await containers.status(id);
@@ -63,7 +83,7 @@ export async function containerTarget(containers: ContainerSource, id: string): 
   }
   const fullId = view.record.id;
   const runtime = containers.runtimeOf(view.record);
-  return {
+  const target: ContainerTarget = {
     id: fullId,
     running: view.state === ContainerState.CONTAINER_RUNNING,
     tty: view.record.tty,
@@ -75,16 +95,26 @@ export async function containerTarget(containers: ContainerSource, id: string): 
     runtimeRoot: runtime.root,
     runtimeFlags: runtime.globalFlags,
   };
+  return { target, runtime, cgroupPath: view.record.cgroupsPath };
 }
 
-export async function runningContainer(containers: ContainerSource, id: string): Promise<ContainerTarget> {
-  const target = await containerTarget(containers, id);
+function mustRun(target: ContainerTarget): ContainerTarget {
   if (!target.running) throw new TargetError(`container ${target.id.slice(0, 12)} is not running`, 'not-running');
   return target;
 }
 
+export async function runningContainer(containers: ContainerSource, id: string): Promise<ContainerTarget> {
+  return mustRun(await containerTarget(containers, id));
+}
+
 /** Only an exec reads the container's spec; attach and the rest do not need it. */
 export async function execTarget(containers: ContainerSource, id: string): Promise<ExecTarget> {
-  const target = await runningContainer(containers, id);
-  return { ...target, process: (await containers.runtimeSpec(target.id))?.process };
+  const { target, runtime, cgroupPath } = await resolveTarget(containers, id);
+  mustRun(target);
+  return {
+    ...target,
+    process: (await containers.runtimeSpec(target.id))?.process,
+    execFile: (suffix) => runtime.execFile(suffix),
+    cgroupPath,
+  };
 }
