@@ -185,6 +185,7 @@ function hostEndpoint(
 ): Endpoint {
   const overridePath = settings.override_path;
   if (overridePath !== undefined && typeof overridePath !== 'boolean') fail(`${label}.override_path: expected true or false`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) && !/^https?:\/\//i.test(raw)) fail(`${label}: "${raw}" must use http:// or https://`);
   let url: URL;
   try {
     url = new URL(/^https?:\/\//i.test(raw) ? raw : `https://${raw}`);

@@ -196,7 +196,10 @@ export class RegistryClient {
     Object.assign(h, headers);
     if (state.authorization) h.Authorization = state.authorization;
     try {
-      const res = await request({ url: `${scheme}:${endpoint.base}${path}`, headers: h, insecure: endpoint.insecure, signal: this.signal });
+      // As containerd: a host other than the image's registry learns which registry is meant (`ns`), so
+      // one mirror (Spegel, a pull-through cache) can serve several registries.
+      const ns = endpoint.host !== this.registry ? `?ns=${encodeURIComponent(this.registry)}` : '';
+      const res = await request({ url: `${scheme}:${endpoint.base}${path}${ns}`, headers: h, insecure: endpoint.insecure, signal: this.signal });
       state.scheme = scheme;
       return res;
     } catch (err) {
