@@ -176,6 +176,8 @@ export async function startContainerdPeer(
   sandboxImage: string,
   mirrors: Record<string, string> = {},
   release: ContainerdRelease = '1.6',
+  /** containerd 2.1 only: read registry hosts from this certs.d directory as given, instead of writing one. */
+  options: { certsDir?: string } = {},
 ): Promise<Peer> {
   const bin = containerdBinary(release);
   if (!bin) throw new Error(`containerd ${release} is not available (${release === '1.6' ? CONTAINERD_INSTALL_HINT : CONTAINERD2_HINT})`);
@@ -192,8 +194,8 @@ export async function startContainerdPeer(
   const settings = { root, state, socket, runcRoot, cniConfDir: net.confDir, sandboxImage, registryHost, mirrors, systemdCgroup };
   if (release === '1.6') writeFileSync(configFile, configToml(settings));
   else {
-    const certsDir = join(dir, 'certs.d');
-    writeCertsDir(certsDir, { [registryHost]: `http://${registryHost}`, ...mirrors });
+    const certsDir = options.certsDir ?? join(dir, 'certs.d');
+    if (!options.certsDir) writeCertsDir(certsDir, { [registryHost]: `http://${registryHost}`, ...mirrors });
     writeFileSync(configFile, configTomlV3({ ...settings, certsDir }));
   }
 

@@ -25,7 +25,11 @@ export interface RegistryHostConfig {
   insecure?: boolean;
 }
 
+export const DEFAULT_REGISTRY_CONFIG_PATH = '/etc/skiffd/certs.d';
+
 export interface RegistryConfig {
+  /** containerd 2's hosts directory: `<configPath>/<host>/hosts.toml` decides that host's endpoints. */
+  configPath: string;
   /** Mirrors per registry host (`docker.io`, `registry.k8s.io`, `127.0.0.1:5000`), tried in order before the host itself. */
   mirrors: Record<string, { endpoints: string[] }>;
   configs: Record<string, RegistryHostConfig>;
@@ -131,7 +135,11 @@ export const KEYS: KeySpec[] = [
 ];
 
 const REGISTRY_HELP = [
-  ['registry.mirrors."HOST".endpoints', 'list of mirror URLs (http:// or https://) tried before HOST, in order'],
+  [
+    'registry.config_path',
+    `directory of per-registry HOST/hosts.toml files, as containerd 2 reads them (default ${DEFAULT_REGISTRY_CONFIG_PATH}; re-read when they change; a host's hosts.toml wins over registry.mirrors."HOST")`,
+  ],
+  ['registry.mirrors."HOST".endpoints', 'deprecated (use config_path): list of mirror URLs (http:// or https://) tried before HOST, in order'],
   ['registry.configs."HOST".insecure', 'true: skip TLS verification and allow plain HTTP for HOST'],
   ['registry.configs."HOST".username', 'basic-auth / token-flow user for HOST'],
   ['registry.configs."HOST".password', 'password for username'],
@@ -362,12 +370,19 @@ const HOST_CONFIG_KEYS: Record<string, 'string' | 'bool'> = {
 };
 
 function parseRegistry(value: unknown, where: string): RegistryConfig {
-  const out: RegistryConfig = { mirrors: {}, configs: {} };
+  const out: RegistryConfig = { configPath: DEFAULT_REGISTRY_CONFIG_PATH, mirrors: {}, configs: {} };
   if (value === undefined) return out;
   if (!isTable(value)) throw new ConfigError(`${where}: "registry" must be a table ([registry.mirrors."HOST"], [registry.configs."HOST"])`);
   for (const [section, hosts] of Object.entries(value)) {
+    if (section === 'config_path') {
+      if (typeof hosts !== 'string' || !isAbsolute(hosts)) {
+        throw new ConfigError(`${where}: registry.config_path: expected an absolute directory path, got ${describe(hosts)}`);
+      }
+      out.configPath = resolve(hosts);
+      continue;
+    }
     if (section !== 'mirrors' && section !== 'configs') {
-      throw new ConfigError(`${where}: unknown key "registry.${section}" (known: registry.mirrors."HOST", registry.configs."HOST")`);
+      throw new ConfigError(`${where}: unknown key "registry.${section}" (known: registry.config_path, registry.mirrors."HOST", registry.configs."HOST")`);
     }
     if (!isTable(hosts)) throw new ConfigError(`${where}: registry.${section} must be a table of hosts, e.g. [registry.${section}."docker.io"]`);
     for (const [host, settings] of Object.entries(hosts)) {

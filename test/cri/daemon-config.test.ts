@@ -40,7 +40,7 @@ test('defaults match the documented ones', () => {
   });
   assert.deepEqual(c.cni, { confDir: '/etc/cni/net.d', binDirs: ['/usr/lib/cni'] });
   assert.deepEqual(c.streaming, { address: '127.0.0.1', port: 0 });
-  assert.deepEqual(c.registry, { mirrors: {}, configs: {} });
+  assert.deepEqual(c.registry, { configPath: '/etc/skiffd/certs.d', mirrors: {}, configs: {} });
 });
 
 test('a full file parses into the typed config; flags override it', () => {
@@ -71,6 +71,8 @@ password = "secret"
 [registry.configs."tokens.example"]
 identity_token = "refresh"
 auth = "bWU6c2VjcmV0"
+[registry]
+config_path = "/etc/containerd/certs.d/"
 `;
   const c = parseConfig(toml);
   assert.equal(c.socketPath, '/tmp/x/skiffd.sock');
@@ -87,6 +89,7 @@ auth = "bWU6c2VjcmV0"
   assert.deepEqual(c.cni, { confDir: '/opt/cni/conf', binDirs: ['/opt/cni/bin', '/usr/lib/cni'] });
   assert.deepEqual(c.streaming, { address: '::1', port: 10010 });
   assert.deepEqual(c.registry, {
+    configPath: '/etc/containerd/certs.d',
     mirrors: { 'registry.k8s.io': { endpoints: ['http://127.0.0.1:5000', 'https://mirror.example'] }, 'docker.io': { endpoints: ['http://127.0.0.1:5001'] } },
     configs: {
       '127.0.0.1:5000': { insecure: true },
@@ -241,6 +244,7 @@ test('mistakes in the file name the key and what it accepts', () => {
     ['[registry.configs."h.example"]\npassword = "p"', /password is set without username/],
     ['[registry.configs."bad host!"]\ninsecure = true', /"bad host!" is not a registry host/],
     ['[registry.auths."x"]\ny = 1', /unknown key "registry\.auths"/],
+    ['[registry]\nconfig_path = "certs.d"', /registry\.config_path: expected an absolute directory path, got "certs\.d"/],
   ];
   for (const [toml, expected] of cases) {
     const message = configError(() => parseConfig(toml, { configFile: '/etc/x.toml' }));

@@ -73,6 +73,7 @@ test('image user: numeric is a uid, a name is a username, the group part is igno
 
 test('mirrors are tried in order before the registry; docker.io is served by registry-1.docker.io', () => {
   const settings = {
+    configPath: '',
     mirrors: { 'docker.io': { endpoints: ['http://127.0.0.1:5000', 'https://mirror.example/v2', 'mirror2.example:8443'] } },
     configs: { 'mirror2.example:8443': { insecure: true } },
   };

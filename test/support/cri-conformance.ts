@@ -42,6 +42,8 @@ export interface KitRegistry {
   port: number;
   /** skiffd TOML mirroring every registry critest names to this one. */
   mirrorsToml: string;
+  /** What docker-registry wrote so far: its access log (one line per request, with the User-Agent) and errors. */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -82,6 +84,7 @@ export async function startKitRegistry(port: number): Promise<KitRegistry> {
     url,
     port,
     mirrorsToml,
+    log: () => (existsSync(join(dir, 'registry.log')) ? readFileSync(join(dir, 'registry.log'), 'utf8') : ''),
     async stop() {
       await runCommand('sh', [script, 'stop', dir], { timeoutMs: 10_000 });
       rmSync(dir, { recursive: true, force: true });

@@ -115,12 +115,15 @@ function timeout<T>(ms: number, value: T): { promise: Promise<T>; cancel(): void
 }
 
 /**
- * The caller's TOML plus a private CNI config dir (unless it sets [cni] itself), so a test daemon
- * never reads or writes the host's /etc/cni/net.d.
+ * The caller's TOML plus a private CNI config dir (unless it sets [cni] itself) and a private registry
+ * hosts dir (unless it sets config_path), so a test daemon never reads the host's /etc/cni/net.d or
+ * /etc/skiffd/certs.d.
  */
 export function hermeticConfig(toml: string, dir: string): string {
-  if (/^\s*\[cni\]/m.test(toml) || /^\s*cni\./m.test(toml)) return toml;
-  return `${toml}\n[cni]\nconf_dir = ${JSON.stringify(join(dir, 'cni'))}\n`;
+  let out = toml;
+  if (!/^\s*config_path\s*=/m.test(out) && !/^\s*\[registry\]/m.test(out)) out += `\n[registry]\nconfig_path = ${JSON.stringify(join(dir, 'certs.d'))}\n`;
+  if (/^\s*\[cni\]/m.test(toml) || /^\s*cni\./m.test(toml)) return out;
+  return `${out}\n[cni]\nconf_dir = ${JSON.stringify(join(dir, 'cni'))}\n`;
 }
 
 /** Runs skiffd to completion (for --help, --version, bad config...), bounded. */

@@ -51,6 +51,8 @@ export class ImageManager {
   private readonly records: ImageStore;
   private readonly serial = new Serial();
   private readonly pulls = new Map<string, Promise<ImageRecord>>();
+  /** Registries whose `registry.mirrors` entry was reported as overridden by a hosts.toml. */
+  private readonly shadowWarned = new Set<string>();
   /** Blob digests and diff ids an in-progress pull or a running container holds on to. */
   private readonly leases = new Map<string, number>();
   private mountpoint: string | undefined;
@@ -202,7 +204,13 @@ export class ImageManager {
     const log = this.opts.log.child({ image: name });
     if (this.stopping.signal.aborted) throw new ImageError('unavailable', `cannot pull ${name}: the daemon is stopping`);
     const client = new RegistryClient(ref.registry, ref.repository, this.opts.registry, credentials, this.stopping.signal);
-    log.info('pulling image', { endpoints: client.endpoints.map((e) => e.host).join(',') });
+    if (client.shadowedMirrors && !this.shadowWarned.has(ref.registry)) {
+      this.shadowWarned.add(ref.registry);
+      log.warn(`registry.mirrors."${ref.registry}" is ignored: ${client.hosts?.file ?? client.hosts?.dir} decides this registry's endpoints`, {
+        registry: ref.registry,
+      });
+    }
+    log.info('pulling image', { endpoints: client.endpoints.map((e) => e.host).join(','), hostsFile: client.hosts?.file ?? client.hosts?.dir });
 
     const resolved = await resolveManifest(client, ref, name, log);
     const { manifest, manifestBlobs } = resolved;

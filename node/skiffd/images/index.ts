@@ -9,9 +9,15 @@ export { ImageError } from './errors.ts';
 export type { ImageRecord, ImageRunConfig } from './image-record.ts';
 
 export async function openImages(config: SkiffdConfig, log: Logger): Promise<ImageManager> {
-  return ImageManager.open({
-    root: config.root,
-    registry: config.registry,
-    log: log.child({ subsystem: 'images' }),
-  });
+  const images = log.child({ subsystem: 'images' });
+  const { mirrors, configs, configPath } = config.registry;
+  const oldTls = Object.entries(configs).filter(([, c]) => c.insecure !== undefined || (c as { tls?: unknown }).tls !== undefined);
+  if (Object.keys(mirrors).length > 0 || oldTls.length > 0) {
+    // Credentials in registry.configs have no hosts.toml equivalent; only mirrors and TLS settings moved.
+    images.warn(
+      `registry.mirrors and the TLS settings of registry.configs are deprecated: write ${configPath}/HOST/hosts.toml files instead (registry.config_path, as containerd 2 reads them)`,
+      { mirrors: Object.keys(mirrors).join(',') || undefined, tlsConfigs: oldTls.map(([h]) => h).join(',') || undefined },
+    );
+  }
+  return ImageManager.open({ root: config.root, registry: config.registry, log: images });
 }

@@ -3,7 +3,8 @@
 import { ImageError, isImageError } from './errors.ts';
 import { basicHeader, fetchBearerToken, parseChallenges } from './auth.ts';
 import { discard, readBody, request, type HttpResponse } from './http.ts';
-import { configuredCredentials, endpointsFor, type Credentials, type Endpoint, type RegistrySettings } from './registry-config.ts';
+import { registryEndpoints, type HostsDirEntry } from './hosts-dir.ts';
+import { configuredCredentials, endpointCan, type Credentials, type Endpoint, type RegistrySettings } from './registry-config.ts';
 import { MANIFEST_ACCEPT } from './media-types.ts';
 import { DOCKER_HUB, DOCKER_HUB_API_HOST } from './reference.ts';
 
@@ -27,6 +28,10 @@ export interface FetchedManifest {
 export class RegistryClient {
   private readonly states: EndpointState[];
   private primary: EndpointState | undefined;
+  /** The hosts.toml (or certificate directory) this registry's endpoints came from, if any. */
+  readonly hosts: HostsDirEntry | undefined;
+  /** `registry.mirrors` has this registry too, but its hosts.toml decides. */
+  readonly shadowedMirrors: boolean;
 
   constructor(
     readonly registry: string,
@@ -36,7 +41,10 @@ export class RegistryClient {
     /** Aborts every request of this client (daemon shutdown). */
     private readonly signal?: AbortSignal,
   ) {
-    this.states = endpointsFor(registry, settings).map((endpoint) => {
+    const found = registryEndpoints(registry, settings);
+    this.hosts = found.hosts;
+    this.shadowedMirrors = found.shadowedMirrors;
+    this.states = found.endpoints.map((endpoint) => {
       const isOwn = !endpoint.isMirror;
       // Credentials from the request belong to the image's registry; mirrors get their own config only.
       const creds = isOwn
@@ -53,9 +61,31 @@ export class RegistryClient {
     return this.states.map((s) => s.endpoint);
   }
 
+  /** The endpoints in the order to try, those without the capability left out; an error when none is left. */
+  private order(need: 'pull' | 'resolve', what: string): EndpointState[] {
+    const all = this.primary ? [this.primary, ...this.states.filter((s) => s !== this.primary)] : this.states;
+    // A tag needs an endpoint trusted to resolve it; content by digest can come from any puller.
+    const usable = all.filter((s) => endpointCan(s.endpoint, 'pull') && (need === 'pull' || endpointCan(s.endpoint, 'resolve')));
+    if (usable.length === 0) {
+      const source = this.hosts?.file ? ` (${this.hosts.file})` : '';
+      throw new ImageError(
+        'failed-precondition',
+        `${what}: no endpoint of ${this.registry}${source} has the "${need}" capability (endpoints: ${all.map((s) => `${s.endpoint.host} [${s.endpoint.capabilities?.join(',') ?? 'all'}]`).join(', ')})`,
+      );
+    }
+    return usable;
+  }
+
+  /** Whether an endpoint that may pull but not resolve comes before `state` in the configured order. */
+  private passesPullOnly(state: EndpointState): boolean {
+    const before = this.states.slice(0, this.states.indexOf(state));
+    return before.some((s) => endpointCan(s.endpoint, 'pull') && !endpointCan(s.endpoint, 'resolve'));
+  }
+
   /** Resolves a tag or digest to its manifest, trying each endpoint in order. */
   async getManifest(reference: string): Promise<FetchedManifest> {
-    const order = this.primary ? [this.primary, ...this.states.filter((s) => s !== this.primary)] : this.states;
+    const byDigest = reference.includes(':');
+    const order = this.order(byDigest ? 'pull' : 'resolve', `manifest ${this.registry}/${this.repository}:${reference}`);
     const failures: string[] = [];
     let last: unknown;
     for (const state of order) {
@@ -63,7 +93,8 @@ export class RegistryClient {
         const res = await this.send(state, `/${this.repository}/manifests/${reference}`, { Accept: MANIFEST_ACCEPT });
         if (res.status === 200) {
           const body = await readBody(res, 4 * 1024 * 1024);
-          this.primary ??= state;
+          // A pull-only mirror ahead of the endpoint that resolved the tag should still serve the content.
+          if (byDigest || !this.passesPullOnly(state)) this.primary ??= state;
           return {
             endpoint: state.endpoint,
             body,
@@ -86,13 +117,16 @@ export class RegistryClient {
 
   /** An open 200 response streaming the blob, from the endpoint that served the manifest first. */
   async openBlob(digest: string): Promise<HttpResponse> {
-    const order = this.primary ? [this.primary, ...this.states.filter((s) => s !== this.primary)] : this.states;
+    const order = this.order('pull', `blob ${digest} of ${this.registry}/${this.repository}`);
     const failures: string[] = [];
     let last: unknown;
     for (const state of order) {
       try {
         const res = await this.send(state, `/${this.repository}/blobs/${digest}`, {});
-        if (res.status === 200) return res;
+        if (res.status === 200) {
+          this.primary ??= state;
+          return res;
+        }
         const text = (await readBody(res, 64 * 1024).catch(() => Buffer.alloc(0))).toString('utf8');
         throw statusError(res.status, `blob ${digest}`, state.endpoint, text);
       } catch (err) {
@@ -156,10 +190,16 @@ export class RegistryClient {
   private async sendOnce(state: EndpointState, path: string, headers: Record<string, string>): Promise<HttpResponse> {
     const { endpoint } = state;
     const scheme = state.scheme ?? endpoint.scheme ?? 'https';
-    const h: Record<string, string> = { 'User-Agent': 'skiffd', ...headers };
+    const h: Record<string, string> = { 'User-Agent': 'skiffd' };
+    // hosts.toml headers; several values of one name travel as one comma-separated field.
+    for (const [name, values] of Object.entries(endpoint.headers ?? {})) h[name] = values.join(', ');
+    Object.assign(h, headers);
     if (state.authorization) h.Authorization = state.authorization;
     try {
-      const res = await request({ url: `${scheme}:${endpoint.base}${path}`, headers: h, insecure: endpoint.insecure, signal: this.signal });
+      // As containerd: a host other than the image's registry learns which registry is meant (`ns`), so
+      // one mirror (Spegel, a pull-through cache) can serve several registries.
+      const ns = endpoint.host !== this.registry ? `?ns=${encodeURIComponent(this.registry)}` : '';
+      const res = await request({ url: `${scheme}:${endpoint.base}${path}${ns}`, headers: h, insecure: endpoint.insecure, signal: this.signal });
       state.scheme = scheme;
       return res;
     } catch (err) {

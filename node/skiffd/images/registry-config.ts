@@ -16,6 +16,28 @@ export interface Endpoint {
   scheme?: 'http' | 'https';
   insecure: boolean;
   isMirror: boolean;
+  /** TLS settings for this endpoint (hosts.toml's ca/client/skip_verify, or the old configs."HOST".tls table). */
+  tls?: EndpointTls;
+  /** Extra headers sent on every request to this endpoint (hosts.toml `header`). */
+  headers?: Record<string, string[]>;
+  /** What the endpoint may be asked for (hosts.toml `capabilities`); undefined: everything. */
+  capabilities?: EndpointCapability[];
+  /** `base` is the API root as configured: no `/v2` was appended (hosts.toml `override_path`). */
+  overridePath?: boolean;
+}
+
+export interface EndpointTls {
+  caFiles?: string[];
+  clientCerts?: { certFile: string; keyFile?: string }[];
+  skipVerify?: boolean;
+}
+
+/** `resolve`: turn a tag into a manifest digest; `pull`: fetch by digest; `push`: upload (unused by a CRI runtime). */
+export type EndpointCapability = 'pull' | 'resolve' | 'push';
+
+/** Whether an endpoint may be asked for `what` (no capabilities listed: everything). */
+export function endpointCan(endpoint: Endpoint, what: EndpointCapability): boolean {
+  return endpoint.capabilities === undefined || endpoint.capabilities.includes(what);
 }
 
 /** Mirrors first, in the configured order, then the registry itself. */
