@@ -3,7 +3,8 @@
 import { ImageError, isImageError } from './errors.ts';
 import { basicHeader, fetchBearerToken, parseChallenges } from './auth.ts';
 import { discard, readBody, request, type HttpResponse } from './http.ts';
-import { configuredCredentials, endpointsFor, type Credentials, type Endpoint, type RegistrySettings } from './registry-config.ts';
+import { configuredCredentials, configuredTls, endpointsFor, type Credentials, type Endpoint, type RegistrySettings } from './registry-config.ts';
+import { transportError } from './transport/errors.ts';
 import { MANIFEST_ACCEPT } from './media-types.ts';
 import { DOCKER_HUB, DOCKER_HUB_API_HOST } from './reference.ts';
 
@@ -31,7 +32,7 @@ export class RegistryClient {
   constructor(
     readonly registry: string,
     readonly repository: string,
-    settings: RegistrySettings,
+    private readonly settings: RegistrySettings,
     requestCredentials?: Credentials,
     /** Aborts every request of this client (daemon shutdown). */
     private readonly signal?: AbortSignal,
@@ -136,7 +137,12 @@ export class RegistryClient {
     const bearer = challenges.find((c) => c.scheme === 'bearer');
     const basic = challenges.find((c) => c.scheme === 'basic');
     if (bearer) {
-      const token = await fetchBearerToken(bearer, `repository:${this.repository}:pull`, state.creds, host, state.endpoint.insecure, this.signal);
+      const { endpoint } = state;
+      const transportFor = (realmHost: string) =>
+        realmHost === endpoint.host
+          ? { insecure: endpoint.insecure, tls: endpoint.tls }
+          : { insecure: endpoint.insecure, tls: configuredTls(realmHost, this.settings) };
+      const token = await fetchBearerToken(bearer, `repository:${this.repository}:pull`, state.creds, host, transportFor, this.signal);
       state.authorization = `Bearer ${token}`;
       return;
     }
@@ -159,7 +165,7 @@ export class RegistryClient {
     const h: Record<string, string> = { 'User-Agent': 'skiffd', ...headers };
     if (state.authorization) h.Authorization = state.authorization;
     try {
-      const res = await request({ url: `${scheme}:${endpoint.base}${path}`, headers: h, insecure: endpoint.insecure, signal: this.signal });
+      const res = await request({ url: `${scheme}:${endpoint.base}${path}`, headers: h, insecure: endpoint.insecure, tls: endpoint.tls, signal: this.signal });
       state.scheme = scheme;
       return res;
     } catch (err) {
@@ -170,7 +176,7 @@ export class RegistryClient {
         plainHttpHosts.add(endpoint.host);
         return this.sendOnce(state, path, headers);
       }
-      throw new ImageError('unavailable', `cannot reach ${endpoint.host}: ${(err as Error).message}`, { cause: err });
+      throw transportError(err, `cannot reach ${endpoint.host}`);
     }
   }
 }
