@@ -73,7 +73,7 @@ export async function fetchBearerToken(
   }
   const { insecure, tls } = transportFor(realmUrl.host);
   const failed = (err: unknown): never => {
-    throw transportError(err, `token server ${realmUrl.host} for ${registryHost}`);
+    throw transportError(err, realmUrl.host, `token server ${realmUrl.host} for ${registryHost}`);
   };
   const service = challenge.params.service;
   const scopes = [scope];

@@ -176,7 +176,7 @@ export class RegistryClient {
         plainHttpHosts.add(endpoint.host);
         return this.sendOnce(state, path, headers);
       }
-      throw transportError(err, `cannot reach ${endpoint.host}`);
+      throw transportError(err, endpoint.host, `cannot reach ${endpoint.host}`);
     }
   }
 }

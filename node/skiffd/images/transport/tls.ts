@@ -43,7 +43,8 @@ export function systemTrust(): string[] {
     for (const pem of get('system')) all.add(pem);
   } else {
     for (const pem of tls.rootCertificates) all.add(pem);
-    for (const file of [process.env.NODE_EXTRA_CA_CERTS, SYSTEM_BUNDLE]) {
+    // Older Node: read the bundle OpenSSL would (SSL_CERT_FILE overrides it, as for OpenSSL).
+    for (const file of [process.env.NODE_EXTRA_CA_CERTS, process.env.SSL_CERT_FILE || SYSTEM_BUNDLE]) {
       if (!file) continue;
       try {
         for (const pem of splitPem(readFileSync(file, 'utf8'))) all.add(pem);
@@ -156,7 +157,8 @@ const CLIENT_CERT_ALERTS =
  */
 export function describeTlsFailure(err: unknown, host: string, settings: EndpointTls | undefined, handshakeDone: boolean): TlsFailure | undefined {
   const code = String((err as NodeJS.ErrnoException)?.code ?? '');
-  const reason = (err as Error)?.message ?? String(err);
+  // Node's own hint (run Node with --use-system-ca) does not apply: skiffd reads the system store itself.
+  const reason = ((err as Error)?.message ?? String(err)).split(';')[0].trim();
   const table = `[registry.configs."${host}".tls]`;
   const hasClientCert = (settings?.clientCerts?.length ?? 0) > 0;
   const fail = (text: string) => new TlsFailure(`registry ${host}: TLS ${text}`, host, code, { cause: err });
@@ -172,12 +174,20 @@ export function describeTlsFailure(err: unknown, host: string, settings: Endpoin
   }
   if (code === 'CERT_HAS_EXPIRED') return fail(`certificate has expired (${code}): the registry must renew its certificate (check the node's clock too)`);
   if (code === 'CERT_NOT_YET_VALID') return fail(`certificate is not yet valid (${code}): check the node's clock, or the registry's certificate dates`);
-  if (CLIENT_CERT_ALERTS.test(code) || (code === 'ECONNRESET' && !handshakeDone)) {
-    const alert = code === 'ECONNRESET' ? 'the connection was reset during the handshake' : reason.replace(/^.*?(ssl\/tls alert|alert)\s*/i, 'alert: ');
+  const alert = CLIENT_CERT_ALERTS.exec(code)?.[1];
+  if (alert) {
+    const words = `the registry sent the TLS alert "${alert.toLowerCase().replaceAll('_', ' ')}"`;
     return fail(
       hasClientCert
-        ? `handshake failed: the registry refused the client certificate (${alert}): check cert_file/key_file in ${table} (or client in its hosts.toml) against the CA the registry trusts for clients`
-        : `handshake failed: the registry requires a client certificate and none is configured (${alert}): set cert_file and key_file in ${table} (or client in its hosts.toml)`,
+        ? `handshake failed: the registry refused the client certificate (${words}): check cert_file/key_file in ${table} (or client in its hosts.toml) against the CA the registry trusts for clients`
+        : `handshake failed: the registry requires a client certificate and none is configured (${words}): set cert_file and key_file in ${table} (or client in its hosts.toml)`,
+    );
+  }
+  if (code === 'ECONNRESET' && !handshakeDone) {
+    return fail(
+      hasClientCert
+        ? `handshake failed: the registry closed the connection during the handshake, as one does that refuses the client certificate: check cert_file/key_file in ${table} (or client in its hosts.toml)`
+        : `handshake failed: the registry closed the connection during the handshake, as one does that requires a client certificate: if it does, set cert_file and key_file in ${table} (or client in its hosts.toml)`,
     );
   }
   if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || /^(CERT_|UNABLE_TO_|INVALID_CA|INVALID_PURPOSE|HOSTNAME_MISMATCH)/.test(code)) {
