@@ -16,6 +16,7 @@ import { issue, makeCa } from '../support/pki.ts';
 import { startTinyproxy } from '../support/tinyproxy.ts';
 import { buildImage, buildTar, busyboxBaseEntries, Pusher } from '../support/image-builder.ts';
 import { proxyFor } from '../../node/skiffd/images/transport/proxy.ts';
+import { discard, request } from '../../node/skiffd/images/http.ts';
 
 /** The daemon must not inherit a proxy from whoever runs the tests. */
 const NO_PROXY_ENV = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', NO_PROXY: '', no_proxy: '' };
@@ -127,7 +128,7 @@ test('private registries: trust, client certificates, TLS errors in words', asyn
 
   await t.test('an expired certificate: its own message', async () => {
     const err = await pullFails(expiredReg.host);
-    assert.match(err.details, /certificate has expired/, err.details);
+    assert.match(err.details, /TLS certificate has expired \(CERT_HAS_EXPIRED\): the registry must renew/, err.details);
   });
 
   await t.test('a certificate for another name: its own message', async () => {
@@ -141,16 +142,11 @@ test('private registries: trust, client certificates, TLS errors in words', asyn
     assert.ok(err.details.includes(join(dir, 'no-such-ca.pem')), err.details);
   });
 
-  await t.test('a client certificate file holding its key too (no key_file), in a restarted daemon', async () => {
-    const d2 = await startSkiffd({
-      config: tlsTable(mtlsKeyInCert.host, [`ca_file = "${ca.certPath}"`, `cert_file = "${combined}"`, `key_file = "${combined}"`]),
-      env: NO_PROXY_ENV,
-    });
-    try {
-      assert.equal((await d2.images.pullImage({ image: { image: `${mtlsKeyInCert.host}/team/app:v1` } })).imageRef, image.config.digest);
-    } finally {
-      await d2.cleanup();
-    }
+  await t.test('a client certificate without a key file (as hosts.toml allows): the key is read from the same PEM file', async () => {
+    // The endpoint settings hosts.toml fills, straight into the transport: the old table requires key_file.
+    const res = await request({ url: `https://${mtlsKeyInCert.host}/v2/`, tls: { caFiles: [ca.certPath], clientCerts: [{ certFile: combined }] }, env: {} });
+    discard(res);
+    assert.equal(res.status, 200);
   });
 });
 

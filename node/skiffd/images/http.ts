@@ -21,6 +21,8 @@ export interface HttpRequest {
   insecure?: boolean;
   /** Trust, client certificates and verification for this endpoint (also used for its redirects). */
   tls?: EndpointTls;
+  /** Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read: process.env (at each request) unless given. */
+  env?: NodeJS.ProcessEnv;
   /** Idle timeout for connect and each read, ms. */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -62,7 +64,7 @@ export async function request(req: HttpRequest): Promise<HttpResponse> {
 function once(url: URL, method: string, headers: Record<string, string>, body: string | Buffer | undefined, req: HttpRequest): Promise<IncomingMessage> {
   const isHttps = url.protocol === 'https:';
   const timeout = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const proxy = proxyFor(url);
+  const proxy = proxyFor(url, req.env);
   let options: http.RequestOptions;
   if (isHttps) {
     const agent = cachedAgent(req.tls, req.insecure === true, proxy ? `${proxy.href} ${timeout}` : '', (tlsOpts) =>
