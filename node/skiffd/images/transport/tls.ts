@@ -114,7 +114,7 @@ const cache = new Map<string, CachedAgent<unknown>>();
  * The agent for these settings (and proxy, when `extra` names one), reused for keep-alive while the
  * files it was made from are unchanged. `make` gets the tls.connect options.
  */
-export function cachedAgent<A extends { destroy(): void }>(
+export function cachedAgent<A>(
   settings: EndpointTls | undefined,
   insecure: boolean,
   extra: string,
@@ -125,17 +125,10 @@ export function cachedAgent<A extends { destroy(): void }>(
   const hit = cache.get(key) as CachedAgent<A> | undefined;
   if (hit && hit.stamp === stamp) return hit.agent;
   const agent = make(tlsOptions(settings, insecure));
-  // Sockets in use finish their requests; idle ones close now.
-  hit?.agent.destroy();
+  // The old agent is dropped, not destroyed: downloads on its sockets finish, and its idle sockets
+  // close at the idle timeout every registry socket has.
   cache.set(key, { stamp, agent });
   return agent;
-}
-
-/** Forget the system store and every agent, so the next request reads everything again. */
-export function resetTls(): void {
-  systemCas = undefined;
-  for (const { agent } of cache.values()) (agent as { destroy(): void }).destroy();
-  cache.clear();
 }
 
 const UNKNOWN_AUTHORITY = new Set([
