@@ -23,6 +23,18 @@ export interface RegistryHostConfig {
   identityToken?: string;
   /** Skip TLS verification, and fall back to plain HTTP when the host does not speak TLS. */
   insecure?: boolean;
+  /** containerd 1.x's `configs."HOST".tls` table: absolute paths, read at each connection. */
+  tls?: RegistryHostTls;
+}
+
+export interface RegistryHostTls {
+  /** A PEM bundle of CAs trusted for HOST, besides the system store. */
+  caFile?: string;
+  /** Client certificate and its key (PEM), shown to a registry that asks for one. */
+  certFile?: string;
+  keyFile?: string;
+  /** Skip verification of HOST's certificate (TLS is still required). */
+  insecureSkipVerify?: boolean;
 }
 
 export const DEFAULT_REGISTRY_CONFIG_PATH = '/etc/skiffd/certs.d';
@@ -145,6 +157,10 @@ const REGISTRY_HELP = [
   ['registry.configs."HOST".password', 'password for username'],
   ['registry.configs."HOST".auth', 'base64 of "username:password" (instead of username/password)'],
   ['registry.configs."HOST".identity_token', 'OAuth2 refresh token for HOST'],
+  ['registry.configs."HOST".tls.ca_file', 'absolute path of a PEM CA bundle trusted for HOST, besides the system store'],
+  ['registry.configs."HOST".tls.cert_file', 'absolute path of the PEM client certificate shown to HOST (with key_file)'],
+  ['registry.configs."HOST".tls.key_file', 'absolute path of the PEM key of cert_file'],
+  ['registry.configs."HOST".tls.insecure_skip_verify', "true: do not verify HOST's certificate (TLS still required)"],
 ];
 
 /** The config-key section of `--help`. */
@@ -361,12 +377,19 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
 }
 
 const HOST = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$/;
-const HOST_CONFIG_KEYS: Record<string, 'string' | 'bool'> = {
+const HOST_CONFIG_KEYS: Record<string, 'string' | 'bool' | 'table'> = {
   insecure: 'bool',
   username: 'string',
   password: 'string',
   auth: 'string',
   identity_token: 'string',
+  tls: 'table',
+};
+const HOST_TLS_KEYS: Record<string, 'abs-path' | 'bool'> = {
+  ca_file: 'abs-path',
+  cert_file: 'abs-path',
+  key_file: 'abs-path',
+  insecure_skip_verify: 'bool',
 };
 
 function parseRegistry(value: unknown, where: string): RegistryConfig {
@@ -423,13 +446,35 @@ function parseHostConfig(settings: Record<string, unknown>, label: string): Regi
     if (!type) throw new ConfigError(`${label}: unknown key "${key}" (known: ${Object.keys(HOST_CONFIG_KEYS).join(', ')})`);
     if (type === 'bool' && typeof value !== 'boolean') throw new ConfigError(`${label}.${key}: expected true or false, got ${describe(value)}`);
     if (type === 'string' && typeof value !== 'string') throw new ConfigError(`${label}.${key}: expected a string, got ${describe(value)}`);
+    if (type === 'table' && !isTable(value))
+      throw new ConfigError(`${label}.${key}: expected a table ([registry.configs."HOST".${key}]), got ${describe(value)}`);
   }
+  if (settings.tls !== undefined) out.tls = parseHostTls(settings.tls as Record<string, unknown>, `${label}.tls`);
   if (settings.insecure !== undefined) out.insecure = settings.insecure as boolean;
   if (settings.username !== undefined) out.username = settings.username as string;
   if (settings.password !== undefined) out.password = settings.password as string;
   if (settings.auth !== undefined) out.auth = settings.auth as string;
   if (settings.identity_token !== undefined) out.identityToken = settings.identity_token as string;
   if (out.password !== undefined && out.username === undefined) throw new ConfigError(`${label}: password is set without username`);
+  return out;
+}
+
+function parseHostTls(settings: Record<string, unknown>, label: string): RegistryHostTls {
+  for (const [key, value] of Object.entries(settings)) {
+    const type = HOST_TLS_KEYS[key];
+    if (!type) throw new ConfigError(`${label}: unknown key "${key}" (known: ${Object.keys(HOST_TLS_KEYS).join(', ')})`);
+    if (type === 'bool' && typeof value !== 'boolean') throw new ConfigError(`${label}.${key}: expected true or false, got ${describe(value)}`);
+    if (type === 'abs-path' && (typeof value !== 'string' || !isAbsolute(value))) {
+      throw new ConfigError(`${label}.${key}: expected an absolute path, got ${describe(value)}`);
+    }
+  }
+  const out: RegistryHostTls = {};
+  if (settings.ca_file !== undefined) out.caFile = settings.ca_file as string;
+  if (settings.cert_file !== undefined) out.certFile = settings.cert_file as string;
+  if (settings.key_file !== undefined) out.keyFile = settings.key_file as string;
+  if (settings.insecure_skip_verify !== undefined) out.insecureSkipVerify = settings.insecure_skip_verify as boolean;
+  // containerd 1.x required the pair; a key alone is a mistake worth saying.
+  if ((out.certFile === undefined) !== (out.keyFile === undefined)) throw new ConfigError(`${label}: cert_file and key_file go together (set both or neither)`);
   return out;
 }
 

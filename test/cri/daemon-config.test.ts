@@ -71,6 +71,11 @@ password = "secret"
 [registry.configs."tokens.example"]
 identity_token = "refresh"
 auth = "bWU6c2VjcmV0"
+[registry.configs."corp.example".tls]
+ca_file = "/etc/pki/corp-ca.pem"
+cert_file = "/etc/pki/node.pem"
+key_file = "/etc/pki/node.key"
+insecure_skip_verify = false
 [registry]
 config_path = "/etc/containerd/certs.d/"
 `;
@@ -95,6 +100,7 @@ config_path = "/etc/containerd/certs.d/"
       '127.0.0.1:5000': { insecure: true },
       'private.example': { username: 'me', password: 'secret' },
       'tokens.example': { identityToken: 'refresh', auth: 'bWU6c2VjcmV0' },
+      'corp.example': { tls: { caFile: '/etc/pki/corp-ca.pem', certFile: '/etc/pki/node.pem', keyFile: '/etc/pki/node.key', insecureSkipVerify: false } },
     },
   });
 
@@ -240,7 +246,12 @@ test('mistakes in the file name the key and what it accepts', () => {
     ['[registry.mirrors."docker.io"]\nendpoints = ["ftp://x"]', /"ftp:\/\/x" must use http:\/\/ or https:\/\//],
     ['[registry.mirrors."docker.io"]\nendpoints = ["not a url"]', /"not a url" is not a URL/],
     ['[registry.configs."h.example"]\ninsecure = "yes"', /registry\.configs\."h\.example"\.insecure: expected true or false, got "yes"/],
-    ['[registry.configs."h.example"]\ntls = true', /unknown key "tls" \(known: insecure, username, password, auth, identity_token\)/],
+    ['[registry.configs."h.example"]\ntlz = true', /unknown key "tlz" \(known: insecure, username, password, auth, identity_token, tls\)/],
+    ['[registry.configs."h.example"]\ntls = true', /registry\.configs\."h\.example"\.tls: expected a table/],
+    ['[registry.configs."h.example".tls]\nca_file = "ca.pem"', /registry\.configs\."h\.example"\.tls\.ca_file: expected an absolute path, got "ca\.pem"/],
+    ['[registry.configs."h.example".tls]\nca = "/ca.pem"', /unknown key "ca" \(known: ca_file, cert_file, key_file, insecure_skip_verify\)/],
+    ['[registry.configs."h.example".tls]\ncert_file = "/c.pem"', /tls: cert_file and key_file go together/],
+    ['[registry.configs."h.example".tls]\ninsecure_skip_verify = 1', /tls\.insecure_skip_verify: expected true or false, got 1/],
     ['[registry.configs."h.example"]\npassword = "p"', /password is set without username/],
     ['[registry.configs."bad host!"]\ninsecure = true', /"bad host!" is not a registry host/],
     ['[registry.auths."x"]\ny = 1', /unknown key "registry\.auths"/],
@@ -306,6 +317,10 @@ test('the binary: --help documents every flag and key, --version, bad config exi
     'registry.configs."HOST".insecure',
     'registry.configs."HOST".username',
     'registry.configs."HOST".password',
+    'registry.configs."HOST".tls.ca_file',
+    'registry.configs."HOST".tls.cert_file',
+    'registry.configs."HOST".tls.key_file',
+    'registry.configs."HOST".tls.insecure_skip_verify',
   ]) {
     assert.ok(help.stdout.includes(key), `--help lacks ${key}`);
   }

@@ -19,6 +19,8 @@ export interface RegistryAuth {
 export interface RegistryTls {
   certPath: string;
   keyPath: string;
+  /** CA bundles client certificates must chain to: the registry then requires one. */
+  clientCas?: string[];
 }
 
 /**
@@ -73,7 +75,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startRegistry(opts: { storageDir?: string; auth?: RegistryAuth; tls?: RegistryTls } = {}): Promise<RunningRegistry> {
+export async function startRegistry(
+  opts: { storageDir?: string; auth?: RegistryAuth; tls?: RegistryTls /** IP to listen on (default 127.0.0.1) */; address?: string } = {},
+): Promise<RunningRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-registry-'));
   const storageDir = opts.storageDir ?? join(dir, 'storage');
   mkdirSync(storageDir, { recursive: true });
@@ -90,6 +94,8 @@ export async function startRegistry(opts: { storageDir?: string; auth?: Registry
     authYaml = `auth:\n  token:\n    realm: ${t.realm}\n    service: ${t.service}\n    issuer: ${t.issuer}\n    rootcertbundle: ${t.rootCertBundle}\n`;
   }
   const port = await freePort();
+  const address = opts.address ?? '127.0.0.1';
+  const clientCas = opts.tls?.clientCas?.length ? `    clientcas:\n${opts.tls.clientCas.map((f) => `      - ${f}\n`).join('')}` : '';
   const config = join(dir, 'config.yml');
   writeFileSync(
     config,
@@ -107,15 +113,15 @@ storage:
     uploadpurging:
       enabled: false
 http:
-  addr: 127.0.0.1:${port}
+  addr: ${address}:${port}
   secret: skiff-test-secret
-${opts.tls ? `  tls:\n    certificate: ${opts.tls.certPath}\n    key: ${opts.tls.keyPath}\n` : ''}${authYaml}`,
+${opts.tls ? `  tls:\n    certificate: ${opts.tls.certPath}\n    key: ${opts.tls.keyPath}\n` : ''}${clientCas}${authYaml}`,
   );
   const child: ChildProcess = spawn(REGISTRY_BIN, ['serve', config], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const host = `127.0.0.1:${port}`;
+  const host = `${address}:${port}`;
   const url = `${opts.tls ? 'https' : 'http'}://${host}`;
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -133,7 +139,7 @@ ${opts.tls ? `  tls:\n    certificate: ${opts.tls.certPath}\n    key: ${opts.tls
       throw new Error(`docker-registry exited at startup: ${stderr.trim()}`);
     }
     const status = await probe(`${url}/v2/`);
-    if (status === 200 || status === 401) break;
+    if (status === 200 || status === 401 || (status === -1 && opts.tls?.clientCas?.length)) break;
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`docker-registry did not answer on ${url} within 15 s: ${stderr.trim()}`);
@@ -143,7 +149,10 @@ ${opts.tls ? `  tls:\n    certificate: ${opts.tls.certPath}\n    key: ${opts.tls
   return { host, url, storageDir, stop };
 }
 
-/** The HTTP status of GET url (TLS unverified), or 0 when nothing answers within a second. */
+/**
+ * The HTTP status of GET url (TLS unverified), 0 when nothing answers within a second, or -1 when a
+ * TLS server answered but ended the handshake (one that requires a client certificate does).
+ */
 function probe(url: string): Promise<number> {
   return new Promise((resolve) => {
     const lib = url.startsWith('https:') ? https : http;
@@ -152,6 +161,6 @@ function probe(url: string): Promise<number> {
       resolve(res.statusCode ?? 0);
     });
     req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(0));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(String(err.code).startsWith('ERR_SSL_') ? -1 : 0));
   });
 }

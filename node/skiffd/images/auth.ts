@@ -2,7 +2,8 @@
 // scope as Docker Hub and token-auth registries send it) and the token exchange at the realm.
 import { ImageError } from './errors.ts';
 import { readBody, request } from './http.ts';
-import type { Credentials } from './registry-config.ts';
+import type { Credentials, EndpointTls } from './registry-config.ts';
+import { transportError } from './transport/errors.ts';
 
 export interface Challenge {
   scheme: string;
@@ -58,7 +59,8 @@ export async function fetchBearerToken(
   scope: string,
   creds: Credentials | undefined,
   registryHost: string,
-  insecure: boolean,
+  /** How to reach the realm: the endpoint's own settings when the realm is on its host, else the realm host's. */
+  transportFor: (realmHost: string) => { insecure: boolean; tls?: EndpointTls },
   signal?: AbortSignal,
 ): Promise<string> {
   const realm = challenge.params.realm;
@@ -69,6 +71,10 @@ export async function fetchBearerToken(
   } catch {
     throw new ImageError('unavailable', `registry ${registryHost} sent an invalid token realm "${realm}"`);
   }
+  const { insecure, tls } = transportFor(realmUrl.host);
+  const failed = (err: unknown): never => {
+    throw transportError(err, realmUrl.host, `token server ${realmUrl.host} for ${registryHost}`);
+  };
   const service = challenge.params.service;
   const scopes = [scope];
   if (challenge.params.scope && challenge.params.scope !== scope) scopes.push(challenge.params.scope);
@@ -84,19 +90,16 @@ export async function fetchBearerToken(
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: form.toString(),
       insecure,
+      tls,
       signal,
-    }).catch((err) => {
-      throw new ImageError('unavailable', `token server ${realmUrl.host} for ${registryHost}: ${(err as Error).message}`, { cause: err });
-    });
+    }).catch(failed);
   } else {
     const url = new URL(realmUrl);
     if (service) url.searchParams.set('service', service);
     for (const s of scopes) url.searchParams.append('scope', s);
     const headers: Record<string, string> = {};
     if (creds?.username) headers.Authorization = basicHeader(creds);
-    res = await request({ url: url.toString(), headers, insecure, signal }).catch((err) => {
-      throw new ImageError('unavailable', `token server ${realmUrl.host} for ${registryHost}: ${(err as Error).message}`, { cause: err });
-    });
+    res = await request({ url: url.toString(), headers, insecure, tls, signal }).catch(failed);
   }
   const body = await readBody(res, 1024 * 1024);
   if (res.status === 401 || res.status === 403) {

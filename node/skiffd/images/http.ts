@@ -1,14 +1,16 @@
 // A small HTTP(S) client over node:http/https: the registry client needs per-request control of TLS
-// verification, redirects that drop credentials when they leave the host, and bounded waits.
+// (trust, client certificates, verification), proxies, redirects that drop credentials when they
+// leave the host, and bounded waits. TLS settings and proxies live in ./transport/.
 import http from 'node:http';
 import https from 'node:https';
+import { TLSSocket } from 'node:tls';
 import type { IncomingMessage } from 'node:http';
+import type { EndpointTls } from './registry-config.ts';
+import { proxyAuthorization, proxyFor, TunnelAgent } from './transport/proxy.ts';
+import { cachedAgent, describeTlsFailure } from './transport/tls.ts';
 
-const agents = {
-  http: new http.Agent({ keepAlive: true, maxSockets: 16 }),
-  https: new https.Agent({ keepAlive: true, maxSockets: 16 }),
-  httpsInsecure: new https.Agent({ keepAlive: true, maxSockets: 16, rejectUnauthorized: false }),
-};
+const AGENT_OPTIONS = { keepAlive: true, maxSockets: 16 };
+const httpAgent = new http.Agent(AGENT_OPTIONS);
 
 export interface HttpRequest {
   method?: string;
@@ -17,6 +19,10 @@ export interface HttpRequest {
   body?: string | Buffer;
   /** Skip TLS certificate verification. */
   insecure?: boolean;
+  /** Trust, client certificates and verification for this endpoint (also used for its redirects). */
+  tls?: EndpointTls;
+  /** Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read: process.env (at each request) unless given. */
+  env?: NodeJS.ProcessEnv;
   /** Idle timeout for connect and each read, ms. */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -32,6 +38,8 @@ export interface HttpResponse {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const timedSockets = new WeakSet<object>();
+/** Sockets whose TLS handshake completed: a reset before that is the server refusing the handshake. */
+const securedSockets = new WeakSet<object>();
 
 /** One request, following up to 5 redirects. Authorization is only sent to the original host. */
 export async function request(req: HttpRequest): Promise<HttpResponse> {
@@ -55,20 +63,47 @@ export async function request(req: HttpRequest): Promise<HttpResponse> {
 
 function once(url: URL, method: string, headers: Record<string, string>, body: string | Buffer | undefined, req: HttpRequest): Promise<IncomingMessage> {
   const isHttps = url.protocol === 'https:';
-  const lib = isHttps ? https : http;
-  const agent = isHttps ? (req.insecure ? agents.httpsInsecure : agents.https) : agents.http;
   const timeout = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const proxy = proxyFor(url, req.env);
+  let options: http.RequestOptions;
+  if (isHttps) {
+    const agent = cachedAgent(req.tls, req.insecure === true, proxy ? `${proxy.href} ${timeout}` : '', (tlsOpts) =>
+      proxy ? new TunnelAgent({ ...AGENT_OPTIONS, ...tlsOpts }, proxy, timeout) : new https.Agent({ ...AGENT_OPTIONS, ...tlsOpts }),
+    );
+    options = { method, headers, agent, signal: req.signal };
+  } else if (proxy) {
+    // Plain HTTP through a proxy: the absolute URI goes to the proxy.
+    const h: Record<string, string> = { ...headers, Host: url.host };
+    const auth = proxyAuthorization(proxy);
+    if (auth) h['Proxy-Authorization'] = auth;
+    const viaTls = proxy.protocol === 'https:';
+    const agent = viaTls ? cachedAgent(undefined, false, '', (tlsOpts) => new https.Agent({ ...AGENT_OPTIONS, ...tlsOpts })) : httpAgent;
+    const host = proxy.hostname.replace(/^\[|\]$/g, '');
+    options = { method, headers: h, agent, signal: req.signal, host, port: proxy.port || (viaTls ? 443 : 80), path: url.href, protocol: proxy.protocol };
+  } else {
+    options = { method, headers, agent: httpAgent, signal: req.signal };
+  }
   return new Promise((resolve, reject) => {
-    const r = lib.request(url, { method, headers, agent, signal: req.signal }, resolve);
+    const r =
+      proxy && !isHttps ? (proxy.protocol === 'https:' ? https : http).request(options, resolve) : (isHttps ? https : http).request(url, options, resolve);
+    let handshakeDone = !isHttps;
     // One idle-timeout listener per (pooled) socket: it bounds connect, the answer and every read of
     // the body, and destroys whatever request or response is using the socket then.
     r.on('socket', (socket) => {
+      if (socket instanceof TLSSocket) {
+        if (securedSockets.has(socket)) handshakeDone = true;
+        else
+          socket.once('secureConnect', () => {
+            securedSockets.add(socket);
+            handshakeDone = true;
+          });
+      }
       if (timedSockets.has(socket)) return;
       timedSockets.add(socket);
       socket.setTimeout(timeout);
       socket.on('timeout', () => socket.destroy(new Error(`${url.host}: no data for ${timeout} ms`)));
     });
-    r.on('error', reject);
+    r.on('error', (err) => reject((isHttps && describeTlsFailure(err, url.host, req.tls, handshakeDone)) || err));
     r.end(body);
   });
 }

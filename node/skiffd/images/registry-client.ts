@@ -4,7 +4,8 @@ import { ImageError, isImageError } from './errors.ts';
 import { basicHeader, fetchBearerToken, parseChallenges } from './auth.ts';
 import { discard, readBody, request, type HttpResponse } from './http.ts';
 import { registryEndpoints, type HostsDirEntry } from './hosts-dir.ts';
-import { configuredCredentials, endpointCan, type Credentials, type Endpoint, type RegistrySettings } from './registry-config.ts';
+import { configuredCredentials, configuredTls, endpointCan, type Credentials, type Endpoint, type RegistrySettings } from './registry-config.ts';
+import { transportError } from './transport/errors.ts';
 import { MANIFEST_ACCEPT } from './media-types.ts';
 import { DOCKER_HUB, DOCKER_HUB_API_HOST } from './reference.ts';
 
@@ -36,7 +37,7 @@ export class RegistryClient {
   constructor(
     readonly registry: string,
     readonly repository: string,
-    settings: RegistrySettings,
+    private readonly settings: RegistrySettings,
     requestCredentials?: Credentials,
     /** Aborts every request of this client (daemon shutdown). */
     private readonly signal?: AbortSignal,
@@ -170,7 +171,12 @@ export class RegistryClient {
     const bearer = challenges.find((c) => c.scheme === 'bearer');
     const basic = challenges.find((c) => c.scheme === 'basic');
     if (bearer) {
-      const token = await fetchBearerToken(bearer, `repository:${this.repository}:pull`, state.creds, host, state.endpoint.insecure, this.signal);
+      const { endpoint } = state;
+      const transportFor = (realmHost: string) =>
+        realmHost === endpoint.host
+          ? { insecure: endpoint.insecure, tls: endpoint.tls }
+          : { insecure: endpoint.insecure, tls: configuredTls(realmHost, this.settings) };
+      const token = await fetchBearerToken(bearer, `repository:${this.repository}:pull`, state.creds, host, transportFor, this.signal);
       state.authorization = `Bearer ${token}`;
       return;
     }
@@ -199,7 +205,13 @@ export class RegistryClient {
       // As containerd: a host other than the image's registry learns which registry is meant (`ns`), so
       // one mirror (Spegel, a pull-through cache) can serve several registries.
       const ns = endpoint.host !== this.registry ? `?ns=${encodeURIComponent(this.registry)}` : '';
-      const res = await request({ url: `${scheme}:${endpoint.base}${path}${ns}`, headers: h, insecure: endpoint.insecure, signal: this.signal });
+      const res = await request({
+        url: `${scheme}:${endpoint.base}${path}${ns}`,
+        headers: h,
+        insecure: endpoint.insecure,
+        tls: endpoint.tls,
+        signal: this.signal,
+      });
       state.scheme = scheme;
       return res;
     } catch (err) {
@@ -210,7 +222,7 @@ export class RegistryClient {
         plainHttpHosts.add(endpoint.host);
         return this.sendOnce(state, path, headers);
       }
-      throw new ImageError('unavailable', `cannot reach ${endpoint.host}: ${(err as Error).message}`, { cause: err });
+      throw transportError(err, endpoint.host, `cannot reach ${endpoint.host}`);
     }
   }
 }

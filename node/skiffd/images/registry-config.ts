@@ -46,8 +46,27 @@ export function endpointsFor(registry: string, settings: RegistrySettings): Endp
   for (const raw of settings.mirrors[registry]?.endpoints ?? []) out.push(parseEndpoint(raw, settings, true));
   const own = registry === DOCKER_HUB ? DOCKER_HUB_API_HOST : registry;
   const ownConfig = settings.configs[registry] ?? settings.configs[own];
-  out.push({ base: `//${own}/v2`, host: own, insecure: ownConfig?.insecure === true, isMirror: false });
+  const ownEndpoint: Endpoint = { base: `//${own}/v2`, host: own, insecure: ownConfig?.insecure === true, isMirror: false };
+  const tls = tlsFromConfig(ownConfig);
+  if (tls) ownEndpoint.tls = tls;
+  out.push(ownEndpoint);
   return out;
+}
+
+/** The TLS settings configured for a host (the token realm of a registry may be another host). */
+export function configuredTls(host: string, settings: RegistrySettings): EndpointTls | undefined {
+  return tlsFromConfig(settings.configs[host] ?? (host === DOCKER_HUB_API_HOST ? settings.configs[DOCKER_HUB] : undefined));
+}
+
+/** containerd 1.x's `configs."HOST".tls` table as endpoint TLS settings. */
+function tlsFromConfig(config: RegistrySettings['configs'][string] | undefined): EndpointTls | undefined {
+  const t = config?.tls;
+  if (!t) return undefined;
+  const out: EndpointTls = {};
+  if (t.caFile) out.caFiles = [t.caFile];
+  if (t.certFile) out.clientCerts = [{ certFile: t.certFile, ...(t.keyFile ? { keyFile: t.keyFile } : {}) }];
+  if (t.insecureSkipVerify) out.skipVerify = true;
+  return Object.keys(out).length ? out : undefined;
 }
 
 function parseEndpoint(raw: string, settings: RegistrySettings, isMirror: boolean): Endpoint {
@@ -59,13 +78,16 @@ function parseEndpoint(raw: string, settings: RegistrySettings, isMirror: boolea
   let path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/v2')) path += '/v2';
   const host = url.host;
-  return {
+  const endpoint: Endpoint = {
     base: `//${host}${path}`,
     host,
     scheme: hasScheme ? (url.protocol === 'http:' ? 'http' : 'https') : undefined,
     insecure: settings.configs[host]?.insecure === true,
     isMirror,
   };
+  const tls = tlsFromConfig(settings.configs[host]);
+  if (tls) endpoint.tls = tls;
+  return endpoint;
 }
 
 /** Credentials configured for a host, as username/password (or identity token). */
