@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ContainerConfig, ContainerState } from '../../proto/gen/runtime/v1/api.ts';
 import { OomKills, oomKilledContainer } from '../../node/skiffd/containers/oom-kills.ts';
@@ -86,6 +87,38 @@ test("only the OOM killer's own summary counts: kernel records quoting text a co
   );
 });
 
+test("a genuine kill in a cgroup named after a container, outside the container's own, does not mark it", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'skiffd-oom-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const id = randomBytes(32).toString('hex');
+  const own = `/kubepods/besteffort/pod1/skiffd-${id}`;
+  // The kernel's own record (facility 0) of one kill: each log holds one, as /dev/kmsg returns one a read.
+  const struck = (taskMemcg: string, cgroupPath = own) => {
+    const file = join(dir, randomBytes(4).toString('hex'));
+    writeFileSync(file, `3,1234,56789,-;${killMessage(taskMemcg)}\n`);
+    const kills = new OomKills(file);
+    assert.ok(kills.open());
+    try {
+      return kills.struck(id, cgroupPath);
+    } finally {
+      kills.close();
+    }
+  };
+  // A local user's `systemd-run --user --scope --unit=skiffd-<id>` with a tiny MemoryMax, for real.
+  assert.equal(struck(`/user.slice/user-1000.slice/user@1000.service/skiffd-${id}.scope`), false, "a user's scope");
+  assert.equal(struck(`/user.slice/user-1000.slice/user@1000.service/skiffd-${id}.scope`, `/kubepods.slice/kubepods-pod1.slice/skiffd-${id}.scope`), false);
+  assert.equal(struck(own, own.slice(0, -1)), false, 'a cgroup whose name only starts with the path');
+  assert.equal(struck(`/elsewhere${own}`), false, "the container's path below another cgroup");
+  assert.equal(struck(own), true, 'the container cgroup itself');
+  assert.equal(struck(`${own}/inner`), true, 'a cgroup the container made below its own');
+  assert.equal(
+    struck(`/kubepods.slice/kubepods-pod1.slice/skiffd-${id}.scope`, `/kubepods.slice/kubepods-pod1.slice/skiffd-${id}.scope`),
+    true,
+    'systemd driver',
+  );
+  assert.equal(struck(own, ''), false, 'a container without a cgroup path');
+});
+
 test('the kernel log: a record a process writes to /dev/kmsg, worded as a kill, marks no container', (t) => {
   if (!isRoot || !existsSync('/dev/kmsg')) return unavailable(t, 'writing the kernel log (/dev/kmsg) needs root');
   const kills = new OomKills();
@@ -95,7 +128,7 @@ test('the kernel log: a record a process writes to /dev/kmsg, worded as a kill, 
   // Even root, even with a priority that claims the kernel's facility: the kernel makes it LOG_USER.
   writeFileSync('/dev/kmsg', `${killMessage(`/kubepods/besteffort/pod1/skiffd-${forged}`)}\n`);
   writeFileSync('/dev/kmsg', `<3>${killMessage(`/kubepods/besteffort/pod1/skiffd-${forged}`)}\n`);
-  assert.equal(kills.struck(forged), false);
+  assert.equal(kills.struck(forged, `/kubepods/besteffort/pod1/skiffd-${forged}`), false);
 });
 
 const EAT = 'a=x; while :; do a=$a$a; done';
@@ -157,7 +190,7 @@ test('a container killed by a signal, with a forged kill record for its cgroup, 
 
 test("a real OOM kill is in the kernel's log as the reader expects it", { timeout: 120_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
-  const { manager: m, pod } = await startRuncContainers(t);
+  const { manager: m, pod, cgroupParent } = await startRuncContainers(t);
   const id = await m.create({ podSandboxId: pod.id, config: eater('eater'), sandboxConfig: undefined });
   const kills = new OomKills();
   assert.ok(kills.open(), '/dev/kmsg opens');
@@ -167,5 +200,5 @@ test("a real OOM kill is in the kernel's log as the reader expects it", { timeou
   const status = await m.status(id);
   assert.deepEqual([status.record.exitCode, status.record.reason], [137, 'OOMKilled']);
   // The kernel's own words, read by the same reader the daemon uses when conmon saw nothing.
-  assert.equal(kills.struck(id), true, 'the kill is in the kernel log with the container cgroup');
+  assert.equal(kills.struck(id, `${cgroupParent}/skiffd-${id}`), true, 'the kill is in the kernel log with the container cgroup');
 });

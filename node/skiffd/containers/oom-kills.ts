@@ -8,11 +8,17 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 
 /** skiffd names container cgroups skiffd-<id> (cgroupfs) or skiffd-<id>.scope (systemd). */
-const CONTAINER_CGROUP = /\/skiffd-([0-9a-f]{64})(?:\.scope)?(?:\/|$)/;
+const CONTAINER_CGROUP = /\/skiffd-([0-9a-f]{64})(?:\.scope)?(?=\/|$)/;
 /** A record is at most this long (the kernel's own bound, PRINTK_MESSAGE_MAX, is 2 KiB). */
 const RECORD_MAX = 8192;
 /** Containers remembered at most: kills of removed containers are forgotten first. */
 const REMEMBERED = 4096;
+/**
+ * Cgroups remembered per container id. Anyone can name a cgroup skiffd-<id> elsewhere (a user's own
+ * systemd scope) and have it OOM-killed for real, so each is kept apart and only the container's own
+ * path counts; a flood of such cgroups pushes out the oldest.
+ */
+const PATHS_PER_ID = 16;
 
 /** A node list as the kernel prints a nodemask (%*pbl: "0", "0-3,5"), or "(null)". */
 const NODES = String.raw`(?:\(null\)|[0-9,-]*)`;
@@ -30,14 +36,16 @@ const OOM_SUMMARY = new RegExp(
 );
 
 /**
- * The container an OOM-kill record of the kernel log names as its victim's cgroup, if any. A record is
- * "PRIORITY,SEQUENCE,TIMESTAMP,FLAGS;MESSAGE" and continuation lines. Only the kernel's own records
- * count: PRIORITY is facility << 3 | level, and the kernel gives any record written to /dev/kmsg from
- * user space a facility other than 0 (LOG_KERN), so a process cannot forge a kill there; and of the
- * kernel's records only the OOM killer's summary, whose victim cgroup path a container cannot choose
- * above its own cgroup.
+ * The container an OOM-kill record of the kernel log names as its victim's cgroup, if any, and that
+ * cgroup's path up to the container's own (skiffd-<id>[.scope]). A record is "PRIORITY,SEQUENCE,
+ * TIMESTAMP,FLAGS;MESSAGE" and continuation lines. Only the kernel's own records count: PRIORITY is
+ * facility << 3 | level, and the kernel gives any record written to /dev/kmsg from user space a
+ * facility other than 0 (LOG_KERN), so a process cannot forge a kill there; and of the kernel's
+ * records only the OOM killer's summary, whose victim cgroup path a container cannot choose above its
+ * own cgroup. The name alone proves nothing (any local user can make a cgroup of that name): the path
+ * must be the container's, see OomKills.struck.
  */
-export function oomKilledContainer(record: string): string | undefined {
+export function oomKill(record: string): { id: string; cgroup: string } | undefined {
   const priority = Number.parseInt(record, 10);
   const semicolon = record.indexOf(';');
   if (!Number.isInteger(priority) || priority >> 3 !== 0 || semicolon < 0) return undefined;
@@ -46,12 +54,20 @@ export function oomKilledContainer(record: string): string | undefined {
   // that says task_memcg more than once cannot be read with certainty.
   if (message.indexOf(',task_memcg=') !== message.lastIndexOf(',task_memcg=')) return undefined;
   const path = OOM_SUMMARY.exec(message)?.[1];
-  return path === undefined ? undefined : CONTAINER_CGROUP.exec(path)?.[1];
+  const m = path === undefined ? null : CONTAINER_CGROUP.exec(path);
+  // Cut at the first container component: below it the container names cgroups as it likes.
+  return m ? { id: m[1], cgroup: path!.slice(0, m.index + m[0].length) } : undefined;
+}
+
+/** The container id an OOM-kill record names, whatever cgroup path it is under (see oomKill). */
+export function oomKilledContainer(record: string): string | undefined {
+  return oomKill(record)?.id;
 }
 
 export class OomKills {
   private fd: number | undefined;
-  private readonly struckIds = new Set<string>();
+  /** Per container id, the cgroups (up to the container's own) the OOM killer struck, newest last. */
+  private readonly struckIds = new Map<string, string[]>();
   private readonly buffer = Buffer.alloc(RECORD_MAX);
 
   constructor(private readonly path = '/dev/kmsg') {}
@@ -72,10 +88,16 @@ export class OomKills {
     this.fd = undefined;
   }
 
-  /** True when the kernel log says the OOM killer killed a process in this container's cgroup. */
-  struck(id: string): boolean {
+  /**
+   * True when the kernel log says the OOM killer killed a process in this container's cgroup:
+   * `cgroupPath` (the record's cgroupsPath, its path from the hierarchy's root as the kernel prints it)
+   * or one below it. A cgroup of the same name elsewhere (`/user.slice/.../skiffd-<id>.scope`) does not count.
+   */
+  struck(id: string, cgroupPath: string): boolean {
     this.drain();
-    return this.struckIds.has(id);
+    const p = cgroupPath.replace(/\/+$/, '');
+    if (!p.startsWith('/')) return false;
+    return (this.struckIds.get(id) ?? []).some((path) => path === p || path.startsWith(`${p}/`));
   }
 
   forget(id: string): void {
@@ -103,10 +125,13 @@ export class OomKills {
   }
 
   private take(record: string): void {
-    const id = oomKilledContainer(record);
-    if (!id) return;
-    this.struckIds.delete(id);
-    this.struckIds.add(id);
-    if (this.struckIds.size > REMEMBERED) this.struckIds.delete(this.struckIds.values().next().value!);
+    const kill = oomKill(record);
+    if (!kill) return;
+    const paths = (this.struckIds.get(kill.id) ?? []).filter((p) => p !== kill.cgroup);
+    paths.push(kill.cgroup);
+    if (paths.length > PATHS_PER_ID) paths.shift();
+    this.struckIds.delete(kill.id);
+    this.struckIds.set(kill.id, paths);
+    if (this.struckIds.size > REMEMBERED) this.struckIds.delete(this.struckIds.keys().next().value!);
   }
 }

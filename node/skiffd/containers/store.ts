@@ -223,7 +223,8 @@ export class ContainerStore {
 
   async exitOf(id: string): Promise<ExitInfo | undefined> {
     const exit = await readExit(this.exitDir, this.persistDir(id), id);
-    if (!exit || exit.oomKilled || !this.oomKills.struck(id)) return exit;
+    // The kill must be in the container's own cgroup, not merely in one named after it.
+    if (!exit || exit.oomKilled || !this.oomKills.struck(id, this.records.get(id)?.cgroupsPath ?? '')) return exit;
     // Recorded where conmon records it, so the answer stays the same after the kernel log has moved on.
     try {
       writeFileSync(join(this.persistDir(id), 'oom'), '');
