@@ -3,9 +3,24 @@
 // (EROFS), into a bind of an image layer it deletes the layer every container shares. So every mount
 // below is taken off first, found in the kernel's mount table rather than in any record, and nothing is
 // deleted while one remains.
-import { mkdir, readdir, realpath, rm } from 'node:fs/promises';
+//
+// The delete itself is GNU rm, not fs.rm: Node's recursive rm walks by path (lstat, readdir and unlink
+// of dir/child/...), resolving every component again at each step, so a directory that a process still
+// inside the tree (a container holding its detached overlay) swaps for a symlink between two steps is
+// followed, and host root deletes what the link points at. rm walks with fts on directory fds
+// (openat with O_NOFOLLOW, unlinkat, device/inode checked against the lstat), so a swapped link is only
+// unlinked; it also has no PATH_MAX limit on depth, and --one-file-system refuses to descend into
+// anything mounted after the unmount pass.
+import { mkdir, readdir, realpath } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { execChecked } from './command.ts';
 import { unmountAllUnder } from './mount-table.ts';
+
+/**
+ * Bounds one delete: a rootfs or image of many files takes seconds; a wedged filesystem must not
+ * hang RemoveContainer forever.
+ */
+const RM_TIMEOUT_MS = 10 * 60_000;
 
 /** `dir` with its parent resolved as the mount table names it (`dir` itself is not followed); undefined if the parent is missing. */
 async function realDir(dir: string): Promise<string | undefined> {
@@ -28,7 +43,10 @@ export async function removeTree(dir: string): Promise<void> {
   const real = await realDir(dir);
   if (!real) return;
   await unmountAllUnder(real);
-  await rm(real, { recursive: true, force: true });
+  // One process per delete (on every RemoveContainer, RemovePodSandbox and image removal): execChecked
+  // runs it through an idle helper shell, so the daemon does not fork, and the cost is small next to
+  // deleting a tree. -f: a path already gone is done, as before.
+  await execChecked('rm', ['-rf', '--one-file-system', '--', real], { timeoutMs: RM_TIMEOUT_MS });
 }
 
 /**
