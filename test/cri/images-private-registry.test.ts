@@ -1,15 +1,17 @@
 // Private registries as companies run them, through the daemon's gRPC PullImage: a CA of their own
 // (from the node's store or named per host), client certificates, skipped verification, and TLS
 // failures that say what failed and what to configure; then an HTTP proxy (tinyproxy) from the
-// daemon's environment, with NO_PROXY exceptions. Certificates are made here with openssl.
+// daemon's environment, with NO_PROXY exceptions. Certificates are made here with openssl. Test
+// traffic stays on loopback or goes into a network namespace the test makes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Status } from 'nice-grpc';
 import { grpcError } from '../support/grpc.ts';
-import { needs, unavailable } from '../support/prereq.ts';
+import { needs } from '../support/prereq.ts';
+import { createVethNamespace } from '../support/netns.ts';
 import { startSkiffd } from '../support/skiffd.ts';
 import { startRegistry, type RegistryTls, type RunningRegistry } from '../support/registry.ts';
 import { issue, makeCa } from '../support/pki.ts';
@@ -20,12 +22,6 @@ import { discard, request } from '../../node/skiffd/images/http.ts';
 
 /** The daemon must not inherit a proxy from whoever runs the tests. */
 const NO_PROXY_ENV = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', NO_PROXY: '', no_proxy: '' };
-
-/** An IPv4 address of this machine that is not loopback (proxies are never used for loopback). */
-function outsideAddress(): string | undefined {
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  return undefined;
-}
 
 const tlsTable = (host: string, lines: string[]) => [`[registry.configs."${host}".tls]`, ...lines].join('\n');
 
@@ -69,11 +65,26 @@ test('private registries: trust, client certificates, TLS errors in words', asyn
   const expiredReg = await serve(expired);
   const wrongNameReg = await serve(wrongName);
   const missingCa = await serve(server);
+  const hostsCa = await serve(server);
+  const hostsNoCa = await serve(server);
   // containerd's rule for a client certificate without key_file: its key is in the same PEM file.
   const combined = join(dir, 'client-combined.pem');
   writeFileSync(combined, Buffer.concat([readFileSync(client.certPath), readFileSync(client.keyPath)]));
 
+  // containerd 2's certs.d: the CA named in hosts.toml, relative to the file; the other host's file names none.
+  const certs = join(dir, 'certs.d');
+  for (const [reg, caLine] of [
+    [hostsCa, 'ca = "ca.pem"'],
+    [hostsNoCa, ''],
+  ] as const) {
+    mkdirSync(join(certs, reg.host), { recursive: true });
+    writeFileSync(join(certs, reg.host, 'hosts.toml'), `server = "https://${reg.host}"\n${caLine}\n`);
+  }
+  copyFileSync(ca.certPath, join(certs, hostsCa.host, 'ca.pem'));
+
   const config = [
+    '[registry]',
+    `config_path = ${JSON.stringify(certs)}`,
     tlsTable(withCa.host, [`ca_file = "${ca.certPath}"`]),
     tlsTable(skipVerify.host, ['insecure_skip_verify = true']),
     tlsTable(mtlsNoCert.host, [`ca_file = "${ca.certPath}"`]),
@@ -109,6 +120,17 @@ test('private registries: trust, client certificates, TLS errors in words', asyn
     assert.match(err.details, /unknown authority/, err.details);
     assert.ok(err.details.includes(`[registry.configs."${unknownCa.host}".tls]`), err.details);
     assert.match(err.details, /ca_file/, err.details);
+  });
+
+  await t.test('a CA named only in the host\'s hosts.toml (ca = "ca.pem", beside the file): pulled', async () => {
+    assert.equal((await pull(hostsCa.host)).imageRef, image.config.digest);
+  });
+
+  await t.test('a hosts.toml naming no CA: "unknown authority", pointing at ca in hosts.toml', async () => {
+    const err = await pullFails(hostsNoCa.host);
+    assert.equal(err.code, Status.UNAVAILABLE, err.details);
+    assert.match(err.details, /unknown authority/, err.details);
+    assert.match(err.details, /ca in its hosts\.toml/, err.details);
   });
 
   await t.test('insecure_skip_verify = true pulls without verifying', async () => {
@@ -151,10 +173,13 @@ test('private registries: trust, client certificates, TLS errors in words', asyn
 });
 
 test('private registries: through an HTTP proxy from the environment, NO_PROXY exceptions go direct', async (t) => {
-  if (!needs(t, { root: true, commands: ['docker-registry', 'openssl', 'tinyproxy', 'setfattr'] })) return;
-  // Like Go's net/http, skiffd never proxies loopback: the registries listen on an outside address.
-  const address = outsideAddress();
-  if (!address) return unavailable(t, 'no non-loopback IPv4 address on this machine to serve a registry behind the proxy');
+  if (!needs(t, { root: true, commands: ['docker-registry', 'openssl', 'tinyproxy', 'setfattr', 'ip'] })) return;
+  // Like Go's net/http, skiffd never proxies loopback: the registries behind the proxy listen in a
+  // network namespace of this test's own, reached over a veth pair; skiffd talks to tinyproxy on
+  // 127.0.0.1, and only tinyproxy (or skiffd, for a NO_PROXY host) to the namespace's address.
+  const ns = await createVethNamespace();
+  t.after(() => ns.cleanup());
+  const address = ns.address;
   const dir = mkdtempSync(join(tmpdir(), 'skiff-proxy-registry-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const ca = makeCa(dir);
@@ -164,11 +189,11 @@ test('private registries: through an HTTP proxy from the environment, NO_PROXY e
   t.after(() => open.stop());
   const image = buildImage({ format: 'oci', layers: [await buildTar(busyboxBaseEntries())], label: 'behind-proxy' });
   await new Pusher(open.url).image('team/app', image, 'v1');
-  const proxied = await startRegistry({ storageDir: storage, tls: { ...server }, address });
+  const proxied = await startRegistry({ storageDir: storage, tls: { ...server }, address, netns: ns.name });
   t.after(() => proxied.stop());
-  const direct = await startRegistry({ storageDir: storage, tls: { ...server }, address });
+  const direct = await startRegistry({ storageDir: storage, tls: { ...server }, address, netns: ns.name });
   t.after(() => direct.stop());
-  const plain = await startRegistry({ storageDir: storage, address });
+  const plain = await startRegistry({ storageDir: storage, address, netns: ns.name });
   t.after(() => plain.stop());
   const portOf = (r: RunningRegistry) => Number(r.host.split(':')[1]);
   const proxy = await startTinyproxy({ connectPorts: [portOf(proxied), portOf(direct)] });

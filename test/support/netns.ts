@@ -169,3 +169,77 @@ export function defaultRouteAddress(): string | undefined {
     .find((f) => f[1] === '00000000');
   return networkInterfaces()[dflt?.[0] ?? '']?.find((a) => a.family === 'IPv4')?.address;
 }
+
+/** A network namespace of the test's own, joined to the host by a veth pair on a private /30. */
+export interface VethNamespace {
+  /** The name `ip netns` knows it by. */
+  name: string;
+  /** The host end's address (10.a.b.c). */
+  hostAddress: string;
+  /** The namespace end's address: servers inside listen here, the host reaches it over the veth. */
+  address: string;
+  /** Deletes the namespace (its veth end, and so the pair, goes with it) and the host end if left. */
+  cleanup(): Promise<void>;
+}
+
+const VETH_NS_PREFIX = 'skiff-vethns-';
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * What a crashed run of createVethNamespace left: its namespaces and veths carry the creating
+ * process's pid, and those of a process that is gone are deleted.
+ */
+async function removeDeadVethNamespaces(): Promise<void> {
+  const { stdout: ns } = await run('ip', ['netns', 'list'], { timeout: 10_000 });
+  for (const m of ns.matchAll(new RegExp(`^${VETH_NS_PREFIX}(\\d+)-\\S+`, 'gm')))
+    if (!pidAlive(Number(m[1]))) await run('ip', ['netns', 'del', m[0]], { timeout: 10_000 }).catch(() => {});
+  const { stdout: links } = await run('ip', ['-o', 'link', 'show'], { timeout: 10_000 });
+  for (const m of links.matchAll(/^\d+: (skv(\d+)[hn][0-9a-f]*)[@:]/gm))
+    if (!pidAlive(Number(m[2]))) await run('ip', ['link', 'del', m[1]], { timeout: 10_000 }).catch(() => {});
+}
+
+/**
+ * Makes a namespace with a veth pair on a random 10.x.y.z/30 not already on this machine (as the CNI
+ * tests pick their subnets), both ends up. Needs root and `ip`.
+ */
+export async function createVethNamespace(): Promise<VethNamespace> {
+  await removeDeadVethNamespaces();
+  const tag = randomBytes(2).toString('hex');
+  const name = `${VETH_NS_PREFIX}${process.pid}-${tag}`;
+  // At most 15 characters: skv + pid (up to 7 digits) + h/n + 4 hex.
+  const hostIf = `skv${process.pid}h${tag}`;
+  const nsIf = `skv${process.pid}n${tag}`;
+  const { stdout: inUse } = await run('ip', ['-4', '-o', 'addr', 'show'], { timeout: 10_000 });
+  let base = '';
+  for (let i = 0; i < 20 && (!base || inUse.includes(` ${base}.`)); i++) base = `10.${randomInt(200, 250)}.${randomInt(0, 256)}`;
+  const last = 4 * randomInt(0, 64);
+  const hostAddress = `${base}.${last + 1}`;
+  const address = `${base}.${last + 2}`;
+  const cleanup = async () => {
+    await run('ip', ['netns', 'del', name], { timeout: 10_000 }).catch(() => {});
+    if (await linkExists(hostIf)) await run('ip', ['link', 'del', hostIf], { timeout: 10_000 }).catch(() => {});
+  };
+  try {
+    const ip = (...args: string[]) => run('ip', args, { timeout: 10_000 });
+    await ip('netns', 'add', name);
+    await ip('link', 'add', hostIf, 'type', 'veth', 'peer', 'name', nsIf);
+    await ip('link', 'set', nsIf, 'netns', name);
+    await ip('addr', 'add', `${hostAddress}/30`, 'dev', hostIf);
+    await ip('link', 'set', hostIf, 'up');
+    await ip('netns', 'exec', name, 'ip', 'addr', 'add', `${address}/30`, 'dev', nsIf);
+    await ip('netns', 'exec', name, 'ip', 'link', 'set', nsIf, 'up');
+    await ip('netns', 'exec', name, 'ip', 'link', 'set', 'lo', 'up');
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+  return { name, hostAddress, address, cleanup };
+}

@@ -1,6 +1,7 @@
-// Starts a real docker-registry (Debian's /usr/bin/docker-registry) on loopback with its own config,
-// storage and port, optionally behind htpasswd basic auth or token auth. Several instances may share
-// one storage directory: tests push through an open one and pull through a guarded one.
+// Starts a real docker-registry (Debian's /usr/bin/docker-registry) on loopback, or in a network
+// namespace the test made, with its own config, storage and port, optionally behind htpasswd basic
+// auth or token auth. Several instances may share one storage directory: tests push through an open
+// one and pull through a guarded one.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, isIP } from 'node:net';
@@ -76,7 +77,15 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startRegistry(
-  opts: { storageDir?: string; auth?: RegistryAuth; tls?: RegistryTls /** IP to listen on (default 127.0.0.1) */; address?: string } = {},
+  opts: {
+    storageDir?: string;
+    auth?: RegistryAuth;
+    tls?: RegistryTls;
+    /** IP to listen on (default 127.0.0.1). */
+    address?: string;
+    /** A network namespace (`ip netns` name) to run in, listening on `address` there. */
+    netns?: string;
+  } = {},
 ): Promise<RunningRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-registry-'));
   const storageDir = opts.storageDir ?? join(dir, 'storage');
@@ -117,7 +126,9 @@ http:
   secret: skiff-test-secret
 ${opts.tls ? `  tls:\n    certificate: ${opts.tls.certPath}\n    key: ${opts.tls.keyPath}\n` : ''}${clientCas}${authYaml}`,
   );
-  const child: ChildProcess = spawn(REGISTRY_BIN, ['serve', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // ip netns exec execs the registry in place: the child is the registry, signals reach it.
+  const argv = opts.netns ? (['ip', ['netns', 'exec', opts.netns, REGISTRY_BIN, 'serve', config]] as const) : ([REGISTRY_BIN, ['serve', config]] as const);
+  const child: ChildProcess = spawn(argv[0], argv[1], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
