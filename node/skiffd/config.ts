@@ -38,10 +38,14 @@ export interface RegistryHostTls {
 }
 
 export const DEFAULT_REGISTRY_CONFIG_PATH = '/etc/skiffd/certs.d';
+/** A connection that stalls this long fails over to the next endpoint; containerd's whole-pull bound is 5 min. */
+export const DEFAULT_PULL_PROGRESS_TIMEOUT_MS = 30_000;
 
 export interface RegistryConfig {
   /** containerd 2's hosts directory: `<configPath>/<host>/hosts.toml` decides that host's endpoints. */
   configPath: string;
+  /** How long a registry connection may go without progress (connect, an answer, each read) before the next endpoint is tried. */
+  pullProgressTimeoutMs?: number;
   /** Mirrors per registry host (`docker.io`, `registry.k8s.io`, `127.0.0.1:5000`), tried in order before the host itself. */
   mirrors: Record<string, { endpoints: string[] }>;
   configs: Record<string, RegistryHostConfig>;
@@ -150,6 +154,10 @@ const REGISTRY_HELP = [
   [
     'registry.config_path',
     `directory of per-registry HOST/hosts.toml files, as containerd 2 reads them (default ${DEFAULT_REGISTRY_CONFIG_PATH}; re-read when they change; a host's hosts.toml wins over registry.mirrors."HOST")`,
+  ],
+  [
+    'registry.pull_progress_timeout',
+    'how long a registry connection may make no progress (connect, an answer, each read of a download) before the pull moves on to the next endpoint, or fails after the last (default "30s")',
   ],
   ['registry.mirrors."HOST".endpoints', 'deprecated (use config_path): list of mirror URLs (http:// or https://) tried before HOST, in order'],
   ['registry.configs."HOST".insecure', 'true: skip TLS verification and allow plain HTTP for HOST'],
@@ -392,8 +400,19 @@ const HOST_TLS_KEYS: Record<string, 'abs-path' | 'bool'> = {
   insecure_skip_verify: 'bool',
 };
 
+/** A duration as containerd writes them ("30s", "5m", "1m30s", "500ms"), at least 1 ms and at most a day. */
+export function parseDurationMs(value: unknown, label: string): number {
+  const text = typeof value === 'string' ? value.trim() : '';
+  const parts = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text) ? [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)] : [];
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;
+  const ms = parts.reduce((sum, [, n, u]) => sum + Number(n) * unit[u as keyof typeof unit], 0);
+  if (parts.length === 0 || ms < 1 || ms > 86_400_000)
+    throw new ConfigError(`${label}: expected a duration between 1ms and 24h such as "30s", "5m" or "1m30s", got ${describe(value)}`);
+  return Math.round(ms);
+}
+
 function parseRegistry(value: unknown, where: string): RegistryConfig {
-  const out: RegistryConfig = { configPath: DEFAULT_REGISTRY_CONFIG_PATH, mirrors: {}, configs: {} };
+  const out: RegistryConfig = { configPath: DEFAULT_REGISTRY_CONFIG_PATH, pullProgressTimeoutMs: DEFAULT_PULL_PROGRESS_TIMEOUT_MS, mirrors: {}, configs: {} };
   if (value === undefined) return out;
   if (!isTable(value)) throw new ConfigError(`${where}: "registry" must be a table ([registry.mirrors."HOST"], [registry.configs."HOST"])`);
   for (const [section, hosts] of Object.entries(value)) {
@@ -404,8 +423,14 @@ function parseRegistry(value: unknown, where: string): RegistryConfig {
       out.configPath = resolve(hosts);
       continue;
     }
+    if (section === 'pull_progress_timeout') {
+      out.pullProgressTimeoutMs = parseDurationMs(hosts, `${where}: registry.pull_progress_timeout`);
+      continue;
+    }
     if (section !== 'mirrors' && section !== 'configs') {
-      throw new ConfigError(`${where}: unknown key "registry.${section}" (known: registry.config_path, registry.mirrors."HOST", registry.configs."HOST")`);
+      throw new ConfigError(
+        `${where}: unknown key "registry.${section}" (known: registry.config_path, registry.pull_progress_timeout, registry.mirrors."HOST", registry.configs."HOST")`,
+      );
     }
     if (!isTable(hosts)) throw new ConfigError(`${where}: registry.${section} must be a table of hosts, e.g. [registry.${section}."docker.io"]`);
     for (const [host, settings] of Object.entries(hosts)) {

@@ -40,7 +40,7 @@ test('defaults match the documented ones', () => {
   });
   assert.deepEqual(c.cni, { confDir: '/etc/cni/net.d', binDirs: ['/usr/lib/cni'] });
   assert.deepEqual(c.streaming, { address: '127.0.0.1', port: 0 });
-  assert.deepEqual(c.registry, { configPath: '/etc/skiffd/certs.d', mirrors: {}, configs: {} });
+  assert.deepEqual(c.registry, { configPath: '/etc/skiffd/certs.d', pullProgressTimeoutMs: 30_000, mirrors: {}, configs: {} });
 });
 
 test('a full file parses into the typed config; flags override it', () => {
@@ -78,6 +78,7 @@ key_file = "/etc/pki/node.key"
 insecure_skip_verify = false
 [registry]
 config_path = "/etc/containerd/certs.d/"
+pull_progress_timeout = "5m"
 `;
   const c = parseConfig(toml);
   assert.equal(c.socketPath, '/tmp/x/skiffd.sock');
@@ -95,6 +96,7 @@ config_path = "/etc/containerd/certs.d/"
   assert.deepEqual(c.streaming, { address: '::1', port: 10010 });
   assert.deepEqual(c.registry, {
     configPath: '/etc/containerd/certs.d',
+    pullProgressTimeoutMs: 300_000,
     mirrors: { 'registry.k8s.io': { endpoints: ['http://127.0.0.1:5000', 'https://mirror.example'] }, 'docker.io': { endpoints: ['http://127.0.0.1:5001'] } },
     configs: {
       '127.0.0.1:5000': { insecure: true },
@@ -256,6 +258,9 @@ test('mistakes in the file name the key and what it accepts', () => {
     ['[registry.configs."bad host!"]\ninsecure = true', /"bad host!" is not a registry host/],
     ['[registry.auths."x"]\ny = 1', /unknown key "registry\.auths"/],
     ['[registry]\nconfig_path = "certs.d"', /registry\.config_path: expected an absolute directory path, got "certs\.d"/],
+    ['[registry]\npull_progress_timeout = 30', /registry\.pull_progress_timeout: expected a duration between 1ms and 24h such as "30s"/],
+    ['[registry]\npull_progress_timeout = "5 minutes"', /registry\.pull_progress_timeout: expected a duration/],
+    ['[registry]\npull_progress_timeout = "0s"', /registry\.pull_progress_timeout: expected a duration/],
   ];
   for (const [toml, expected] of cases) {
     const message = configError(() => parseConfig(toml, { configFile: '/etc/x.toml' }));

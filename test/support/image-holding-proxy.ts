@@ -29,7 +29,7 @@ export async function startHoldingProxy(
   const server = http.createServer((req, res) => {
     const upstream = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
-      const hold = holding && req.method === 'GET' && (req.url ?? '').endsWith(`/blobs/${holdDigest}`);
+      const hold = holding && req.method === 'GET' && new URL(req.url ?? '/', 'http://proxy').pathname.endsWith(`/blobs/${holdDigest}`);
       if (!hold) {
         up.pipe(res);
         return;

@@ -60,7 +60,7 @@ export async function fetchBearerToken(
   creds: Credentials | undefined,
   registryHost: string,
   /** How to reach the realm: the endpoint's own settings when the realm is on its host, else the realm host's. */
-  transportFor: (realmHost: string) => { insecure: boolean; tls?: EndpointTls },
+  transportFor: (realmHost: string) => { insecure: boolean; tls?: EndpointTls; timeoutMs?: number },
   signal?: AbortSignal,
 ): Promise<string> {
   const realm = challenge.params.realm;
@@ -71,7 +71,7 @@ export async function fetchBearerToken(
   } catch {
     throw new ImageError('unavailable', `registry ${registryHost} sent an invalid token realm "${realm}"`);
   }
-  const { insecure, tls } = transportFor(realmUrl.host);
+  const { insecure, tls, timeoutMs } = transportFor(realmUrl.host);
   const failed = (err: unknown): never => {
     throw transportError(err, realmUrl.host, `token server ${realmUrl.host} for ${registryHost}`);
   };
@@ -91,6 +91,7 @@ export async function fetchBearerToken(
       body: form.toString(),
       insecure,
       tls,
+      timeoutMs,
       signal,
     }).catch(failed);
   } else {
@@ -99,7 +100,7 @@ export async function fetchBearerToken(
     for (const s of scopes) url.searchParams.append('scope', s);
     const headers: Record<string, string> = {};
     if (creds?.username) headers.Authorization = basicHeader(creds);
-    res = await request({ url: url.toString(), headers, insecure, tls, signal }).catch(failed);
+    res = await request({ url: url.toString(), headers, insecure, tls, timeoutMs, signal }).catch(failed);
   }
   const body = await readBody(res, 1024 * 1024);
   if (res.status === 401 || res.status === 403) {

@@ -38,6 +38,8 @@ export interface HttpResponse {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const timedSockets = new WeakSet<object>();
+/** The response a pooled socket is carrying now, for its idle timeout to fail with a reason. */
+const liveResponses = new WeakMap<object, IncomingMessage>();
 /** Sockets whose TLS handshake completed: a reset before that is the server refusing the handshake. */
 const securedSockets = new WeakSet<object>();
 
@@ -98,10 +100,23 @@ function once(url: URL, method: string, headers: Record<string, string>, body: s
             handshakeDone = true;
           });
       }
+      // On every request, not once per socket: the agent sets a pooled socket's timeout back to its own
+      // (none) when it frees it, so a reused keep-alive connection would otherwise wait forever.
+      socket.setTimeout(timeout);
       if (timedSockets.has(socket)) return;
       timedSockets.add(socket);
-      socket.setTimeout(timeout);
-      socket.on('timeout', () => socket.destroy(new Error(`${url.host}: no data for ${timeout} ms`)));
+      socket.on('timeout', () => {
+        const err = new Error(`${url.host}: no progress for ${socket.timeout} ms ([registry] pull_progress_timeout)`);
+        // The body being read then fails with this reason, not a bare "aborted".
+        liveResponses.get(socket)?.destroy(err);
+        socket.destroy(err);
+      });
+    });
+    r.on('response', (res) => {
+      const socket = res.socket;
+      if (!socket) return;
+      liveResponses.set(socket, res);
+      res.once('close', () => liveResponses.get(socket) === res && liveResponses.delete(socket));
     });
     r.on('error', (err) => reject((isHttps && describeTlsFailure(err, url.host, req.tls, handshakeDone)) || err));
     r.end(body);

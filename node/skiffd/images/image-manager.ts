@@ -12,7 +12,7 @@ import type { Descriptor } from './manifest.ts';
 import { resolveManifest, type ResolvedManifest } from './pull-resolve.ts';
 import { formatReference, isSha256Digest, parseReference, pullKey, repositoryName, type ImageReference } from './reference.ts';
 import { RegistryClient } from './registry-client.ts';
-import type { Credentials, RegistrySettings } from './registry-config.ts';
+import type { Credentials, Endpoint, RegistrySettings } from './registry-config.ts';
 import { mapLimit, Serial } from './serial.ts';
 import { StoreLayout } from './store-layout.ts';
 import { Trash } from './trash.ts';
@@ -288,30 +288,44 @@ export class ImageManager {
 
   /** Stores the blob; true when this pull downloaded it (false: present, or another pull's download). */
   private async fetchBlob(client: RegistryClient, log: Logger, d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> {
+    const from: { endpoint?: Endpoint } = {};
     try {
-      return await this.fetchBlobOnce(client, log, d, layer);
+      return await this.fetchBlobOnce(client, log, d, layer, from);
     } catch (err) {
-      // A connection that broke mid-download gets one more try (on the next endpoint if the first is gone);
-      // wrong content, missing content or refused credentials would only fail again.
+      // A connection that stalled or broke mid-download gets one more try, from the next endpoint: a slow
+      // mirror is skipped for the rest of the pull. Wrong content, missing content or refused credentials
+      // would only fail again.
       const final = err instanceof ImageError && err.kind !== 'unavailable';
       if (final || this.stopping.signal.aborted) throw err;
-      log.warn('blob download failed, retrying once', { blob: d.digest, err });
-      return this.fetchBlobOnce(client, log, d, layer);
+      if (from.endpoint) client.demote(from.endpoint);
+      log.warn('blob download failed, retrying once', { blob: d.digest, from: from.endpoint?.host, err });
+      return this.fetchBlobOnce(client, log, d, layer, {});
     }
   }
 
-  private async fetchBlobOnce(client: RegistryClient, log: Logger, d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> {
+  private async fetchBlobOnce(
+    client: RegistryClient,
+    log: Logger,
+    d: Descriptor,
+    layer: { index: number; of: number } | undefined,
+    from: { endpoint?: Endpoint },
+  ): Promise<boolean> {
     let downloaded = false;
+    const started = Date.now();
     await this.blobs.ensure(
       d.digest,
       d.size,
       async () => {
         downloaded = true;
         if (layer) log.info('downloading layer', { layer: d.digest, index: layer.index, of: layer.of, bytes: d.size });
-        return (await client.openBlob(d.digest)).body;
+        const res = await client.openBlob(d.digest);
+        from.endpoint = res.endpoint;
+        if (layer) log.debug('layer download started', { layer: d.digest, from: res.endpoint.host });
+        return res.body;
       },
       layer ? this.progressLogger(log, `layer ${layer.index}/${layer.of}`, d) : undefined,
     );
+    if (downloaded && layer) log.debug('layer downloaded', { layer: d.digest, from: from.endpoint?.host, bytes: d.size, ms: Date.now() - started });
     return downloaded;
   }
 
@@ -355,14 +369,18 @@ export class ImageManager {
     });
   }
 
+  /** Progress every 5 s: at info for large layers (a pull that takes a while says how far it is), at debug for all. */
   private progressLogger(log: Logger, what: string, d: Descriptor): ((bytes: number) => void) | undefined {
-    if (d.size < 16 * 1024 * 1024) return undefined;
+    const large = d.size >= 16 * 1024 * 1024;
+    if (!large && !log.enabled('debug')) return undefined;
     let last = Date.now();
     return (bytes) => {
       const now = Date.now();
       if (now - last < 5000) return;
       last = now;
-      log.info('download progress', { layer: d.digest, what, bytes, of: d.size, percent: Math.floor((bytes / d.size) * 100) });
+      const fields = { layer: d.digest, what, bytes, of: d.size, percent: Math.floor((bytes / d.size) * 100) };
+      if (large) log.info('download progress', fields);
+      else log.debug('download progress', fields);
     };
   }
 

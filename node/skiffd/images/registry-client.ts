@@ -29,6 +29,8 @@ export interface FetchedManifest {
 export class RegistryClient {
   private readonly states: EndpointState[];
   private primary: EndpointState | undefined;
+  /** Endpoints whose download stalled or broke during this pull: tried after the others from then on. */
+  private readonly demoted = new Set<EndpointState>();
   /** The hosts.toml (or certificate directory) this registry's endpoints came from, if any. */
   readonly hosts: HostsDirEntry | undefined;
   /** `registry.mirrors` has this registry too, but its hosts.toml decides. */
@@ -64,7 +66,8 @@ export class RegistryClient {
 
   /** The endpoints in the order to try, those without the capability left out; an error when none is left. */
   private order(need: 'pull' | 'resolve', what: string): EndpointState[] {
-    const all = this.primary ? [this.primary, ...this.states.filter((s) => s !== this.primary)] : this.states;
+    const preferred = this.primary ? [this.primary, ...this.states.filter((s) => s !== this.primary)] : this.states;
+    const all = [...preferred.filter((s) => !this.demoted.has(s)), ...preferred.filter((s) => this.demoted.has(s))];
     // A tag needs an endpoint trusted to resolve it; content by digest can come from any puller.
     const usable = all.filter((s) => endpointCan(s.endpoint, 'pull') && (need === 'pull' || endpointCan(s.endpoint, 'resolve')));
     if (usable.length === 0) {
@@ -116,8 +119,19 @@ export class RegistryClient {
     throw new ImageError(kind, `pulling ${this.registry}/${this.repository}:${reference} failed on every endpoint: ${failures.join('; ')}`, { cause: last });
   }
 
+  /**
+   * A download from `endpoint` stalled or broke: the rest of this pull asks the other endpoints first (a
+   * slow mirror is skipped for the next, and the registry itself is the last resort as configured).
+   */
+  demote(endpoint: Endpoint): void {
+    const state = this.states.find((s) => s.endpoint === endpoint);
+    if (!state) return;
+    this.demoted.add(state);
+    if (this.primary === state) this.primary = undefined;
+  }
+
   /** An open 200 response streaming the blob, from the endpoint that served the manifest first. */
-  async openBlob(digest: string): Promise<HttpResponse> {
+  async openBlob(digest: string): Promise<HttpResponse & { endpoint: Endpoint }> {
     const order = this.order('pull', `blob ${digest} of ${this.registry}/${this.repository}`);
     const failures: string[] = [];
     let last: unknown;
@@ -126,7 +140,7 @@ export class RegistryClient {
         const res = await this.send(state, `/${this.repository}/blobs/${digest}`, {});
         if (res.status === 200) {
           this.primary ??= state;
-          return res;
+          return { ...res, endpoint: state.endpoint };
         }
         const text = (await readBody(res, 64 * 1024).catch(() => Buffer.alloc(0))).toString('utf8');
         throw statusError(res.status, `blob ${digest}`, state.endpoint, text);
@@ -174,8 +188,8 @@ export class RegistryClient {
       const { endpoint } = state;
       const transportFor = (realmHost: string) =>
         realmHost === endpoint.host
-          ? { insecure: endpoint.insecure, tls: endpoint.tls }
-          : { insecure: endpoint.insecure, tls: configuredTls(realmHost, this.settings) };
+          ? { insecure: endpoint.insecure, tls: endpoint.tls, timeoutMs: this.settings.pullProgressTimeoutMs }
+          : { insecure: endpoint.insecure, tls: configuredTls(realmHost, this.settings), timeoutMs: this.settings.pullProgressTimeoutMs };
       const token = await fetchBearerToken(bearer, `repository:${this.repository}:pull`, state.creds, host, transportFor, this.signal);
       state.authorization = `Bearer ${token}`;
       return;
@@ -210,6 +224,7 @@ export class RegistryClient {
         headers: h,
         insecure: endpoint.insecure,
         tls: endpoint.tls,
+        timeoutMs: this.settings.pullProgressTimeoutMs,
         signal: this.signal,
       });
       state.scheme = scheme;
