@@ -5,12 +5,16 @@
 // directory holds every exec's files, so it must be root's alone: checked, and emptied at start-up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { ContainerConfig, ContainerState } from '../../proto/gen/runtime/v1/api.ts';
 import { dirname, join } from 'node:path';
 import { ExecHelper } from '../../node/skiffd/oci/exec-helper.ts';
+import { execProcess } from '../../node/skiffd/oci/exec-process.ts';
 import { CliOciRuntime } from '../../node/skiffd/oci/runc.ts';
 import { needs } from '../support/prereq.ts';
+import { startRuncContainers } from '../support/runc-containers.ts';
 import { until } from '../support/wait.ts';
 
 function helper(t: { after(fn: () => void): void }): { h: ExecHelper; dir: string } {
@@ -166,3 +170,102 @@ test('exec helper: the runtime sweeps its exec directory when it is made, and a 
   assert.throws(() => broken.execFile('pid'), new RegExp(`${bad}-exec is owned by uid 65534`));
   await assert.rejects(broken.execSync('c1', { process: { args: ['true'], env: [], cwd: '/', user: { uid: 0, gid: 0 } } }), /owned by uid 65534/);
 });
+
+/** Bytes in the regular files and FIFOs of a directory now (files come and go while a call runs). */
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir)) total += statSync(join(dir, name), { throwIfNoEntry: false })?.size ?? 0;
+  return total;
+}
+
+test('exec helper: no more than the cap of a command output reaches the disk; the command runs on and its status comes back', {
+  timeout: 60_000,
+}, async (t) => {
+  const { h, dir } = helper(t);
+  const go = join(dirname(dir), 'go');
+  const cap = 64 * 1024;
+  // 64 MiB on stdout, a word on stderr, then it marks that it wrote and waits to be told to exit:
+  // while it waits, what it wrote is all it will write, and the directory holds what went to disk.
+  const wrote = join(dirname(dir), 'wrote');
+  const script = 'head -c 67108864 /dev/zero; echo written >&2; touch "$2"; while [ ! -e "$1" ]; do sleep 0.05; done; exit 7';
+  const call = h.run('sh', ['-c', script, 'sh', go, wrote], cap, () => {});
+  await until('the command to have written everything', () => existsSync(wrote), 30_000);
+  const onDisk = dirBytes(dir);
+  writeFileSync(go, '');
+  const r = await call;
+  assert.ok(onDisk <= 2 * cap + 4096, `at most the cap of each stream on disk, not ${onDisk} bytes`);
+  assert.deepEqual([r.status, r.stdout.length, r.stderr.toString()], [7, cap, 'written\n']);
+  await until('the output files to go', () => readdirSync(dir).length === 0);
+
+  // Something the command leaves running holds its output open: the call still answers once the
+  // command has ended (the test's own timeout bounds it), with what it wrote.
+  const left = await h.run('sh', ['-c', 'echo ok; echo err >&2; sleep 600 & exit 3'], cap, () => {});
+  assert.deepEqual([left.status, left.stdout.toString(), left.stderr.toString()], [3, 'ok\n', 'err\n']);
+});
+
+test('ExecSync of `yes` until its timeout: at most the cap of its output on disk at any time, the result cut at the cap', { timeout: 120_000 }, async (t) => {
+  if (!needs(t, { root: true, commands: ['runc', 'conmon'] })) return;
+  const { manager: m, pod, state, cgroupParent } = await startRuncContainers(t);
+  const id = await m.create({
+    podSandboxId: pod.id,
+    config: ContainerConfig.fromPartial({ metadata: { name: 'yes', attempt: 0 }, image: { image: 'busybox' }, command: ['sleep', '3600'] }),
+    sandboxConfig: undefined,
+  });
+  await m.start(id);
+  await until('the container to run', async () => (await m.status(id)).state === ContainerState.CONTAINER_RUNNING);
+  const execDir = `${join(state, 'runc')}-exec`;
+  const cap = 1 << 20;
+  let most = 0;
+  const poll = setInterval(() => (most = Math.max(most, dirBytes(execDir))), 10);
+  t.after(() => clearInterval(poll));
+  const r = await m.runtimes.default.execSync(id, {
+    process: execProcess((await m.runtimeSpec(id))!.process!, ['yes'], false),
+    maxOutputBytes: cap,
+    timeoutMs: 2000,
+    cgroupPath: `${cgroupParent}/skiffd-${id}`,
+  });
+  clearInterval(poll);
+  assert.equal(r.timedOut, true);
+  assert.equal(r.exitCode, 128 + 9, 'killed at the timeout');
+  assert.equal(r.stdout.length, cap);
+  assert.ok(most > 0, 'the poll saw the output');
+  assert.ok(most <= 2 * cap + 64 * 1024, `at most the cap on disk, saw ${most} bytes`);
+});
+
+test("ExecSync's timeout signals the pid the runtime's pid file names only when it is in the container's cgroup", { timeout: 60_000 }, async (t) => {
+  const base = mkdtempSync(join(tmpdir(), 'exec-helper-'));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  // Someone else's process, alone in its group, that a runtime's pid file names.
+  const victim = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
+  t.after(() => victim.kill('SIGKILL'));
+  writeFileSync(join(base, 'victim'), `${victim.pid}`);
+  const fake = join(base, 'runtime');
+  writeFileSync(
+    fake,
+    `#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = --pid-file ] && pf=$2; shift; done\ncat ${base}/victim >"$pf.tmp" && mv "$pf.tmp" "$pf"\nexec sleep 600\n`,
+    { mode: 0o755 },
+  );
+  for (const newline of [false, true]) {
+    // A newline in an argument takes the direct spawn instead of the helper.
+    const runtime = new CliOciRuntime({ path: fake, root: join(base, newline ? 'spawned' : 'helper') });
+    t.after(() => runtime.close());
+    const r = await runtime.execSync('c1', {
+      process: { args: ['true', newline ? 'a\nb' : 'ab'], env: [], cwd: '/', user: { uid: 0, gid: 0 } },
+      timeoutMs: 200,
+      cgroupPath: '/skiffd-test/skiffd-c1',
+    });
+    // The runtime itself is killed after its grace period; by then the victim would have been.
+    assert.equal(r.timedOut, true);
+    assert.equal(victim.exitCode ?? victim.signalCode, null, 'the process outside the container lives');
+    assert.equal(living(victim.pid!), true, 'the process outside the container lives');
+  }
+});
+
+function living(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}

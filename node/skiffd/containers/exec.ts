@@ -29,6 +29,7 @@ export async function execSync(
     process: execProcess(spec.process, cmd, false),
     timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 : 0,
     maxOutputBytes: MAX_EXEC_OUTPUT,
+    cgroupPath: record.cgroupsPath,
   });
   if (result.timedOut) throw deadlineExceeded(`command ${JSON.stringify(cmd)} in container ${record.id} timed out after ${timeoutSeconds}s`);
   return { stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode };

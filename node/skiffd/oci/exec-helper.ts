@@ -4,12 +4,17 @@
 // shell is small, forks cheaply and runs each command in a background subshell, so any number of execs
 // run at once through it.
 //
-// Protocol: the daemon writes "<rid> <argc>" then one argument per line. The shell starts a background
-// subshell that runs the command (stdin /dev/null, stdout and stderr to DIR/<rid>.out and .err), prints
-// "<token> <rid> pid <pid>", waits for it and prints "<token> <rid> done <status>". The files are in a
-// private directory on the state dir; the call reads at most its cap of each, then removes them (a
-// command's output is on disk in full until then). Arguments holding a newline cannot be sent: the
-// caller spawns those directly.
+// Protocol: the daemon writes "<rid> <argc> <cap in 512-byte blocks>" then one argument per line. The shell starts a
+// background subshell that makes two FIFOs, DIR/<rid>.o and .e, starts a reader on each that copies the
+// first cap to DIR/<rid>.out (.err) and reads and drops the rest, runs the command (stdin
+// /dev/null, stdout and stderr to the FIFOs), prints "<token> <rid> pid <pid>", waits for it, then for
+// the readers, and prints "<token> <rid> done <status>" ("fail" when the FIFOs cannot be made). So no
+// more than the cap of a command's output ever reaches the disk (a probe running `yes` would fill the
+// state filesystem otherwise), and a command writing more runs on as it would into a file. Something
+// the command left running may hold the FIFOs open after it exits: the readers get a second to finish,
+// then are killed, so the call answers when the command ends, as it did with plain files. The call
+// reads the files, then removes them. Arguments holding a newline cannot be sent: the caller spawns
+// those directly.
 //
 // The same directory holds every exec's runtime files (process file, pid file, log), ExecSync's and the
 // streaming server's: only root can write there, so nobody can plant a pid for a teardown to signal.
@@ -36,12 +41,20 @@ import { killGroup } from '../util/kill-group.ts';
 const SCRIPT = [
   't=$1',
   'd=$2',
-  'while IFS=" " read -r rid n; do',
+  'while IFS=" " read -r rid n m; do',
   '  set --',
   '  while [ "$n" -gt 0 ]; do IFS= read -r a; set -- "$@" "$a"; n=$((n - 1)); done',
-  '  ( "$@" </dev/null >"$d/$rid.out" 2>"$d/$rid.err" & p=$!',
+  // Never a redirect to a FIFO that is not there: it would make a plain file and take all the output.
+  // The file size limit (512-byte blocks) stops the first cat at the cap, the second drains the rest.
+  // Not head -c, which holds what it read until it ends; nor dd, whose count counts reads.
+  `  ( mkfifo -m 600 "$d/$rid.o" "$d/$rid.e" || { printf '%s %s fail\\n' "$t" "$rid"; exit; }`,
+  `    { ulimit -f "$m"; trap '' XFSZ; cat >"$d/$rid.out"; cat >/dev/null; } <"$d/$rid.o" 2>/dev/null & r1=$!`,
+  `    { ulimit -f "$m"; trap '' XFSZ; cat >"$d/$rid.err"; cat >/dev/null; } <"$d/$rid.e" 2>/dev/null & r2=$!`,
+  '    "$@" </dev/null >"$d/$rid.o" 2>"$d/$rid.e" & p=$!',
   `    printf '%s %s pid %s\\n' "$t" "$rid" "$p"`,
   '    wait "$p"; rc=$?',
+  '    { sleep 1; kill "$r1" "$r2"; } 2>/dev/null & w=$!',
+  '    wait "$r1" "$r2"; kill "$w" 2>/dev/null',
   `    printf '%s %s done %s\\n' "$t" "$rid" "$rc" ) &`,
   'done',
 ].join('\n');
@@ -92,7 +105,8 @@ export class ExecHelper {
     const rid = `${process.pid}-${++this.seq}`;
     return new Promise((resolve, reject) => {
       this.jobs.set(rid, { onPid, resolve, reject, maxOutput });
-      child.stdin!.write(`${rid} ${args.length + 1}\n${[file, ...args].join('\n')}\n`);
+      const blocks = Math.ceil(Math.max(0, maxOutput) / 512);
+      child.stdin!.write(`${rid} ${args.length + 1} ${blocks}\n${[file, ...args].join('\n')}\n`);
     });
   }
 
@@ -164,10 +178,16 @@ export class ExecHelper {
       if (n > 0) job.onPid(n);
       return;
     }
-    if (kind !== 'done') return;
+    if (kind !== 'done' && kind !== 'fail') return;
     this.jobs.delete(rid);
     const out = join(this.dir, `${rid}.out`);
     const err = join(this.dir, `${rid}.err`);
+    removeQuietly(join(this.dir, `${rid}.o`));
+    removeQuietly(join(this.dir, `${rid}.e`));
+    if (kind === 'fail') {
+      job.reject(new Error(`cannot make the output FIFOs in ${this.dir}`));
+      return;
+    }
     try {
       job.resolve({ status: Number.isFinite(n) ? n : 255, stdout: readCapped(out, job.maxOutput), stderr: readCapped(err, job.maxOutput) });
     } catch (e) {

@@ -1,11 +1,11 @@
 // OciRuntime over the runc command line (crun speaks the same CLI for everything used here).
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWithConmon, cleanRuntimeMessage, readPid } from './conmon.ts';
 import { ExecHelper, removeQuietly } from './exec-helper.ts';
-import { plausibleExecPid } from './exec-pid.ts';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { execPidSignallable } from './exec-pid.ts';
 import { writeProcessFile } from './exec-process.ts';
 import { runCommand } from '../util/command.ts';
 import { killGroup } from '../util/kill-group.ts';
@@ -151,14 +151,16 @@ export class CliOciRuntime implements OciRuntime {
     await writeProcessFile(processFile, options.process);
     const args = [`--root=${this.root}`, ...this.globalFlags, 'exec', '--pid-file', pidFile, '--process', processFile, id];
     try {
-      if (ExecHelper.canRun(this.path, args)) return await this.execThroughHelper(args, pidFile, max, options.timeoutMs);
-      return await this.execSpawned(args, pidFile, max, options.timeoutMs);
+      const cgroupPath = options.cgroupPath ?? '';
+      if (ExecHelper.canRun(this.path, args)) return await this.execThroughHelper(args, pidFile, max, options.timeoutMs, cgroupPath);
+      return await this.execSpawned(args, pidFile, max, options.timeoutMs, cgroupPath);
     } finally {
       removeQuietly(processFile);
     }
   }
 
-  private execSpawned(args: string[], pidFile: string, max: number, timeoutMs: number | undefined): Promise<ExecSyncResult> {
+  /** Output goes to pipes and at most `max` of each is kept in memory: nothing reaches the disk. */
+  private execSpawned(args: string[], pidFile: string, max: number, timeoutMs: number | undefined, cgroupPath: string): Promise<ExecSyncResult> {
     return new Promise((resolve, reject) => {
       const child = spawn(this.path, args, {
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -168,7 +170,13 @@ export class CliOciRuntime implements OciRuntime {
       const err = new BoundedBuffer(max);
       child.stdout!.on('data', (d: Buffer) => out.push(d));
       child.stderr!.on('data', (d: Buffer) => err.push(d));
-      const deadline = execDeadline(pidFile, timeoutMs, () => child.pid);
+      const deadline = execDeadline(
+        pidFile,
+        timeoutMs,
+        cgroupPath,
+        () => child.pid,
+        () => child.exitCode === null && child.signalCode === null,
+      );
       const done = () => {
         deadline.end();
         removeQuietly(pidFile);
@@ -186,9 +194,15 @@ export class CliOciRuntime implements OciRuntime {
   }
 
   /** The same exec through the exec helper: same timeout handling, no fork of the daemon. */
-  private async execThroughHelper(args: string[], pidFile: string, max: number, timeoutMs: number | undefined): Promise<ExecSyncResult> {
+  private async execThroughHelper(args: string[], pidFile: string, max: number, timeoutMs: number | undefined, cgroupPath: string): Promise<ExecSyncResult> {
     let runtimePid = 0;
-    const deadline = execDeadline(pidFile, timeoutMs, () => runtimePid);
+    const deadline = execDeadline(
+      pidFile,
+      timeoutMs,
+      cgroupPath,
+      () => runtimePid,
+      () => runtimePid > 0 && living(runtimePid),
+    );
     try {
       const r = await this.execHelper.run(this.path, args, max, (pid) => (runtimePid = pid));
       return { exitCode: r.status, stdout: r.stdout, stderr: r.stderr, timedOut: deadline.timedOut };
@@ -205,8 +219,11 @@ export class CliOciRuntime implements OciRuntime {
  * An ExecSync timeout: when it fires, the exec'd process group (its pid from the runtime's --pid-file,
  * which a very short timeout can beat) is killed so the runtime reaps it and exits; a runtime that
  * still has not exited after the grace period is killed too. `end()` once the runtime has exited.
+ * The exec's pid is signalled only while the runtime lives (it reaps that process, so until it exits
+ * the pid cannot have gone to another process; `runtimeAlive` is asked synchronously just before the
+ * kill) and only when the process is in the container's cgroup (the pid file is the runtime's word).
  */
-function execDeadline(pidFile: string, timeoutMs: number | undefined, runtimePid: () => number | undefined) {
+function execDeadline(pidFile: string, timeoutMs: number | undefined, cgroupPath: string, runtimePid: () => number | undefined, runtimeAlive: () => boolean) {
   let timedOut = false;
   let closed = false;
   const timers: NodeJS.Timeout[] = [];
@@ -221,8 +238,8 @@ function execDeadline(pidFile: string, timeoutMs: number | undefined, runtimePid
             await sleep(5);
             pid = await readPid(pidFile);
           }
-          // The file is in the runtime's private directory; still, never kill(-1) on a bad pid.
-          if (plausibleExecPid(pid) && !closed) killGroup(pid);
+          if (closed || !(await execPidSignallable(pid, cgroupPath))) return;
+          if (!closed && runtimeAlive()) killGroup(pid!);
         })();
         timers.push(
           setTimeout(() => {
@@ -242,6 +259,21 @@ function execDeadline(pidFile: string, timeoutMs: number | undefined, runtimePid
       for (const t of timers) clearTimeout(t);
     },
   };
+}
+
+/**
+ * Whether a process is there and has not exited (a zombie has: the runtime's exec'd process is reaped
+ * by then). Through the helper the runtime is not our child, so its exit is read from /proc.
+ */
+function living(pid: number): boolean {
+  try {
+    // "pid (comm) S ...": the state follows the last ")" (comm may hold one).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X' && state !== '';
+  } catch {
+    return false;
+  }
 }
 
 function signalNumber(name: NodeJS.Signals): number {

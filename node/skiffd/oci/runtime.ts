@@ -38,6 +38,11 @@ export interface ExecSyncOptions {
   timeoutMs?: number;
   /** Bytes kept of each of stdout and stderr; the rest is read and discarded. */
   maxOutputBytes?: number;
+  /**
+   * The container's cgroup (its record's cgroupsPath): a timeout signals the exec's process only when
+   * it is in there. Absent: only the runtime is killed, after its grace period.
+   */
+  cgroupPath?: string;
 }
 
 export interface ExecSyncResult {
