@@ -33,6 +33,13 @@ export const RstStatus = {
 const VERSION = 3;
 /** Largest frame we accept; client-go never comes close (its data frames are at most 32 KiB). */
 const MAX_FRAME = 16 * 1024 * 1024;
+/**
+ * Header blocks are small (client-go's are a few hundred bytes). zlib inflates up to ~1000:1, so a
+ * block is refused before inflating when its compressed size is over this, and inflating stops
+ * once the output passes MAX_HEADER_BLOCK: a bomb is a protocol error, never an allocation.
+ */
+export const MAX_COMPRESSED_HEADER_BLOCK = 64 * 1024;
+export const MAX_HEADER_BLOCK = 256 * 1024;
 
 export type Headers = Record<string, string[]>;
 
@@ -73,12 +80,28 @@ export class FrameReader {
 class SerialZlib {
   private chain: Promise<unknown> = Promise.resolve();
   private out: Buffer[] = [];
+  private outLength = 0;
   private failure: Error | undefined;
   /** Rejects the chunk in flight: after an error zlib never calls the flush callback. */
   private abort: ((err: Error) => void) | undefined;
 
-  constructor(private readonly z: zlib.Inflate | zlib.Deflate) {
-    z.on('data', (chunk: Buffer) => this.out.push(chunk));
+  /** `maxOutput`: the most one run may produce; past it the stream is dead (its state is lost). */
+  constructor(
+    private readonly z: zlib.Inflate | zlib.Deflate,
+    private readonly maxOutput = Number.POSITIVE_INFINITY,
+  ) {
+    z.on('data', (chunk: Buffer) => {
+      if (this.failure) return;
+      this.outLength += chunk.length;
+      if (this.outLength > this.maxOutput) {
+        this.out = [];
+        this.failure = new Error(`a header block inflates to more than ${this.maxOutput} bytes`);
+        this.abort?.(this.failure);
+        this.z.close(); // no further output is made
+        return;
+      }
+      this.out.push(chunk);
+    });
     z.on('error', (err: Error) => {
       this.failure = err;
       this.abort?.(err);
@@ -91,6 +114,7 @@ class SerialZlib {
         new Promise<Buffer>((resolve, reject) => {
           if (this.failure) return reject(this.failure);
           this.out = [];
+          this.outLength = 0;
           this.abort = reject;
           this.z.write(input);
           this.z.flush(zlib.constants.Z_SYNC_FLUSH, () => {
@@ -111,12 +135,14 @@ class SerialZlib {
 
 /** Header-block (de)compression: one zlib context per direction, kept for the whole connection. */
 export class HeaderCodec {
-  private readonly inflater = new SerialZlib(zlib.createInflate({ dictionary: SPDY3_DICTIONARY }));
+  private readonly inflater = new SerialZlib(zlib.createInflate({ dictionary: SPDY3_DICTIONARY }), MAX_HEADER_BLOCK);
   private readonly deflater = new SerialZlib(zlib.createDeflate({ dictionary: SPDY3_DICTIONARY }));
 
   async decode(block: Buffer): Promise<Headers> {
     const headers: Headers = {};
     if (block.length === 0) return headers;
+    if (block.length > MAX_COMPRESSED_HEADER_BLOCK)
+      throw new SpdyProtocolError(`a header block of ${block.length} compressed bytes exceeds the ${MAX_COMPRESSED_HEADER_BLOCK}-byte limit`);
     let raw: Buffer;
     try {
       raw = await this.inflater.run(block);
