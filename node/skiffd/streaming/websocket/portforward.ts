@@ -30,6 +30,9 @@ export async function serveWebSocketPortForward(
   const abort = new AbortController();
   channels.ws.on('close', () => abort.abort());
 
+  // Back-pressure: a port whose reader is full stops the WebSocket (all ports share it) until every
+  // full one has been read again; the client's TCP window closes meanwhile.
+  const full = new Set<number>();
   const runs = ports.map((port, i) => {
     const dataChannel = 2 * i;
     const errorChannel = 2 * i + 1;
@@ -39,12 +42,19 @@ export async function serveWebSocketPortForward(
     channels.send(errorChannel, portBytes);
 
     const data = new Duplex({
-      read() {},
+      read() {
+        if (full.delete(i) && full.size === 0) channels.ws.resume();
+      },
       write(chunk: Buffer, _enc, cb) {
         channels.send(dataChannel, chunk, (err) => cb(channels.open ? err : undefined));
       },
     });
-    channels.onData(dataChannel, (chunk) => data.push(chunk));
+    channels.onData(dataChannel, (chunk) => {
+      if (!data.push(chunk) && !full.has(i)) {
+        full.add(i);
+        channels.ws.pause();
+      }
+    });
     channels.ws.on('close', () => data.push(null));
     return backend.portForward(request.podSandboxId, port, data, abort.signal).catch((err: unknown) => {
       if (channels.open) channels.send(errorChannel, forwardErrorMessage(port, request.podSandboxId, err));

@@ -41,8 +41,17 @@ export async function serveWebSocketRemoteCommand(
   if (request.stdin) {
     const input = new PassThrough();
     stdin = input;
+    // Back-pressure: while the command does not read its stdin, stop reading the WebSocket (the
+    // client's TCP window closes) instead of buffering what it sends.
+    let waiting = false;
     channels.onData(STDIN, (data) => {
-      if (!input.writableEnded) input.write(data);
+      if (input.writableEnded || input.write(data) || waiting) return;
+      waiting = true;
+      channels.ws.pause();
+      input.once('drain', () => {
+        waiting = false;
+        channels.ws.resume();
+      });
     });
     channels.onClose(STDIN, () => input.end());
     channels.ws.on('close', () => input.end());
