@@ -130,7 +130,7 @@ async function openSubsystems(config: SkiffdConfig, log: Logger): Promise<Subsys
   containers = await openContainers(config, log, { pods, images, cgroups, apparmor });
   // Only now do containers hold leases on the layers they mount; sweeping earlier could delete them.
   await images.sweep();
-  const streaming = new Streaming({ config: config.streaming, log, containers, pods });
+  const streaming = new Streaming({ config: config.streaming, log, containers, pods, stateDir: config.state });
   // Listening now checks [streaming] address/port at startup rather than at the first Exec.
   await streaming.open();
   // Said once here rather than at each Attach: the operator learns of it before a user asks.

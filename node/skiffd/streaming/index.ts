@@ -3,7 +3,7 @@
 import type { SkiffdConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { makeStreamingBackend } from './backends/index.ts';
-import { seqpacketMissing, type AddonMissing } from './backends/seqpacket.ts';
+import { seqpacketMissing, setSeqpacketStateDir, type AddonMissing } from './backends/seqpacket.ts';
 import type { ContainerSource, PodSource } from './backends/targets.ts';
 import { StreamingServer } from './server.ts';
 
@@ -15,12 +15,16 @@ export interface StreamingOptions {
   log: Logger;
   containers: ContainerSource;
   pods: PodSource;
+  /** skiffd's state dir: a single executable extracts its attach add-on under it. */
+  stateDir?: string;
 }
 
 export class Streaming {
   private server: Promise<StreamingServer> | undefined;
 
-  constructor(private readonly options: StreamingOptions) {}
+  constructor(private readonly options: StreamingOptions) {
+    if (options.stateDir) setSeqpacketStateDir(options.stateDir);
+  }
 
   /** The listening server; a failed start is reported to this caller, and the next call tries again. */
   open(): Promise<StreamingServer> {

@@ -4,15 +4,16 @@
 // is found wherever the build put it:
 //   1. $SKIFFD_SEQPACKET_ADDON (an explicit path);
 //   2. next to the running script or executable (dist/skiffd.cjs, dist/skiffd);
-//   3. a single-executable asset, extracted to a private temp file;
-//   4. node_modules (running from source).
+//   3. a single-executable asset, extracted into a private directory under skiffd's state dir
+//      (never the shared temp dir, where a root container with a hostPath /tmp could swap it);
+//   4. node_modules beside this module or the script (running from source; never the cwd).
 // npm ci installs the x64 add-on only. Without one, attach is off (the Attach RPC answers
 // FAILED_PRECONDITION saying how to supply it) and everything else works.
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, realpathSync, rmSync, statSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { checkPrivateDir } from '../../oci/exec-helper.ts';
 
 /** The add-on of this host's platform (glibc Linux), as node-unix-socket names it. */
 export const ADDON_PLATFORM = `linux-${process.arch}-gnu`;
@@ -36,6 +37,13 @@ interface NativeBinding {
 
 let binding: NativeBinding | undefined;
 let missing: AddonMissing | undefined;
+/** Where a single executable extracts its add-on: set from the daemon's state dir before first use. */
+let extractDir: string | undefined;
+
+/** Tells the loader skiffd's state dir; a single executable's add-on is extracted under it. */
+export function setSeqpacketStateDir(stateDir: string): void {
+  extractDir = join(stateDir, 'addon');
+}
 
 /** Why the add-on could not be loaded: `message` for clients, `lookedAt` for the operator's log. */
 export interface AddonMissing {
@@ -65,10 +73,37 @@ function loadFile(path: string): NativeBinding {
   return mod.exports;
 }
 
+/**
+ * Writes the add-on into `dir` (made private: 0700, ours, no symlink, parents not writable by
+ * others) under a fresh name, opened exclusively, and loads it through the descriptor written:
+ * /proc/self/fd/N is that inode whatever happens to the name. The file is gone afterwards.
+ */
+export function extractAddon(asset: Buffer, dir: string): NativeBinding {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  checkPrivateDir(dir);
+  const file = join(dir, `${process.pid}-${Date.now()}-${ADDON_FILE}`);
+  const fd = openSync(file, 'wx', 0o700);
+  try {
+    for (let off = 0; off < asset.length; ) off += writeSync(fd, asset, off);
+    const written = fstatSync(fd);
+    const byName = statSync(file);
+    if (byName.dev !== written.dev || byName.ino !== written.ino) throw new Error(`${file} was replaced while it was written`);
+    return loadFile(`/proc/self/fd/${fd}`);
+  } finally {
+    closeSync(fd);
+    // Once loaded, the mapping outlives the file: leave nothing behind.
+    rmSync(file, { force: true });
+  }
+}
+
 function fromSeaAsset(failures: string[]): NativeBinding | undefined {
   let sea: { isSea(): boolean; getAsset(key: string): ArrayBuffer } | undefined;
   try {
-    sea = createRequire(join(process.cwd(), 'x'))('node:sea') as typeof sea;
+    sea = createRequire(process.execPath)('node:sea') as typeof sea;
   } catch {
     return undefined; // Node without single-executable support
   }
@@ -79,22 +114,21 @@ function fromSeaAsset(failures: string[]): NativeBinding | undefined {
   } catch {
     return undefined;
   }
-  const dir = mkdtempSync(join(tmpdir(), 'skiffd-addon-'));
-  const file = join(dir, ADDON_FILE);
+  if (!extractDir) {
+    failures.push(`the executable's asset ${ADDON_FILE}: no state directory to extract it into`);
+    return undefined;
+  }
   try {
-    writeFileSync(file, Buffer.from(asset), { mode: 0o500 });
-    return loadFile(file);
+    return extractAddon(Buffer.from(asset), extractDir);
   } catch (err) {
     failures.push(`the executable's asset ${ADDON_FILE}: ${(err as Error).message}`);
     return undefined;
-  } finally {
-    // Once loaded, the mapping outlives the file: leave nothing behind in the temp dir.
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
 function fromNodeModules(): NativeBinding | undefined {
-  const bases = [process.argv[1], join(process.cwd(), 'x')].filter(Boolean) as string[];
+  // Resolved from this module and the script only: the working directory may be anybody's.
+  const bases = [process.argv[1]].filter(Boolean) as string[];
   if (typeof __filename === 'string') bases.unshift(__filename);
   for (const base of bases) {
     try {
@@ -192,9 +226,10 @@ export class SeqpacketSocket extends EventEmitter {
     this.wrap.connect(path);
   }
 
-  write(buf: Buffer): void {
+  /** Queues one packet; `cb` runs once the kernel took it (never, if the socket is destroyed first). */
+  write(buf: Buffer, cb?: () => void): void {
     if (this.destroyed) return;
-    this.wrap.write(buf, 0, buf.length);
+    this.wrap.write(buf, 0, buf.length, cb);
   }
 
   /** Half-close once queued packets are sent (the peer reads EOF). */
