@@ -15,6 +15,14 @@ const STDOUT = 2;
 const STDERR = 3;
 /** conmon reads at most this much per packet. */
 const MAX_PACKET = 8192;
+/** Stdin queued for conmon and not yet taken by the kernel, past which the client's stdin is paused. */
+export const STDIN_IN_FLIGHT = 64 * 1024;
+/**
+ * Output held for a client that does not read, past which the attach ends. The add-on reads
+ * conmon's socket whenever it is readable and cannot be paused, so this bounds what one session
+ * can make skiffd hold; a client that reads keeps well under it.
+ */
+export const MAX_UNREAD_OUTPUT = 4 * 1024 * 1024;
 /**
  * When the final size of a burst is written again (the gaps, not the times). The last repeat comes
  * about 30 s after the burst, so the size sticks unless conmon was stalled for longer than that.
@@ -51,16 +59,35 @@ export async function attachToContainer(target: ContainerTarget, request: Attach
     socket.on('end', () => finish());
     socket.on('close', () => finish());
     socket.on('data', (packet: Buffer) => {
-      if (packet.length < 1) return;
+      if (packet.length < 1 || done) return;
       const payload = packet.subarray(1);
-      if (packet[0] === STDOUT) io.stdout?.write(payload);
-      else if (packet[0] === STDERR) (io.stderr ?? (request.tty ? io.stdout : undefined))?.write(payload);
+      const out = packet[0] === STDOUT ? io.stdout : packet[0] === STDERR ? (io.stderr ?? (request.tty ? io.stdout : undefined)) : undefined;
+      if (!out || out.destroyed) return;
+      out.write(payload);
+      if (out.writableLength > MAX_UNREAD_OUTPUT) {
+        // The client stopped reading while the container kept writing: end the session rather than
+        // hold the output (what was queued still goes out if the client reads again).
+        finish();
+      }
     });
 
     if (io.stdin) {
       if (target.stdin) {
-        io.stdin.on('data', (chunk: Buffer) => {
-          for (let off = 0; off < chunk.length && !done; off += MAX_PACKET) socket.write(chunk.subarray(off, off + MAX_PACKET));
+        // Back-pressure: the add-on queues every write, so count what the kernel has not taken yet
+        // and pause the client's stdin while that is over STDIN_IN_FLIGHT.
+        let inFlight = 0;
+        const stdin = io.stdin;
+        const sent = (n: number) => () => {
+          inFlight -= n;
+          if (inFlight <= STDIN_IN_FLIGHT && stdin.isPaused() && !done) stdin.resume();
+        };
+        stdin.on('data', (chunk: Buffer) => {
+          for (let off = 0; off < chunk.length && !done; off += MAX_PACKET) {
+            const part = chunk.subarray(off, off + MAX_PACKET);
+            inFlight += part.length;
+            socket.write(part, sent(part.length));
+          }
+          if (inFlight > STDIN_IN_FLIGHT && !done) stdin.pause();
         });
         io.stdin.on('end', () => {
           if (target.stdinOnce && !done) socket.end();

@@ -100,7 +100,7 @@ export async function execInContainer(target: ExecTarget, request: ExecStreamReq
     if (io.stderr && !request.tty) child.stderr.pipe(io.stderr, { end: false });
   }
   let diagnostics = '';
-  if (request.tty) child.stderr?.setEncoding('utf8').on('data', (d: string) => (diagnostics += d));
+  if (request.tty) child.stderr?.setEncoding('utf8').on('data', (d: string) => (diagnostics = keepDiagnostics(diagnostics, d)));
 
   if (request.tty) io.resize.subscribeSerially((size) => resizeScriptPty(child, size));
 
@@ -121,6 +121,14 @@ export async function execInContainer(target: ExecTarget, request: ExecStreamReq
     await rm(logFile, { force: true });
     await rm(processFile, { force: true });
   }
+}
+
+/** The most of a helper's stderr kept for an error message: what a container prints there is not ours to buffer. */
+export const MAX_DIAGNOSTICS = 4096;
+
+/** Appends to a helper's diagnostics, keeping the first MAX_DIAGNOSTICS characters. */
+export function keepDiagnostics(kept: string, more: string): string {
+  return kept.length >= MAX_DIAGNOSTICS ? kept : (kept + more).slice(0, MAX_DIAGNOSTICS);
 }
 
 /** The error runc logged, if it failed before or while starting the command. */

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { keepDiagnostics } from './exec.ts';
 import { TargetError, type PodSource } from './targets.ts';
 
 export interface RelayCommands {
@@ -33,7 +34,7 @@ export async function forwardIntoPod(
   const onAbort = () => child.kill('SIGKILL');
   signal.addEventListener('abort', onAbort, { once: true });
   let diagnostics = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (diagnostics += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (diagnostics = keepDiagnostics(diagnostics, d)));
   child.stdin.on('error', () => {});
   data.pipe(child.stdin);
   child.stdout.pipe(data, { end: false });

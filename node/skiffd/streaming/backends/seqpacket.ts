@@ -197,7 +197,9 @@ export class SeqpacketSocket extends EventEmitter {
     this.emit = this.emit.bind(this);
     this.wrap = new SeqpacketSocketWrap(this);
     this.wrap.init(this.wrap);
-    this.on('_data', (buf: Buffer) => this.emit('data', buf));
+    this.on('_data', (buf: Buffer) => {
+      if (!this.destroyed) this.emit('data', buf);
+    });
     this.on('_connect', () => {
       this.wrap.startRecv();
       this.emit('connect');
@@ -240,7 +242,9 @@ export class SeqpacketSocket extends EventEmitter {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    this.wrap.close();
+    // Never close inside the add-on's read loop (a 'data' handler that ends the session): the loop
+    // goes on reading and emitting, and an emit after close panics the add-on, aborting skiffd.
+    setImmediate(() => this.wrap.close());
     this.emit('close');
   }
 
