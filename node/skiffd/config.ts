@@ -46,6 +46,8 @@ export interface RegistryConfig {
   configPath: string;
   /** How long a registry connection may go without progress (connect, an answer, each read) before the next endpoint is tried. */
   pullProgressTimeoutMs?: number;
+  /** The largest OCI artifact (config and layers, in bytes) a pull accepts. */
+  maxArtifactBytes?: number;
   /** Mirrors per registry host (`docker.io`, `registry.k8s.io`, `127.0.0.1:5000`), tried in order before the host itself. */
   mirrors: Record<string, { endpoints: string[] }>;
   configs: Record<string, RegistryHostConfig>;
@@ -158,6 +160,10 @@ const REGISTRY_HELP = [
   [
     'registry.pull_progress_timeout',
     'how long a registry connection may make no progress (connect, an answer, each read of a download) before the pull moves on to the next endpoint, or fails after the last (default "30s")',
+  ],
+  [
+    'registry.max_artifact_size',
+    'the largest OCI artifact (its config and layers, in bytes) a pull accepts; a larger one is refused before it downloads (default 68719476736, 64 GiB)',
   ],
   ['registry.mirrors."HOST".endpoints', 'deprecated (use config_path): list of mirror URLs (http:// or https://) tried before HOST, in order'],
   ['registry.configs."HOST".insecure', 'true: skip TLS verification and allow plain HTTP for HOST'],
@@ -427,9 +433,16 @@ function parseRegistry(value: unknown, where: string): RegistryConfig {
       out.pullProgressTimeoutMs = parseDurationMs(hosts, `${where}: registry.pull_progress_timeout`);
       continue;
     }
+    if (section === 'max_artifact_size') {
+      if (typeof hosts !== 'number' || !Number.isSafeInteger(hosts) || hosts < 1) {
+        throw new ConfigError(`${where}: registry.max_artifact_size: expected a positive integer number of bytes, got ${describe(hosts)}`);
+      }
+      out.maxArtifactBytes = hosts;
+      continue;
+    }
     if (section !== 'mirrors' && section !== 'configs') {
       throw new ConfigError(
-        `${where}: unknown key "registry.${section}" (known: registry.config_path, registry.pull_progress_timeout, registry.mirrors."HOST", registry.configs."HOST")`,
+        `${where}: unknown key "registry.${section}" (known: registry.config_path, registry.pull_progress_timeout, registry.max_artifact_size, registry.mirrors."HOST", registry.configs."HOST")`,
       );
     }
     if (!isTable(hosts)) throw new ConfigError(`${where}: registry.${section} must be a table of hosts, e.g. [registry.${section}."docker.io"]`);

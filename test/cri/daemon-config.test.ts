@@ -79,6 +79,7 @@ insecure_skip_verify = false
 [registry]
 config_path = "/etc/containerd/certs.d/"
 pull_progress_timeout = "5m"
+max_artifact_size = 1073741824
 `;
   const c = parseConfig(toml);
   assert.equal(c.socketPath, '/tmp/x/skiffd.sock');
@@ -97,6 +98,7 @@ pull_progress_timeout = "5m"
   assert.deepEqual(c.registry, {
     configPath: '/etc/containerd/certs.d',
     pullProgressTimeoutMs: 300_000,
+    maxArtifactBytes: 1_073_741_824,
     mirrors: { 'registry.k8s.io': { endpoints: ['http://127.0.0.1:5000', 'https://mirror.example'] }, 'docker.io': { endpoints: ['http://127.0.0.1:5001'] } },
     configs: {
       '127.0.0.1:5000': { insecure: true },
@@ -261,6 +263,8 @@ test('mistakes in the file name the key and what it accepts', () => {
     ['[registry]\npull_progress_timeout = 30', /registry\.pull_progress_timeout: expected a duration between 1ms and 24h such as "30s"/],
     ['[registry]\npull_progress_timeout = "5 minutes"', /registry\.pull_progress_timeout: expected a duration/],
     ['[registry]\npull_progress_timeout = "0s"', /registry\.pull_progress_timeout: expected a duration/],
+    ['[registry]\nmax_artifact_size = "1G"', /registry\.max_artifact_size: expected a positive integer number of bytes, got "1G"/],
+    ['[registry]\nmax_artifact_size = 0', /registry\.max_artifact_size: expected a positive integer number of bytes, got 0/],
   ];
   for (const [toml, expected] of cases) {
     const message = configError(() => parseConfig(toml, { configFile: '/etc/x.toml' }));

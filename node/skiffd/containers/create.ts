@@ -49,6 +49,11 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
   if (!imageName) throw invalidArgument('config.image.image', 'empty');
   const image = await store.images.resolve(imageName);
   if (!image) throw notFound(`image "${imageName}" not found: pull it first`);
+  if (image.artifact) {
+    throw failedPrecondition(
+      `image "${imageName}" is an OCI artifact (${image.artifact.artifactType}), not a container image: it cannot be run, only mounted as an image volume`,
+    );
+  }
   const meta = pod.metadata;
   const fullName = [config.metadata!.name, meta.name, meta.namespace, meta.uid, String(config.metadata!.attempt)].join('_');
   const taken = store.nameHolder(fullName);

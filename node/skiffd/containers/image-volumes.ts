@@ -41,6 +41,9 @@ export async function planImageVolumes(mounts: readonly Mount[], images: ImageRe
         `${field(i, 'image')}: the image ${ref} is for ${platform.os ?? 'linux'}/${platform.architecture}, not this node's linux/${host.architecture}`,
       );
     }
+    if (image.artifact?.unmountable) {
+      throw failedPrecondition(`${field(i, 'image')}: the OCI artifact ${ref} cannot be mounted: ${image.artifact.unmountable}`);
+    }
     if (image.layers.length === 0) throw failedPrecondition(`${field(i, 'image')}: the image ${ref} has no layers to mount`);
     out.push({ index: i, image: ref, imageId: image.id, layers: image.layers, subPath });
   }

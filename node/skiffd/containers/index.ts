@@ -30,6 +30,7 @@ export function imageResolver(images: ImageManager): ImageResolver {
         tag: record.repoTags[0],
         layers: images.layerDirs(record.id),
         platform: { os: doc.os, architecture: doc.architecture },
+        artifact: record.artifact,
         config: {
           entrypoint: c.Entrypoint ?? undefined,
           cmd: c.Cmd ?? undefined,

@@ -25,6 +25,8 @@ export interface ResolvedImage {
   config: ImageConfigView;
   /** What the image's config says it runs on. */
   platform?: { os?: string; architecture?: string };
+  /** Set for an OCI artifact: mountable as an image volume (unless `unmountable` says why not), never run. */
+  artifact?: { artifactType: string; unmountable?: string };
 }
 
 export interface ImageResolver {

@@ -3,6 +3,7 @@
 // ImageService and the container runtime need.
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { artifactLayout } from './artifact-layout.ts';
 import { BlobStore } from './blob-store.ts';
 import { ImageError } from './errors.ts';
 import { ImageStore } from './image-store.ts';
@@ -34,7 +35,14 @@ interface FetchedContent {
   layers: LayerRef[];
   /** Bytes this pull downloaded (not found present or fetched by another pull). */
   fetchedBytes: number;
+  artifact?: ImageRecord['artifact'];
 }
+
+/** The bound on an artifact's blobs (`registry.max_artifact_size`): a pull of a larger one is refused before it downloads. */
+export const DEFAULT_MAX_ARTIFACT_BYTES = 64 * 1024 ** 3;
+
+/** The media type recorded for an artifact's one "layer": its tree of files, not a blob from the registry. */
+export const ARTIFACT_TREE_TYPE = 'application/vnd.skiff.artifact-tree';
 
 export interface FsUsage {
   mountpoint: string;
@@ -219,7 +227,9 @@ export class ImageManager {
     this.lease(leased);
     const leasedDiffIds: string[] = [];
     try {
-      const fetched = await this.fetchContent(client, resolved, name, log, leasedDiffIds);
+      const fetched = manifest.artifactType
+        ? await this.fetchArtifact(client, resolved, name, log, leasedDiffIds)
+        : await this.fetchContent(client, resolved, name, log, leasedDiffIds);
       const record = await this.commit(ref, resolved, fetched, log);
       log.info('pulled image', {
         id: record.id,
@@ -286,6 +296,44 @@ export class ImageManager {
     return { config, layers, fetchedBytes };
   }
 
+  /**
+   * An OCI artifact: its config and layers are stored as blobs, unparsed (their formats are the
+   * artifact's own), and laid out as the image volume's tree of files. An artifact that cannot be laid
+   * out is still stored, as CRI-O stores it; mounting it is refused with the reason recorded here.
+   */
+  private async fetchArtifact(client: RegistryClient, resolved: ResolvedManifest, name: string, log: Logger, leasedDiffIds: string[]): Promise<FetchedContent> {
+    const { manifest, manifestDigest } = resolved;
+    const artifactType = manifest.artifactType ?? '';
+    const total = manifest.config.size + manifest.layers.reduce((s, l) => s + l.size, 0);
+    const max = this.opts.registry.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES;
+    if (total > max) {
+      throw new ImageError(
+        'failed-precondition',
+        `${name}: the artifact (${artifactType}) is ${total} bytes, more than registry.max_artifact_size (${max} bytes)`,
+      );
+    }
+    await this.fetchBlob(client, log, manifest.config);
+    let fetchedBytes = 0;
+    await mapLimit(manifest.layers, this.opts.parallelLayers ?? 3, async (layer, i) => {
+      if (await this.fetchBlob(client, log, layer, { index: i + 1, of: manifest.layers.length })) fetchedBytes += layer.size;
+    });
+    const layout = artifactLayout(manifest.layers);
+    if ('problem' in layout) {
+      log.warn('the artifact cannot be mounted as a volume', { artifactType, problem: layout.problem });
+      return { config: {}, layers: [], fetchedBytes, artifact: { artifactType, unmountable: layout.problem } };
+    }
+    // The tree is keyed by the manifest digest; leased like a layer until the record names it.
+    this.lease([manifestDigest]);
+    leasedDiffIds.push(manifestDigest);
+    await this.layers.ensureTree(
+      manifestDigest,
+      layout.files.map((f) => ({ name: f.name, source: this.blobs.path(f.digest) })),
+    );
+    log.info('artifact laid out', { artifactType, files: layout.files.map((f) => f.name).join(','), bytes: total });
+    const tree: LayerRef = { digest: manifestDigest, mediaType: ARTIFACT_TREE_TYPE, size: total - manifest.config.size, diffId: manifestDigest };
+    return { config: {}, layers: [tree], fetchedBytes, artifact: { artifactType } };
+  }
+
   /** Stores the blob; true when this pull downloaded it (false: present, or another pull's download). */
   private async fetchBlob(client: RegistryClient, log: Logger, d: Descriptor, layer?: { index: number; of: number }): Promise<boolean> {
     const from: { endpoint?: Endpoint } = {};
@@ -334,7 +382,8 @@ export class ImageManager {
     const { manifest, manifestBlobs, manifestDigest, topDigest } = resolved;
     for (const b of manifestBlobs) await this.blobs.putBytes(b.digest, b.data);
 
-    const id = manifest.config.digest;
+    // An artifact's config is often the shared empty one ({}), so the manifest names it.
+    const id = fetched.artifact ? manifestDigest : manifest.config.digest;
     const repo = repositoryName(ref);
     const tag = ref.digest ? undefined : `${repo}:${ref.tag}`;
     const repoDigest = `${repo}@${topDigest}`;
@@ -363,6 +412,7 @@ export class ImageManager {
         blobs: unique([...(existing?.blobs ?? []), ...manifestBlobs.map((b) => b.digest), manifest.config.digest, ...manifest.layers.map((l) => l.digest)]),
         config: fetched.config,
         pulledAt: new Date().toISOString(),
+        ...(fetched.artifact ? { artifact: fetched.artifact } : {}),
       };
       await this.records.save(next);
       return next;

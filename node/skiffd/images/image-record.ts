@@ -47,4 +47,9 @@ export interface ImageRecord {
   blobs: string[];
   config: ImageConfigDoc;
   pulledAt: string;
+  /**
+   * Set for an OCI artifact: it can be mounted as an image volume but not run. Its one "layer" is then
+   * the volume's tree of files, keyed by the manifest digest, or there is none and `unmountable` says why.
+   */
+  artifact?: { artifactType: string; unmountable?: string };
 }

@@ -1,6 +1,6 @@
 // Unpacked layers, one directory per diff id. A layer is unpacked into the temp dir, checked against
 // its diff id, flushed, and renamed into place: a directory under layers/ is always complete.
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ImageError } from './errors.ts';
@@ -63,15 +63,53 @@ export class LayerStore {
     return job;
   }
 
+  /**
+   * An artifact's volume tree under `key` (its manifest digest): one file per entry, hard links to the
+   * verified blobs (a copy across filesystems), so a large artifact is not stored twice. Names were
+   * checked to be plain file names (artifact-layout.ts).
+   */
+  ensureTree(key: string, files: readonly { name: string; source: string }[]): Promise<LayerInfo> {
+    const known = this.layers.get(key);
+    if (known) return Promise.resolve(known);
+    const running = this.inflight.get(key);
+    if (running) return running;
+    const job = this.commit(key, key, async (fs) => {
+      await mkdir(fs, { mode: 0o755 });
+      let bytes = 0;
+      for (const f of files) {
+        const target = join(fs, f.name);
+        try {
+          await link(f.source, target);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+          await copyFile(f.source, target);
+          bytes += (await stat(target)).size;
+        }
+      }
+      return { bytes, inodes: files.length + 1 };
+    }).finally(() => this.inflight.delete(key));
+    this.inflight.set(key, job);
+    return job;
+  }
+
   private async unpack(diffId: string, digest: string, blobPath: string, what: string, log?: Pick<Logger, 'debug'>): Promise<LayerInfo> {
-    await mkdir(this.layout.tmpDir, { recursive: true });
-    const temp = join(this.layout.tmpDir, `layer-${hex(diffId).slice(0, 12)}-${randomBytes(6).toString('hex')}`);
-    try {
-      const result = await unpackLayer(blobPath, join(temp, 'fs'), what, log);
+    return this.commit(diffId, digest, async (fs) => {
+      const result = await unpackLayer(blobPath, fs, what, log);
       if (result.diffId !== diffId) {
         throw new ImageError('data-loss', `${what}: its uncompressed content has digest ${result.diffId}, the image config says ${diffId}: refusing it`);
       }
-      const info: LayerInfo = { diffId, digest, bytes: result.contentBytes, inodes: result.entries + 1, unpackedAt: new Date().toISOString() };
+      return { bytes: result.contentBytes, inodes: result.entries + 1 };
+    });
+  }
+
+  /** Builds the layer's `fs` in the temp dir, flushes it and renames it into place: a directory under layers/ is always complete. */
+  private async commit(diffId: string, digest: string, build: (fs: string) => Promise<{ bytes: number; inodes: number }>): Promise<LayerInfo> {
+    await mkdir(this.layout.tmpDir, { recursive: true });
+    const temp = join(this.layout.tmpDir, `layer-${hex(diffId).slice(0, 12)}-${randomBytes(6).toString('hex')}`);
+    try {
+      await mkdir(temp);
+      const built = await build(join(temp, 'fs'));
+      const info: LayerInfo = { diffId, digest, bytes: built.bytes, inodes: built.inodes, unpackedAt: new Date().toISOString() };
       // Plain write: the temp dir as a whole is flushed and then renamed into place.
       await writeFile(join(temp, 'layer.json'), JSON.stringify(info, null, 2) + '\n');
       await syncFilesystem(temp);

@@ -29,6 +29,11 @@ export interface ManifestDoc {
   mediaType: string;
   config: Descriptor;
   layers: Descriptor[];
+  /**
+   * Set for an OCI artifact: the manifest's `artifactType`, else its config's media type. An artifact
+   * is stored to be mounted as a volume, never run; its layers may be of any media type.
+   */
+  artifactType?: string;
 }
 
 export function parseManifestDoc(body: Buffer, contentType: string, where: string): IndexDoc | ManifestDoc {
@@ -54,13 +59,18 @@ export function parseManifestDoc(body: Buffer, contentType: string, where: strin
   if (mediaType === MT.ociManifest || mediaType === MT.dockerManifest) {
     if (!Array.isArray(json.layers)) throw new ImageError('failed-precondition', `${where}: manifest has no layers array`);
     const config = descriptor(json.config, `${where} config`);
+    const layers = json.layers.map((d, i) => descriptor(d, `${where} layers[${i}]`));
+    // As CRI-O decides: an OCI manifest with an artifactType, or whose config is not an image config, is an artifact.
+    const declared = typeof json.artifactType === 'string' ? json.artifactType : '';
+    if (mediaType === MT.ociManifest && (declared || !CONFIG_TYPES.has(config.mediaType))) {
+      return { kind: 'manifest', mediaType, config, layers, artifactType: declared || config.mediaType || 'unknown' };
+    }
     if (!CONFIG_TYPES.has(config.mediaType)) {
       throw new ImageError(
         'failed-precondition',
-        `${where}: config media type ${config.mediaType} is not a container image (artifact manifests cannot be run)`,
+        `${where}: config media type ${config.mediaType} is not a container image, and only an OCI manifest can hold an artifact`,
       );
     }
-    const layers = json.layers.map((d, i) => descriptor(d, `${where} layers[${i}]`));
     for (const layer of layers) {
       if (!LAYER_TYPES.has(layer.mediaType)) throw new ImageError('failed-precondition', `${where}: unsupported layer media type ${layer.mediaType}`);
     }
