@@ -211,7 +211,7 @@ export class ExecHelper {
  * the sticky bit. A directory of ours that group or others can read or enter is made 0700.
  * mkdirSync's mode does nothing to a directory that already exists.
  */
-export function checkPrivateDir(dir: string): void {
+export function checkPrivateDir(dir: string, what = 'exec file directory'): void {
   const euid = process.geteuid?.() ?? 0;
   let fd: number;
   try {
@@ -221,11 +221,11 @@ export function checkPrivateDir(dir: string): void {
     const code = (err as NodeJS.ErrnoException).code;
     const link = lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink();
     const why = link || code === 'ELOOP' ? 'is a symbolic link' : code === 'ENOTDIR' ? 'is not a directory' : `cannot be opened (${code})`;
-    throw new Error(`the exec file directory ${dir} ${why}: remove it, and skiffd makes it again`);
+    throw new Error(`the ${what} ${dir} ${why}: remove it, and skiffd makes it again`);
   }
   try {
     const st = fstatSync(fd);
-    if (st.uid !== euid) throw new Error(`the exec file directory ${dir} is owned by uid ${st.uid}, not ${euid}: remove it, and skiffd makes it again`);
+    if (st.uid !== euid) throw new Error(`the ${what} ${dir} is owned by uid ${st.uid}, not ${euid}: remove it, and skiffd makes it again`);
     if ((st.mode & 0o077) !== 0) fchmodSync(fd, 0o700);
   } finally {
     closeSync(fd);
@@ -234,10 +234,10 @@ export function checkPrivateDir(dir: string): void {
     const st = statSync(parent);
     const sticky = (st.mode & 0o1000) !== 0;
     if (st.uid !== 0 && st.uid !== euid)
-      throw new Error(`the exec file directory ${dir} is under ${parent}, owned by uid ${st.uid}: move the state directory elsewhere`);
+      throw new Error(`the ${what} ${dir} is under ${parent}, owned by uid ${st.uid}: move the state directory elsewhere`);
     if (!sticky && ((st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && st.gid !== 0)))
       throw new Error(
-        `the exec file directory ${dir} is under ${parent}, which others can write (mode ${(st.mode & 0o7777).toString(8)}): chmod go-w ${parent}`,
+        `the ${what} ${dir} is under ${parent}, which others can write (mode ${(st.mode & 0o7777).toString(8)}): chmod go-w ${parent}`,
       );
     if (parent === '/') break;
   }

@@ -84,7 +84,7 @@ export function extractAddon(asset: Buffer, dir: string): NativeBinding {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
-  checkPrivateDir(dir);
+  checkPrivateDir(dir, 'attach add-on directory');
   const file = join(dir, `${process.pid}-${Date.now()}-${ADDON_FILE}`);
   const fd = openSync(file, 'wx', 0o700);
   try {
