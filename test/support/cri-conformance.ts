@@ -2,12 +2,14 @@
 // (current), 1.32 and 1.29, and the images critest pulls, served by Debian's docker-registry. Only tests
 // and benchmarks use it; the product never reads it.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './skiffd.ts';
 import { runCommand } from './commands.ts';
 import { scaled } from './time-scale.ts';
+import { issue, makeCa } from './pki.ts';
+import { startRegistry } from './registry.ts';
 
 export const kitDir = process.env.CRI_CONFORMANCE_DIR ?? join(repoRoot, '..', 'shared', 'cri-conformance');
 /** The cri-tools releases the kit carries: 1.36 (paired with the kit's current Kubernetes), 1.32 and 1.29. */
@@ -47,6 +49,75 @@ export interface KitRegistry {
   stop(): Promise<void>;
 }
 
+/**
+ * Every registry critest names. k8s.gcr.io too: critest 1.36 pulls one image under both of its names
+ * (registry.k8s.io and k8s.gcr.io).
+ */
+export const KIT_REGISTRY_HOSTS = ['registry.k8s.io', 'k8s.gcr.io', 'gcr.io', 'public.ecr.aws', 'docker.io'] as const;
+
+/** The upstream of each of those registries, as a hosts.toml's `server` names it. */
+const UPSTREAM: Record<(typeof KIT_REGISTRY_HOSTS)[number], string> = {
+  'registry.k8s.io': 'https://registry.k8s.io',
+  'k8s.gcr.io': 'https://k8s.gcr.io',
+  'gcr.io': 'https://gcr.io',
+  'public.ecr.aws': 'https://public.ecr.aws',
+  'docker.io': 'https://registry-1.docker.io',
+};
+
+export interface KitTlsRegistry {
+  /** `https://127.0.0.1:PORT` */
+  url: string;
+  /** The CA that signed the registry's certificate (no system store trusts it). */
+  caPath: string;
+  /**
+   * Writes a containerd 2-style certs.d directory under `dir` (for `[registry] config_path`): one
+   * `HOST/hosts.toml` per registry critest names, each with this registry as its pull/resolve host and,
+   * unless `ca: false`, the CA as that host's `ca`. Returns the directory.
+   */
+  hostsDir(dir: string, options?: { ca?: boolean }): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The kit's images served over TLS: the same registry data, unpacked here and served by docker-registry
+ * (test/support/registry.ts) with a certificate for 127.0.0.1 signed by a throwaway CA.
+ */
+export async function startKitRegistryTls(): Promise<KitTlsRegistry> {
+  const dir = mkdtempSync(join(tmpdir(), 'cri-kit-registry-tls-'));
+  try {
+    const ca = makeCa(dir, 'skiff critest registry CA');
+    const cert = issue(ca, dir, 'registry', ['127.0.0.1']);
+    const untar = await runCommand('tar', ['-C', dir, '-xzf', join(kitDir, 'registry-data.tar.gz')], { timeoutMs: scaled(120_000) });
+    if (untar.code !== 0) throw new Error(`cannot unpack the kit's registry data: ${untar.stderr}`);
+    const registry = await startRegistry({ storageDir: join(dir, 'registry'), tls: cert });
+    return {
+      url: registry.url,
+      caPath: ca.certPath,
+      hostsDir(root, options = {}) {
+        for (const host of KIT_REGISTRY_HOSTS) {
+          mkdirSync(join(root, host), { recursive: true });
+          const lines = [
+            `server = ${JSON.stringify(UPSTREAM[host])}`,
+            '',
+            `[host.${JSON.stringify(registry.url)}]`,
+            'capabilities = ["pull", "resolve"]',
+            ...(options.ca === false ? [] : [`ca = ${JSON.stringify(ca.certPath)}`]),
+          ];
+          writeFileSync(join(root, host, 'hosts.toml'), `${lines.join('\n')}\n`);
+        }
+        return root;
+      },
+      async stop() {
+        await registry.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
 /** Unpacks the kit's images and serves them with docker-registry on 127.0.0.1:port. */
 export async function startKitRegistry(port: number): Promise<KitRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'cri-kit-registry-'));
@@ -74,10 +145,8 @@ export async function startKitRegistry(port: number): Promise<KitRegistry> {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`registry.sh start failed (${started.code}): ${started.stderr || started.stdout}\n${log}`);
   }
-  // k8s.gcr.io too: critest 1.36 pulls one image under both of its names (registry.k8s.io and k8s.gcr.io).
-  const hosts = ['registry.k8s.io', 'k8s.gcr.io', 'gcr.io', 'public.ecr.aws', 'docker.io'];
   const mirrorsToml = [
-    ...hosts.map((h) => `[registry.mirrors.${JSON.stringify(h)}]\nendpoints = [${JSON.stringify(url)}]`),
+    ...KIT_REGISTRY_HOSTS.map((h) => `[registry.mirrors.${JSON.stringify(h)}]\nendpoints = [${JSON.stringify(url)}]`),
     `[registry.configs."127.0.0.1:${port}"]\ninsecure = true`,
   ].join('\n');
   return {
