@@ -193,6 +193,7 @@ test('exec helper: no more than the cap of a command output reaches the disk; th
   const onDisk = dirBytes(dir);
   writeFileSync(go, '');
   const r = await call;
+  assert.ok(onDisk >= cap, `the cap of stdout reached the disk, saw ${onDisk} bytes`);
   assert.ok(onDisk <= 2 * cap + 4096, `at most the cap of each stream on disk, not ${onDisk} bytes`);
   assert.deepEqual([r.status, r.stdout.length, r.stderr.toString()], [7, cap, 'written\n']);
   await until('the output files to go', () => readdirSync(dir).length === 0);

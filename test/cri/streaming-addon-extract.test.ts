@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as seqpacket from '../../node/skiffd/streaming/backends/seqpacket.ts';
+import { unavailable } from '../support/prereq.ts';
 
 const require = createRequire(import.meta.url);
 function addonBytes(): Buffer | undefined {
@@ -19,7 +20,7 @@ function addonBytes(): Buffer | undefined {
   }
 }
 const asset = addonBytes();
-const skip = asset ? false : `${seqpacket.ADDON_PACKAGE} is not installed`;
+const missing = asset ? undefined : `${seqpacket.ADDON_PACKAGE} is not installed`;
 
 function stateDir(t: import('node:test').TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-state-'));
@@ -28,7 +29,8 @@ function stateDir(t: import('node:test').TestContext): string {
   return dir;
 }
 
-test('the add-on is extracted into a private directory under the state dir, loads, and leaves no file', { skip }, (t) => {
+test('the add-on is extracted into a private directory under the state dir, loads, and leaves no file', (t) => {
+  if (missing) return unavailable(t, missing);
   assert.equal(typeof seqpacket.extractAddon, 'function', 'seqpacket.ts extracts into a given directory');
   const dir = join(stateDir(t), 'addon');
   const binding = seqpacket.extractAddon(asset!, dir) as { SeqpacketSocketWrap?: unknown };
@@ -40,7 +42,8 @@ test('the add-on is extracted into a private directory under the state dir, load
   assert.deepEqual(readdirSync(dir), []);
 });
 
-test('an addon directory others can write is made private; a symlink in its place is refused', { skip }, (t) => {
+test('an addon directory others can write is made private; a symlink in its place is refused', (t) => {
+  if (missing) return unavailable(t, missing);
   const state = stateDir(t);
   const dir = join(state, 'addon');
   mkdirSync(dir);
