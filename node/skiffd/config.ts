@@ -1,6 +1,7 @@
 // skiffd's configuration: a TOML file (containerd / CRI-O style) with command-line flags on top.
 // Every key is declared once in KEYS below; that table drives validation, defaults and `--help`,
 // so an unknown key or a bad value is always reported with the key's name and what it accepts.
+import { describeTomlError } from './util/toml-error.ts';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
@@ -227,10 +228,7 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
   try {
     doc = parseToml(text) as Record<string, unknown>;
   } catch (err) {
-    // smol-toml knows where the parse stopped; an operator needs that to find the mistake.
-    const { line, column } = err as { line?: number; column?: number };
-    const at = line ? ` at line ${line}${column ? `, column ${column}` : ''}` : '';
-    throw new ConfigError(`${where}: invalid TOML${at}: ${(err as Error).message.split('\n')[0].replace(/^Invalid TOML document: /, '')}`);
+    throw new ConfigError(`${where}: ${describeTomlError(err)}`);
   }
 
   // Flatten the fixed keys; reject anything unknown with the list of keys its table accepts.

@@ -2,6 +2,7 @@
 // registry (`[host."URL"]` tables, tried in file order) and its upstream (`server`), each with its own
 // capabilities, TLS files and headers. Files are re-read when they change (a node-local mirror such as
 // Spegel writes them while the daemon runs), so every pull looks them up again behind a stat check.
+import { describeTomlError } from '../util/toml-error.ts';
 import { readdirSync, readFileSync, statSync, type BigIntStats } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -131,9 +132,7 @@ export function parseHostsToml(text: string, where: { registry: string; dir: str
   try {
     doc = parseToml(text) as Record<string, unknown>;
   } catch (err) {
-    const { line, column } = err as { line?: number; column?: number };
-    const at = line ? ` at line ${line}${column ? `, column ${column}` : ''}` : '';
-    return fail(`invalid TOML${at}: ${(err as Error).message.split('\n')[0].replace(/^Invalid TOML document: /, '')}`);
+    return fail(describeTomlError(err));
   }
   const endpoints: Endpoint[] = [];
   const hosts = doc.host;
