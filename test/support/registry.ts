@@ -2,6 +2,7 @@
 // namespace the test made, with its own config, storage and port, optionally behind htpasswd basic
 // auth or token auth. Several instances may share one storage directory: tests push through an open
 // one and pull through a guarded one.
+import { startServiceProcess } from './service-process.ts';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, isIP } from 'node:net';
@@ -128,32 +129,20 @@ ${opts.tls ? `  tls:\n    certificate: ${opts.tls.certPath}\n    key: ${opts.tls
   );
   // ip netns exec execs the registry in place: the child is the registry, signals reach it.
   const argv = opts.netns ? (['ip', ['netns', 'exec', opts.netns, REGISTRY_BIN, 'serve', config]] as const) : ([REGISTRY_BIN, ['serve', config]] as const);
-  const child: ChildProcess = spawn(argv[0], argv[1], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const { child, stderr, stop } = startServiceProcess(argv[0], argv[1], dir);
   const host = `${address}:${port}`;
   const url = `${opts.tls ? 'https' : 'http'}://${host}`;
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      await exited;
-      clearTimeout(timer);
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
   const deadline = Date.now() + 15_000;
   for (;;) {
     if (child.exitCode !== null) {
       await stop();
-      throw new Error(`docker-registry exited at startup: ${stderr.trim()}`);
+      throw new Error(`docker-registry exited at startup: ${stderr().trim()}`);
     }
     const status = await probe(`${url}/v2/`);
     if (status === 200 || status === 401 || (status === -1 && opts.tls?.clientCas?.length)) break;
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`docker-registry did not answer on ${url} within 15 s: ${stderr.trim()}`);
+      throw new Error(`docker-registry did not answer on ${url} within 15 s: ${stderr().trim()}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -1,5 +1,6 @@
 // Debian's tinyproxy on loopback as the HTTP proxy a company puts in front of the internet: plain
 // requests by absolute URI and CONNECT tunnels to the listed ports only, every request logged.
+import { startServiceProcess } from './service-process.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -41,24 +42,12 @@ export async function startTinyproxy(opts: { connectPorts: number[] }): Promise<
   chmodSync(dir, 0o755);
   writeFileSync(logFile, '');
   chmodSync(logFile, 0o666);
-  const child: ChildProcess = spawn('tinyproxy', ['-d', '-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      await exited;
-      clearTimeout(timer);
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const { child, stderr, stop } = startServiceProcess('tinyproxy', ['-d', '-c', config], dir);
   const deadline = Date.now() + 10_000;
   while (!(await listening(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
-      throw new Error(`tinyproxy did not start on 127.0.0.1:${port}: ${stderr.trim()}`);
+      throw new Error(`tinyproxy did not start on 127.0.0.1:${port}: ${stderr().trim()}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
