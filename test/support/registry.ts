@@ -3,8 +3,8 @@
 // auth or token auth. Several instances may share one storage directory: tests push through an open
 // one and pull through a guarded one.
 import { startServiceProcess } from './service-process.ts';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer, isIP } from 'node:net';
 import http from 'node:http';
 import https from 'node:https';

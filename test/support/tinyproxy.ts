@@ -1,8 +1,7 @@
 // Debian's tinyproxy on loopback as the HTTP proxy a company puts in front of the internet: plain
 // requests by absolute URI and CONNECT tunnels to the listed ports only, every request logged.
 import { startServiceProcess } from './service-process.ts';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
