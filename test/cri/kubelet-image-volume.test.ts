@@ -62,11 +62,12 @@ test('kubelet 1.36 (ImageVolume): image volumes', { timeout: 12 * 60_000 }, asyn
     const motd = `served as an OCI artifact ${process.pid}`;
     writeFileSync(join(work, 'motd.txt'), `${motd}\n`);
     writeFileSync(join(work, 'other.txt'), 'not this one\n');
-    // The kit registry the node's skiffd already pulls from (plain HTTP, insecure in its config).
+    // The kit registry the node's skiffd already pulls from, over TLS with the registry's CA.
     const reference = `127.0.0.1:${node.registry.port}/artifacts/motd:v1`;
+    const transport = node.registry.caPath ? ['--ca-file', node.registry.caPath] : ['--plain-http'];
     await oras(
       found.bin,
-      ['push', reference, '--plain-http', '--artifact-type', 'application/vnd.example.motd', 'motd.txt:text/plain', 'other.txt:text/plain'],
+      ['push', reference, ...transport, '--artifact-type', 'application/vnd.example.motd', 'motd.txt:text/plain', 'other.txt:text/plain'],
       work,
     );
     const name = node.writePod(

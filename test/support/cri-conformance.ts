@@ -64,18 +64,23 @@ const UPSTREAM: Record<(typeof KIT_REGISTRY_HOSTS)[number], string> = {
   'docker.io': 'https://registry-1.docker.io',
 };
 
-export interface KitTlsRegistry {
+export interface KitTlsRegistry extends KitRegistry {
   /** `https://127.0.0.1:PORT` */
   url: string;
   /** The CA that signed the registry's certificate (no system store trusts it). */
   caPath: string;
+  /**
+   * skiffd TOML pointing `[registry] config_path` at a certs.d directory the registry wrote for itself
+   * (`hostsDir` with the CA), with `127.0.0.1:PORT` too, so a reference by the registry's own address
+   * is verified against the CA as well.
+   */
+  mirrorsToml: string;
   /**
    * Writes a containerd 2-style certs.d directory under `dir` (for `[registry] config_path`): one
    * `HOST/hosts.toml` per registry critest names, each with this registry as its pull/resolve host and,
    * unless `ca: false`, the CA as that host's `ca`. Returns the directory.
    */
   hostsDir(dir: string, options?: { ca?: boolean }): string;
-  stop(): Promise<void>;
 }
 
 /**
@@ -90,23 +95,32 @@ export async function startKitRegistryTls(): Promise<KitTlsRegistry> {
     const untar = await runCommand('tar', ['-C', dir, '-xzf', join(kitDir, 'registry-data.tar.gz')], { timeoutMs: scaled(120_000) });
     if (untar.code !== 0) throw new Error(`cannot unpack the kit's registry data: ${untar.stderr}`);
     const registry = await startRegistry({ storageDir: join(dir, 'registry'), tls: cert });
+    const hostsDir = (root: string, options: { ca?: boolean } = {}) => {
+      const caLine = options.ca === false ? [] : [`ca = ${JSON.stringify(ca.certPath)}`];
+      for (const host of KIT_REGISTRY_HOSTS) {
+        mkdirSync(join(root, host), { recursive: true });
+        const lines = [
+          `server = ${JSON.stringify(UPSTREAM[host])}`,
+          '',
+          `[host.${JSON.stringify(registry.url)}]`,
+          'capabilities = ["pull", "resolve"]',
+          ...caLine,
+        ];
+        writeFileSync(join(root, host, 'hosts.toml'), `${lines.join('\n')}\n`);
+      }
+      // The registry by its own address: verified too (a localhost registry is otherwise tried unverified).
+      mkdirSync(join(root, registry.host), { recursive: true });
+      writeFileSync(join(root, registry.host, 'hosts.toml'), `${[`server = ${JSON.stringify(registry.url)}`, ...caLine].join('\n')}\n`);
+      return root;
+    };
+    const ownHostsDir = hostsDir(join(dir, 'certs.d'));
     return {
       url: registry.url,
+      port: Number(registry.host.split(':').pop()),
       caPath: ca.certPath,
-      hostsDir(root, options = {}) {
-        for (const host of KIT_REGISTRY_HOSTS) {
-          mkdirSync(join(root, host), { recursive: true });
-          const lines = [
-            `server = ${JSON.stringify(UPSTREAM[host])}`,
-            '',
-            `[host.${JSON.stringify(registry.url)}]`,
-            'capabilities = ["pull", "resolve"]',
-            ...(options.ca === false ? [] : [`ca = ${JSON.stringify(ca.certPath)}`]),
-          ];
-          writeFileSync(join(root, host, 'hosts.toml'), `${lines.join('\n')}\n`);
-        }
-        return root;
-      },
+      mirrorsToml: `[registry]\nconfig_path = ${JSON.stringify(ownHostsDir)}\n`,
+      log: registry.log,
+      hostsDir,
       async stop() {
         await registry.stop();
         rmSync(dir, { recursive: true, force: true });

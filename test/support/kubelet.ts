@@ -1,5 +1,7 @@
 // A one-node "cluster" for tests: the kit's kubelet (1.36 unless asked for another) running standalone with static pods, against a
-// skiffd on a private socket, CNI network and state dirs, pulling images from the kit's registry offline.
+// skiffd on a private socket, CNI network and state dirs, pulling images from the kit's registry offline:
+// served over TLS by default (a throwaway CA skiffd trusts through a certs.d directory), as a company's
+// registry is.
 // The kubelet lock (/run/skiff-kubelet.lock) is taken here, for the node's whole life, so two test files
 // (or a test and an engineer) never run two kubelets at once.
 //
@@ -19,7 +21,8 @@ import { scaled } from './time-scale.ts';
 import { needs, unavailable } from './prereq.ts';
 import { skiffdCommand, startSkiffd, type ImageClient, type RuntimeClient, type SkiffdHandle } from './skiffd.ts';
 import { createTestNetwork, freePort, skiffdNetworkConfig, type TestNetwork } from './netns.ts';
-import { kitMissing, startKitRegistry, type KitRegistry } from './cri-conformance.ts';
+import { kitMissing, startKitRegistry, startKitRegistryTls, type KitRegistry } from './cri-conformance.ts';
+import { getCACertificates, setDefaultCACertificates } from 'node:tls';
 import {
   podLogDirs,
   removeAllPods,
@@ -63,6 +66,12 @@ export interface KubeletNodeOptions {
   lockWaitSeconds?: number;
   /** The kit's Kubernetes release to run the kubelet of (default: the current one). */
   kubeVersion?: KubeVersion;
+  /**
+   * How the kit's registry is served: `tls` (default; skiffd trusts its CA through `[registry]
+   * config_path`, and this test process through its default CA list, for pushes) or `http` (the
+   * deprecated `[registry.mirrors]` tables).
+   */
+  registry?: 'tls' | 'http';
 }
 
 export interface KubeletNode {
@@ -73,7 +82,8 @@ export interface KubeletNode {
   rootDir: string;
   /** The kubelet's read-only API, http://127.0.0.1:PORT. */
   url: string;
-  registry: KitRegistry;
+  /** The kit's registry; `caPath` is its CA when it is served over TLS. */
+  registry: KitRegistry & { caPath?: string };
   network: TestNetwork;
   /** The skiffd now running (replaced by restartSkiffd). */
   readonly skiffd: SkiffdHandle;
@@ -145,8 +155,10 @@ async function startNode(options: KubeletNodeOptions, lock: HostLock, cleanups: 
   const skiffdDir = join(dir, 'd');
   for (const d of [manifestDir, rootDir, skiffdDir]) mkdirSync(d, { recursive: true });
 
-  const registry = await startKitRegistry(await freePort());
+  const registry: KitRegistry & { caPath?: string } = options.registry === 'http' ? await startKitRegistry(await freePort()) : await startKitRegistryTls();
   cleanups.push(() => registry.stop());
+  // A test pushes to the registry with fetch: the CA joins this process's trust, as a node's store would.
+  if (registry.caPath) setDefaultCACertificates([...getCACertificates('default'), readFileSync(registry.caPath, 'utf8')]);
   const network = createTestNetwork(join(dir, 'net'));
   cleanups.push(() => network.cleanup());
 

@@ -63,6 +63,8 @@ export interface RunningRegistry {
   host: string;
   url: string;
   storageDir: string;
+  /** What docker-registry wrote to stderr (its errors; the access log is off). */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -146,7 +148,7 @@ ${opts.tls ? `  tls:\n    certificate: ${opts.tls.certPath}\n    key: ${opts.tls
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { host, url, storageDir, stop };
+  return { host, url, storageDir, log: stderr, stop };
 }
 
 /**
