@@ -14,7 +14,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CgroupDriver, ContainerConfig, ContainerState, NamespaceMode } from '../../../proto/gen/runtime/v1/api.ts';
 import { runCommand } from '../../support/commands.ts';
-import { crictlBin, describeFailures, judgeCritest, runCritest, startKitRegistry } from '../../support/cri-conformance.ts';
+import { crictlBin, describeFailures, judgeCritest, runCritest, startKitRegistry, startKitRegistryTls } from '../../support/cri-conformance.ts';
 import { container, pod } from '../../support/kube-manifests.ts';
 import { containerInfo, runtimeId } from '../../support/kube-host-reads.ts';
 import { containerStatus, type KubePod } from '../../support/kube-types.ts';
@@ -266,6 +266,41 @@ test('critest 1.36 on the crun runtime handler: pods, containers, exec and attac
   assert.deepEqual({ uid: Number(ids[1]), gid: Number(ids[2]), groups }, { uid: 1234, gid: 2345, groups: [2345, 3456] }, crictl.stdout);
   await d.runtime.stopPodSandbox({ podSandboxId });
   await d.runtime.removePodSandbox({ podSandboxId });
+});
+
+test('a registry whose CA the node trusts through update-ca-certificates: refused before, pulled after a restart', { timeout: 10 * 60_000 }, async (t) => {
+  const registry = await startKitRegistryTls();
+  t.after(() => registry.stop());
+  const dir = mkdtempSync(join(tmpdir(), 'trust-'));
+  // Routes the kit's registries to the TLS one, naming no CA: only the node's store can vouch for it.
+  const certsD = registry.hostsDir(join(dir, 'certs.d'), { ca: false });
+  const config = `[registry]\nconfig_path = ${JSON.stringify(certsD)}\n`;
+  const image = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
+  let d = await startSkiffd({ config, startTimeoutMs: 120_000 });
+  await assert.rejects(d.images.pullImage({ image: { image } }), /127\.0\.0\.1:\d+.*unknown authority/);
+  await d.cleanup();
+
+  // What an operator does: the CA into /usr/local/share/ca-certificates, then update-ca-certificates.
+  // /usr is the host's, read-only here: a tmpfs holding a copy of the directory takes its place.
+  const local = '/usr/local/share/ca-certificates';
+  const saved = join(dir, 'local-cas');
+  execFileSync('cp', ['-a', local, saved]);
+  execFileSync('mount', ['-t', 'tmpfs', 'local-cas', local]);
+  t.after(async () => {
+    execFileSync('umount', [local]);
+    await runCommand('update-ca-certificates', [], { timeoutMs: scaled(120_000) });
+  });
+  execFileSync('cp', ['-a', `${saved}/.`, `${local}/`]);
+  execFileSync('cp', [registry.caPath, join(local, 'skiff-test-registry.crt')]);
+  const update = await runCommand('update-ca-certificates', [], { timeoutMs: scaled(120_000) });
+  assert.match(update.stdout, /[1-9]\d* added/, `update-ca-certificates: ${update.stdout}${update.stderr}`);
+
+  // The store is read when skiffd starts, as containerd reads it.
+  d = await startSkiffd({ config, startTimeoutMs: 120_000 });
+  t.after(() => d.cleanup());
+  await d.images.pullImage({ image: { image } });
+  const status = await d.images.imageStatus({ image: { image } });
+  assert.ok(status.image?.id, 'the image is on the node');
 });
 
 test(`seccomp RuntimeDefault on this node's kernel (${driver} driver): every call containerd 2.1 refuses is refused`, { timeout: 10 * 60_000 }, async (t) => {
