@@ -82,6 +82,7 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
   writeFileSync(join(v2dir, 'memory.max'), 'max\n');
   writeFileSync(join(v2dir, 'memory.events'), 'low 0\nhigh 0\nmax 4\noom 2\noom_kill 1\n');
   writeFileSync(join(v2dir, 'memory.swap.current'), '300\n');
+  writeFileSync(join(v2dir, 'memory.swap.max'), '1048576\n');
   writeFileSync(join(v2dir, 'pids.current'), '3\n');
   writeFileSync(join(v2dir, 'pids.max'), 'max\n');
   writeFileSync(join(v2dir, 'cgroup.procs'), '100\n101\n');
@@ -102,6 +103,7 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
     cacheBytes: 6000n,
     mappedFileBytes: 700n,
     swapBytes: 300n,
+    swapLimitBytes: 1_048_576n,
     maxUsageBytes: undefined,
     failcnt: 4n,
     oomKills: 1n,
@@ -125,6 +127,8 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
   writeFileSync(join(v1dir, 'memory', 'pod', 'memory.failcnt'), '6\n');
   writeFileSync(join(v1dir, 'memory', 'pod', 'memory.max_usage_in_bytes'), '12000\n');
   writeFileSync(join(v1dir, 'memory', 'pod', 'memory.oom_control'), 'oom_kill_disable 0\nunder_oom 0\noom_kill 3\n');
+  // v1's "unlimited", page-aligned.
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.memsw.limit_in_bytes'), '9223372036854771712\n');
   writeFileSync(join(v1dir, 'pids', 'pod', 'pids.current'), '4\n');
   writeFileSync(join(v1dir, 'pids', 'pod', 'pids.max'), '1024\n');
   writeFileSync(join(v1dir, 'pids', 'pod', 'cgroup.procs'), '7\n');
@@ -146,6 +150,7 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
     cacheBytes: 5000n,
     mappedFileBytes: 600n,
     swapBytes: 100n,
+    swapLimitBytes: undefined,
     maxUsageBytes: 12000n,
     failcnt: 6n,
     oomKills: 3n,

@@ -88,6 +88,11 @@ export function controllerDir(controller: string, cgroupPath: string, layout: Cg
   return mount ? under(mount, cgroupPath) : undefined;
 }
 
+/** The cgroup's directory in the cgroup2 tree, whether or not controllers are enabled there. */
+export function unifiedDir(cgroupPath: string, layout: CgroupLayout = cgroupLayout()): string | undefined {
+  return layout.unified ? under(layout.unified, cgroupPath) : undefined;
+}
+
 /** A controller the OCI runtime can use: a mounted v1 hierarchy, or enabled in the unified tree on v2. */
 export function hasController(controller: string, layout: CgroupLayout = cgroupLayout()): boolean {
   return layout.mode === 'v2' ? layout.unifiedControllers.has(controller) : layout.v1.has(controller);

@@ -1,9 +1,9 @@
 // CPU, memory and task counts of one cgroup, from whichever cgroup version holds each controller.
 // Working set follows the kubelet's definition: usage minus inactive file pages. The CRI stats RPCs
 // and the cAdvisor-style pod metrics both read through here.
-import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { num, parseFlatKeyed, readText } from './files.ts';
 import { cgroupLayout, controllerDir, type CgroupLayout } from './layout.ts';
 
 export interface CgroupCpu {
@@ -29,6 +29,11 @@ export interface CgroupMemory {
   mappedFileBytes: bigint;
   /** Swap in use (0 where swap is not accounted). */
   swapBytes: bigint;
+  /**
+   * The swap limit, undefined when unlimited: memory.swap.max on v2; on v1 memory.memsw.limit_in_bytes,
+   * which bounds memory plus swap (what cAdvisor reports as the swap limit there too).
+   */
+  swapLimitBytes?: bigint;
   /** Highest usage seen, when the kernel keeps it (v1, or v2 from Linux 5.19). */
   maxUsageBytes?: bigint;
   /** Times usage hit the limit. */
@@ -45,32 +50,6 @@ export interface CgroupTasks {
   /** The pids limit; undefined when unlimited or unknown. */
   threadsMax?: bigint;
 }
-
-/**
- * cgroup files are generated in memory by the kernel: a synchronous read takes microseconds, where an
- * async one is four thread-pool trips (open, fstat, read, close). The kubelet reads every container's
- * stats every few seconds.
- */
-async function readText(file: string): Promise<string | undefined> {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENODEV' || code === 'EINVAL') return undefined;
-    throw err;
-  }
-}
-
-function parseFlatKeyed(text: string): Map<string, bigint> {
-  const out = new Map<string, bigint>();
-  for (const line of text.split('\n')) {
-    const [key, value] = line.trim().split(/\s+/);
-    if (key && value && /^\d+$/.test(value)) out.set(key, BigInt(value));
-  }
-  return out;
-}
-
-const num = (text: string | undefined): bigint | undefined => (text !== undefined && /^\d+$/.test(text.trim()) ? BigInt(text.trim()) : undefined);
 
 function isV2(controller: string, layout: CgroupLayout): boolean {
   return layout.mode === 'v2' || (!layout.v1.has(controller) && layout.unifiedControllers.has(controller));
@@ -131,12 +110,13 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
   const dir = controllerDir('memory', cgroupPath, layout);
   if (!dir) return undefined;
   if (isV2('memory', layout)) {
-    const [current, statText, max, events, swap, peak] = await Promise.all([
+    const [current, statText, max, events, swap, swapMax, peak] = await Promise.all([
       readText(join(dir, 'memory.current')),
       readText(join(dir, 'memory.stat')),
       readText(join(dir, 'memory.max')),
       readText(join(dir, 'memory.events')),
       readText(join(dir, 'memory.swap.current')),
+      readText(join(dir, 'memory.swap.max')),
       readText(join(dir, 'memory.peak')),
     ]);
     if (current === undefined || statText === undefined) return undefined;
@@ -154,24 +134,27 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
       cacheBytes: stat.get('file') ?? 0n,
       mappedFileBytes: stat.get('file_mapped') ?? 0n,
       swapBytes: num(swap) ?? 0n,
+      swapLimitBytes: num(swapMax),
       maxUsageBytes: num(peak),
       failcnt: ev.get('max') ?? 0n,
       oomKills: ev.get('oom_kill'),
     };
   }
-  const [usageText, statText, limitText, failcnt, maxUsage, oomControl] = await Promise.all([
+  const [usageText, statText, limitText, failcnt, maxUsage, oomControl, memswLimit] = await Promise.all([
     readText(join(dir, 'memory.usage_in_bytes')),
     readText(join(dir, 'memory.stat')),
     readText(join(dir, 'memory.limit_in_bytes')),
     readText(join(dir, 'memory.failcnt')),
     readText(join(dir, 'memory.max_usage_in_bytes')),
     readText(join(dir, 'memory.oom_control')),
+    readText(join(dir, 'memory.memsw.limit_in_bytes')),
   ]);
   if (usageText === undefined || statText === undefined) return undefined;
   const stat = parseFlatKeyed(statText);
   const usage = BigInt(usageText.trim());
   const inactive = stat.get('total_inactive_file') ?? 0n;
   const limit = num(limitText);
+  const swapLimit = num(memswLimit);
   return {
     usageBytes: usage,
     workingSetBytes: usage > inactive ? usage - inactive : 0n,
@@ -183,6 +166,7 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
     mappedFileBytes: stat.get('total_mapped_file') ?? 0n,
     // total_swap is there only when the kernel accounts swap (memory.memsw.*).
     swapBytes: stat.get('total_swap') ?? 0n,
+    swapLimitBytes: swapLimit !== undefined && swapLimit < V1_UNLIMITED ? swapLimit : undefined,
     maxUsageBytes: num(maxUsage),
     failcnt: num(failcnt) ?? 0n,
     // oom_kill appeared in Linux 4.13.

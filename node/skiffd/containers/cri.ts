@@ -9,6 +9,8 @@ import {
   type DeepPartial,
 } from '../../../proto/gen/runtime/v1/api.ts';
 import { nowNs } from '../util/clock.ts';
+import { criIo, criPsi, criSwap } from '../cgroups/cri-usage.ts';
+import { readPressure } from '../cgroups/pressure.ts';
 import { readCpu, readMemory } from '../cgroups/stats.ts';
 import type { ContainerManager, ContainerView } from './manager.ts';
 import { mountFromJson, resourcesFromJson, type ContainerRecord } from './record.ts';
@@ -101,10 +103,12 @@ export function matchesFilter(v: ContainerView, filter: ContainerFilter | Contai
 export async function containerStats(manager: ContainerManager, v: ContainerView): Promise<DeepPartial<ContainerStats>> {
   const r = v.record;
   const running = v.state === ContainerState.CONTAINER_RUNNING || v.state === ContainerState.CONTAINER_CREATED;
+  const live = running && r.cgroupsPath ? r.cgroupsPath : undefined;
   // Stamped as the CPU reading arrives, so that the rate's interval is the readings' own.
-  const [[cpu, now], memory, layer] = await Promise.all([
-    (running && r.cgroupsPath ? readCpu(r.cgroupsPath).catch(() => undefined) : Promise.resolve(undefined)).then((c) => [c, nowNs()] as const),
-    running && r.cgroupsPath ? readMemory(r.cgroupsPath).catch(() => undefined) : undefined,
+  const [[cpu, now], memory, pressure, layer] = await Promise.all([
+    (live ? readCpu(live).catch(() => undefined) : Promise.resolve(undefined)).then((c) => [c, nowNs()] as const),
+    live ? readMemory(live).catch(() => undefined) : undefined,
+    live ? readPressure(live).catch(() => undefined) : undefined,
     manager.writableLayerUsage(r.id),
   ]);
   let nanoCores: bigint | undefined;
@@ -112,7 +116,12 @@ export async function containerStats(manager: ContainerManager, v: ContainerView
   else manager.cpuRate.forget(r.id);
   return {
     attributes: { id: r.id, metadata: r.metadata, labels: r.labels, annotations: r.annotations },
-    cpu: { timestamp: now, usageCoreNanoSeconds: { value: cpu?.usageNs ?? 0n }, usageNanoCores: nanoCores === undefined ? undefined : { value: nanoCores } },
+    cpu: {
+      timestamp: now,
+      usageCoreNanoSeconds: { value: cpu?.usageNs ?? 0n },
+      usageNanoCores: nanoCores === undefined ? undefined : { value: nanoCores },
+      psi: criPsi(pressure?.cpu),
+    },
     memory: {
       timestamp: now,
       workingSetBytes: { value: memory?.workingSetBytes ?? 0n },
@@ -122,7 +131,10 @@ export async function containerStats(manager: ContainerManager, v: ContainerView
       majorPageFaults: { value: memory?.majorPageFaults ?? 0n },
       availableBytes:
         memory?.limitBytes !== undefined ? { value: memory.limitBytes > memory.workingSetBytes ? memory.limitBytes - memory.workingSetBytes : 0n } : undefined,
+      psi: criPsi(pressure?.memory),
     },
+    swap: memory ? criSwap(memory, now) : undefined,
+    io: criIo(pressure?.io, now),
     writableLayer: {
       timestamp: now,
       fsId: { mountpoint: manager.paths(r.id).upper },

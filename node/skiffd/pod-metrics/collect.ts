@@ -2,6 +2,8 @@
 // running container what its cgroup, its writable layer and its recorded resources say. Read on demand
 // (no cache), so every sample carries the time it was read.
 import { ContainerState, type DeepPartial, type Metric, type PodSandboxMetrics } from '../../../proto/gen/runtime/v1/api.ts';
+import { blockDeviceName, readIo } from '../cgroups/io.ts';
+import { readPressure, type Pressure } from '../cgroups/pressure.ts';
 import { readCpu, readMemory, readTasks } from '../cgroups/stats.ts';
 import type { ContainerManager, ContainerView } from '../containers/manager.ts';
 import type { Logger } from '../logger.ts';
@@ -11,6 +13,7 @@ import { nowNs } from '../util/clock.ts';
 import { FAMILIES, type MetricName } from './descriptors.ts';
 
 const NS_PER_S = 1_000_000_000n;
+const US_PER_S = 1_000_000n;
 
 /** Samples sharing one set of base label values and one timestamp. */
 class Samples {
@@ -60,10 +63,12 @@ async function containerMetrics(manager: ContainerManager, v: ContainerView, log
       return undefined;
     });
   const cg = r.cgroupsPath;
-  const [cpu, memory, tasks, layer] = await Promise.all([
+  const [cpu, memory, tasks, pressure, io, layer] = await Promise.all([
     cg ? soft('cpu', readCpu(cg)) : undefined,
     cg ? soft('memory', readMemory(cg)) : undefined,
     cg ? soft('tasks', readTasks(cg)) : undefined,
+    cg ? soft('pressure', readPressure(cg)) : undefined,
+    cg ? soft('io', readIo(cg)) : undefined,
     soft('writable layer', manager.writableLayerUsage(r.id)),
   ]);
   const at = nowNs();
@@ -101,6 +106,23 @@ async function containerMetrics(manager: ContainerManager, v: ContainerView, log
     if (tasks.threads !== undefined) s.add('container_threads_max', tasks.threadsMax ?? 0n);
   }
   if (layer) s.add('container_fs_usage_bytes', layer.bytes);
+  for (const dev of io ?? []) {
+    const device = [await blockDeviceName(dev.major, dev.minor)];
+    s.add('container_fs_reads_bytes_total', dev.readBytes, device);
+    s.add('container_fs_writes_bytes_total', dev.writeBytes, device);
+    s.add('container_fs_reads_total', dev.reads, device);
+    s.add('container_fs_writes_total', dev.writes, device);
+    const ids = [...device, String(dev.major), String(dev.minor)];
+    s.add('container_blkio_device_usage_total', dev.readBytes, [...ids, 'Read']);
+    s.add('container_blkio_device_usage_total', dev.writeBytes, [...ids, 'Write']);
+  }
+  const seconds = (p: Pressure | undefined, line: 'some' | 'full') => (p?.[line] ? p[line].totalUs / US_PER_S : undefined);
+  s.add('container_pressure_cpu_waiting_seconds_total', seconds(pressure?.cpu, 'some'));
+  s.add('container_pressure_cpu_stalled_seconds_total', seconds(pressure?.cpu, 'full'));
+  s.add('container_pressure_memory_waiting_seconds_total', seconds(pressure?.memory, 'some'));
+  s.add('container_pressure_memory_stalled_seconds_total', seconds(pressure?.memory, 'full'));
+  s.add('container_pressure_io_waiting_seconds_total', seconds(pressure?.io, 'some'));
+  s.add('container_pressure_io_stalled_seconds_total', seconds(pressure?.io, 'full'));
   const res = r.resources;
   s.add('container_spec_cpu_shares', BigInt(res.cpuShares));
   s.add('container_spec_cpu_period', BigInt(res.cpuPeriod));

@@ -17,6 +17,7 @@ interface Family {
 
 const { COUNTER, GAUGE } = MetricType;
 const NETWORK = ['interface'] as const;
+const DEVICE = ['device'] as const;
 
 export const FAMILIES = {
   // Per container, from its cgroup.
@@ -44,6 +45,23 @@ export const FAMILIES = {
   container_threads: { help: 'Threads in the container.', type: GAUGE },
   container_threads_max: { help: 'Thread limit of the container (pids.max); 0 means unlimited.', type: GAUGE },
   container_fs_usage_bytes: { help: "Bytes used by the container's writable layer.", type: GAUGE },
+  // Per container and block device, from the cgroup's I/O counters.
+  container_fs_reads_bytes_total: { help: 'Bytes read from the device.', type: COUNTER, labels: DEVICE },
+  container_fs_writes_bytes_total: { help: 'Bytes written to the device.', type: COUNTER, labels: DEVICE },
+  container_fs_reads_total: { help: 'Reads from the device completed.', type: COUNTER, labels: DEVICE },
+  container_fs_writes_total: { help: 'Writes to the device completed.', type: COUNTER, labels: DEVICE },
+  container_blkio_device_usage_total: {
+    help: 'Bytes transferred to and from the device, by operation (Read, Write).',
+    type: COUNTER,
+    labels: ['device', 'major', 'minor', 'operation'],
+  },
+  // Per container, from the cgroup's pressure stall information (cgroup v2 hosts).
+  container_pressure_cpu_waiting_seconds_total: { help: 'Time some task of the container waited for a CPU, in whole seconds.', type: COUNTER },
+  container_pressure_cpu_stalled_seconds_total: { help: 'Time no task of the container could run for want of a CPU, in whole seconds.', type: COUNTER },
+  container_pressure_memory_waiting_seconds_total: { help: 'Time some task of the container waited for memory, in whole seconds.', type: COUNTER },
+  container_pressure_memory_stalled_seconds_total: { help: 'Time no task of the container could run for want of memory, in whole seconds.', type: COUNTER },
+  container_pressure_io_waiting_seconds_total: { help: 'Time some task of the container waited for I/O, in whole seconds.', type: COUNTER },
+  container_pressure_io_stalled_seconds_total: { help: 'Time no task of the container could run for want of I/O, in whole seconds.', type: COUNTER },
   // Per container, from the resources it was created or last updated with.
   container_spec_cpu_shares: { help: 'CPU shares the container was given.', type: GAUGE },
   container_spec_cpu_period: { help: 'CFS period of the container in microseconds; 0 when not set.', type: GAUGE },

@@ -1,8 +1,10 @@
-// Pod-level usage: CPU and memory of the pod's cgroup parent (v1, v2 or hybrid), process count, and
-// the interface counters of the pod's network namespace.
+// Pod-level usage: CPU and memory of the pod's cgroup parent (v1, v2 or hybrid), their pressure and
+// I/O pressure (v2), process count, and the interface counters of the pod's network namespace.
 import { readFile, stat } from 'node:fs/promises';
 import type { DeepPartial, NetworkInterfaceUsage, PodSandboxStats } from '../../../proto/gen/runtime/v1/api.ts';
 import { CpuRate } from '../cgroups/cpu-rate.ts';
+import { criIo, criPsi } from '../cgroups/cri-usage.ts';
+import { readPressure } from '../cgroups/pressure.ts';
 import { anyMemberPid, readCpu, readMemory, readProcessCount } from '../cgroups/stats.ts';
 import { execCommand } from '../util/command.ts';
 import type { PodEntry } from './record-file.ts';
@@ -90,9 +92,10 @@ export class PodStatsCollector {
   async collect(pod: PodEntry, now: () => bigint, ifname = 'eth0'): Promise<DeepPartial<PodSandboxStats>> {
     // The CPU reading is stamped as it arrives: a rate from stamps taken after the slowest read (the
     // network counters go through a helper) would count a late first stamp as a short interval.
-    const [[cpu, at], memory, processes, netDev] = await Promise.all([
+    const [[cpu, at], memory, pressure, processes, netDev] = await Promise.all([
       readCpu(pod.cgroupParent).then((c) => [c, now()] as const),
       readMemory(pod.cgroupParent),
+      readPressure(pod.cgroupParent),
       readProcessCount(pod.cgroupParent),
       podNetDev(pod),
     ]);
@@ -103,7 +106,12 @@ export class PodStatsCollector {
     const linux = stats.linux!;
     if (cpu) {
       const nanoCores = this.cpuRate.sample(pod.id, at, cpu.usageNs);
-      linux.cpu = { timestamp: at, usageCoreNanoSeconds: { value: cpu.usageNs }, ...(nanoCores !== undefined ? { usageNanoCores: { value: nanoCores } } : {}) };
+      linux.cpu = {
+        timestamp: at,
+        usageCoreNanoSeconds: { value: cpu.usageNs },
+        ...(nanoCores !== undefined ? { usageNanoCores: { value: nanoCores } } : {}),
+        psi: criPsi(pressure?.cpu),
+      };
     }
     if (memory) {
       linux.memory = {
@@ -116,8 +124,11 @@ export class PodStatsCollector {
         ...(memory.limitBytes !== undefined
           ? { availableBytes: { value: memory.limitBytes > memory.workingSetBytes ? memory.limitBytes - memory.workingSetBytes : 0n } }
           : {}),
+        psi: criPsi(pressure?.memory),
       };
     }
+    const io = criIo(pressure?.io, at);
+    if (io) linux.io = io;
     if (processes !== undefined) linux.process = { timestamp: at, processCount: { value: processes } };
     if (netDev) {
       const counters = parseNetDev(netDev).filter((c) => c.name !== 'lo');
