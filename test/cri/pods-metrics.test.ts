@@ -13,6 +13,7 @@ import {
   type Metric,
   type PodSandboxMetrics,
 } from '../../proto/gen/runtime/v1/api.ts';
+import { cgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
 import { buildImage, buildTar, busyboxBaseEntries, Pusher } from '../support/image-builder.ts';
 import { crictlBin } from '../support/cri-conformance.ts';
 import { runCommand } from '../support/commands.ts';
@@ -70,7 +71,10 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
       sandboxConfig: podCfg,
       config: ctr('burner', {
         command: ['sh', '-c', `busybox head -c 100000 /dev/zero > /tmp/blob; x=$(busybox head -c ${HELD} /dev/zero | busybox tr '\\0' a); while :; do :; done`],
-        linux: { resources: { memoryLimitInBytes: MEMORY_LIMIT, cpuShares: 512n, cpuQuota: 50_000n, cpuPeriod: 100_000n } },
+        // No swap beyond the memory limit, as the kubelet asks on a node without swap.
+        linux: {
+          resources: { memoryLimitInBytes: MEMORY_LIMIT, memorySwapLimitInBytes: MEMORY_LIMIT, cpuShares: 512n, cpuQuota: 50_000n, cpuPeriod: 100_000n },
+        },
       }),
     })
   ).containerId;
@@ -150,6 +154,16 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
     const all = [...first.metrics, ...first.containerMetrics.flatMap((c) => c.metrics)];
     // Every family is served here, but for those an older kernel or a host without the pids controller cannot tell.
     const optional = ['container_memory_max_usage_bytes', 'container_oom_events_total', 'container_threads', 'container_threads_max'];
+    // Pressure exists on cgroup v2 hosts only; per-device I/O only once the container did block I/O that
+    // its cgroup counts (Linux 6.x counts none on v1 without a throttle rule).
+    for (const r of ['cpu', 'memory', 'io']) optional.push(`container_pressure_${r}_waiting_seconds_total`, `container_pressure_${r}_stalled_seconds_total`);
+    optional.push(
+      'container_fs_reads_bytes_total',
+      'container_fs_writes_bytes_total',
+      'container_fs_reads_total',
+      'container_fs_writes_total',
+      'container_blkio_device_usage_total',
+    );
     const served = new Set(all.map((m) => m.name));
     assert.deepEqual(
       [...keys.keys()].filter((name) => !served.has(name) && !optional.includes(name)),
@@ -221,6 +235,32 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
     const status = (await d.runtime.containerStatus({ containerId: burner })).status!;
     assert.equal(sampleValue(m, 'container_start_time_seconds'), status.startedAt / 1_000_000_000n);
     assert.ok(sampleValue(m, 'container_last_seen') >= status.startedAt / 1_000_000_000n);
+  });
+
+  await t.test('ContainerStats and PodSandboxStats: swap under its limit; pressure and I/O usage on cgroup v2 only', async () => {
+    const v2 = cgroupLayout().mode === 'v2';
+    const stats = (await d.runtime.containerStats({ containerId: burner })).stats!;
+    assert.equal(stats.swap?.swapUsageBytes?.value, 0n, 'nothing swapped');
+    // runc gives v2 the swap beyond the memory limit (none); v1 bounds memory plus swap.
+    assert.equal(stats.swap?.swapAvailableBytes?.value, v2 ? 0n : MEMORY_LIMIT);
+    const pod = (await d.runtime.podSandboxStats({ podSandboxId })).stats!.linux!;
+    if (!v2) {
+      // As containerd and cAdvisor on a v1 or hybrid host.
+      assert.equal(stats.cpu?.psi, undefined);
+      assert.equal(stats.memory?.psi, undefined);
+      assert.equal(stats.io, undefined);
+      assert.equal(pod.cpu?.psi, undefined);
+      assert.equal(pod.io, undefined);
+      for (const m of burnerOf(first)) assert.doesNotMatch(m.name, /^container_pressure_/);
+      return;
+    }
+    for (const psi of [stats.cpu?.psi, stats.memory?.psi, stats.io?.psi, pod.cpu?.psi, pod.memory?.psi, pod.io?.psi]) {
+      assert.ok(psi?.Some && psi.Full, 'some and full');
+      assert.equal(psi.Some.Total % 1000n, 0n, 'microseconds in nanoseconds');
+    }
+    // Under its CFS quota the burner's one busy loop is throttled, not waiting: only presence is certain.
+    sampleValue(burnerOf(first), 'container_pressure_cpu_waiting_seconds_total');
+    sampleValue(burnerOf(first), 'container_pressure_io_stalled_seconds_total');
   });
 
   await t.test('CPU counters grow while the container runs', async () => {
