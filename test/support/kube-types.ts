@@ -38,6 +38,31 @@ export interface StatsCpu {
   time: string;
   usageNanoCores?: number;
   usageCoreNanoSeconds?: number;
+  psi?: StatsPsi;
+}
+
+/** Pressure stall information as the summary API shows it (kubelet 1.36, cgroup v2 nodes). */
+export interface StatsPsiData {
+  total: number;
+  avg10: number;
+  avg60: number;
+  avg300: number;
+}
+
+export interface StatsPsi {
+  full: StatsPsiData;
+  some: StatsPsiData;
+}
+
+export interface StatsSwap {
+  time: string;
+  swapAvailableBytes?: number;
+  swapUsageBytes?: number;
+}
+
+export interface StatsIo {
+  time: string;
+  psi?: StatsPsi;
 }
 
 export interface StatsMemory {
@@ -48,6 +73,7 @@ export interface StatsMemory {
   rssBytes?: number;
   pageFaults?: number;
   majorPageFaults?: number;
+  psi?: StatsPsi;
 }
 
 export interface StatsFs {
@@ -67,6 +93,8 @@ export interface StatsContainer {
   memory?: StatsMemory;
   rootfs?: StatsFs;
   logs?: StatsFs;
+  swap?: StatsSwap;
+  io?: StatsIo;
 }
 
 export interface StatsPod {
@@ -79,6 +107,8 @@ export interface StatsPod {
   volume?: (StatsFs & { name: string })[];
   'ephemeral-storage'?: StatsFs;
   process_stats?: { process_count?: number };
+  swap?: StatsSwap;
+  io?: StatsIo;
 }
 
 export interface StatsSummary {

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { appendFileSync, type Dirent, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { cpus, hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CgroupDriver, ContainerConfig, ContainerState, NamespaceMode } from '../../../proto/gen/runtime/v1/api.ts';
 import { runCommand } from '../../support/commands.ts';
@@ -480,6 +480,66 @@ test(`the kubelet on skiffd with the ${driver} driver: limits set and enforced, 
     assert.equal(cgroupFile(podCgroup, 'memory.max'), String(160 << 20));
     assert.equal(cgroupFile(podCgroup, 'cpu.max'), '30000 100000');
     if (systemd) assert.equal(unitProperty(podCgroup.slice(podCgroup.lastIndexOf('/') + 1), 'MemoryMax'), String(160 << 20));
+  });
+
+  await t.test("pressure in the kubelet's summary: skiffd's CRI stats for containers, in nanoseconds; totals that move under load", async () => {
+    // More busy loops than CPUs, without a CPU limit: one of them always waits for a CPU. And a file twice
+    // the memory limit read over and over: its pages are reclaimed and read back, a memory (and I/O) stall.
+    const pressure = node.writePod(
+      pod('pressure', {
+        containers: [
+          container('spin', { script: `for i in $(seq ${cpus().length + 1}); do (while :; do :; done) & done; wait` }),
+          container('thrash', {
+            script: 'head -c 67108864 /dev/zero > /f; while :; do cat /f > /dev/null; done',
+            resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '32Mi' } },
+          }),
+        ],
+      }),
+    );
+    const up = await node.waitForPod(pressure, 'both containers running', (p) => running(p, 'spin') && running(p, 'thrash') && p, 3 * 60_000);
+    const spinId = runtimeId(up, 'spin');
+    const spinCgroup = cgroupOf((await containerInfo(node, spinId)).pid);
+    const kernelUs = () => BigInt(/^some .* total=(\d+)$/m.exec(cgroupFile(spinCgroup, 'cpu.pressure'))![1]);
+    const before = kernelUs();
+    const cri = (await node.runtime.containerStats({ containerId: spinId })).stats!;
+    const after = kernelUs();
+    const total = cri.cpu!.psi!.Some!.Total;
+    assert.ok(total >= before * 1000n && total <= after * 1000n, `CRI ${total} ns within the kernel's ${before}..${after} µs`);
+    assert.ok(cri.memory?.psi?.Full && cri.io?.psi?.Some, 'memory and I/O pressure too');
+    assert.ok(cri.swap?.swapUsageBytes, 'swap usage');
+
+    const inSummary = async () => {
+      const s = await node.summary();
+      const p = s.pods?.find((x) => x.podRef.name === pressure);
+      return { pod: p, spin: p?.containers?.find((c) => c.name === 'spin'), thrash: p?.containers?.find((c) => c.name === 'thrash') };
+    };
+    const first = await until(
+      'the summary to show the pod with pressure',
+      async () => {
+        const r = await inSummary();
+        return r.spin?.cpu?.psi && r.thrash?.memory?.psi && r.pod?.cpu?.psi && r.pod.memory?.psi && r.pod.io?.psi ? r : undefined;
+      },
+      scaled(120_000),
+    );
+    for (const c of [first.spin!, first.thrash!]) {
+      for (const psi of [c.cpu?.psi, c.memory?.psi, c.io?.psi]) assert.ok(psi?.some && psi.full, `${c.name}: some and full for CPU, memory and I/O`);
+      assert.equal(typeof c.swap?.swapUsageBytes, 'number', `${c.name}: swap usage`);
+    }
+    // The CPU totals move for the spinning container; the memory ones for the pod whose container thrashes.
+    await until(
+      'CPU pressure of the spinning container to grow in the summary',
+      async () => ((await inSummary()).spin?.cpu?.psi?.some.total ?? 0) > first.spin!.cpu!.psi!.some.total,
+      scaled(120_000),
+    );
+    await until(
+      "memory pressure of the thrashing container's pod to grow in the summary",
+      async () => ((await inSummary()).pod?.memory?.psi?.some.total ?? 0) > first.pod!.memory!.psi!.some.total,
+      scaled(180_000),
+    );
+    const last = await inSummary();
+    t.diagnostic(`thrash I/O pressure total: ${first.thrash!.io?.psi?.some.total} -> ${last.thrash?.io?.psi?.some.total}`);
+    node.deletePod(pressure);
+    await node.waitForPodGone(pressure, 2 * 60_000);
   });
 
   await t.test('kill -9 of skiffd keeps every container, cgroup and unit', async () => {
