@@ -57,7 +57,7 @@ try {
     log,
     metrics,
     // The same URL answers WebSocket upgrades with GraphQL over WebSocket (graphql-transport-ws).
-    subscriptions: { schema: countriesSchema },
+    subscriptions: { schema: countriesSchema, introspection: config.introspection },
   });
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

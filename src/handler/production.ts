@@ -7,6 +7,7 @@ import type { DocumentCache } from './document-cache.ts';
 import { etagOf, ifNoneMatchHits } from './etag.ts';
 import { checkRequestLimits, limitValidationRules, restateTokenLimit, type ResolvedLimits } from './limits.ts';
 import { createFormatError } from './masking.ts';
+import { hidingSuggestions } from './suggestions.ts';
 import type { GraphQLMediaType } from './negotiation.ts';
 import type { FormatError, GraphQLHandlerOptions, RequestParams, ResponseEvent } from './options.ts';
 import { createPersistedQueryResolver, type QueryResolver } from './persisted-queries.ts';
@@ -82,13 +83,10 @@ export function createProductionFeatures(
     options.onMaskedError ?? ((error) => console.error('GraphQL resolver error (shown to the client as "Unexpected error."):', error.originalError ?? error));
   const masking = createFormatError(mask, onMasked, options.formatError);
   const { maxTokens } = limits;
-  const formatError: FormatError =
-    maxTokens === Infinity
-      ? (masking ?? ((error) => error))
-      : (error) => {
-          const restated = restateTokenLimit(error, maxTokens);
-          return masking ? masking(restated) : restated;
-        };
+  const masked: FormatError = masking ?? ((error) => error);
+  // With introspection off, no error names what the schema has ("Did you mean …?").
+  const shown = options.introspection === false ? hidingSuggestions(masked) : masked;
+  const formatError: FormatError = maxTokens === Infinity ? shown : (error) => shown(restateTokenLimit(error, maxTokens));
 
   let responseCache: ResponseCache | undefined;
   if (options.responseCache) {
