@@ -12,6 +12,7 @@ import { createProductionFeatures, newRequestState, type RequestState } from './
 import { bodyRead, readBodyThen } from './request-body.ts';
 import { bodyReadError, paramsFromBody, paramsFromGet, postRefusal } from './request-params.ts';
 import { errorsJson, refusal, resultJson, thrownAnswer, type Answer } from './responses.ts';
+import { httpStatusCodeModes, withDraftStatus } from './status-codes.ts';
 import { withIncrementalDirectives } from '../streams/incremental-directives.ts';
 import { resolveStreamLimits } from '../streams/stream-options.ts';
 import { negotiateStreamFormat, singleResultAnswer } from '../streams/stream-formats.ts';
@@ -38,6 +39,11 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   if (!Number.isInteger(documentCacheSize) || documentCacheSize < 0) {
     throw new TypeError(`createGraphQLHandler: documentCacheSize must be a non-negative integer (got ${documentCacheSize})`);
   }
+  const statusCodes = options.httpStatusCodes ?? defaults.httpStatusCodes;
+  if (!httpStatusCodeModes.includes(statusCodes)) {
+    throw new TypeError(`createGraphQLHandler: httpStatusCodes must be one of ${httpStatusCodeModes.join(', ')} (got ${JSON.stringify(statusCodes)})`);
+  }
+  const draftStatuses = statusCodes === 'draft-2026';
   const onInternalError = options.onInternalError ?? ((error: unknown) => console.error('GraphQL handler failed:', error));
 
   const limits = resolveLimits(options.limits);
@@ -216,7 +222,8 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
 
   function respond(request: Request, state: RequestState, answered: Answer): Response {
     try {
-      return features.respond(request, state, state.stream?.only ? singleResultAnswer(answered, state.stream.format) : answered);
+      const answer = state.stream?.only ? singleResultAnswer(answered, state.stream.format) : draftStatuses ? withDraftStatus(answered) : answered;
+      return features.respond(request, state, answer);
     } catch (error) {
       return internalError(request, error, state);
     }

@@ -6,6 +6,7 @@ import type { HealthOptions } from './health.ts';
 import type { LimitOptions } from './limits.ts';
 import type { PersistedQueriesOptions } from './persisted-queries.ts';
 import type { ResponseCacheOptions } from './response-cache.ts';
+import type { HttpStatusCodes } from './status-codes.ts';
 import type { HttpStreamOptions } from '../streams/stream-options.ts';
 import type { SharedExecutionStats } from '../subscriptions/shared-executions.ts';
 
@@ -101,6 +102,16 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   /** Maps every reported error (GraphQL or request error) before it is serialized. */
   formatError?: FormatError;
   /**
+   * The status codes of GraphQL responses. `'compatible'`: 200 under application/json, 400 for a
+   * response without data under application/graphql-response+json (what graphql-http's audits and
+   * today's clients expect). `'draft-2026'`: the GraphQL-over-HTTP draft as rewritten in 2026, for
+   * every media type: 400 when the JSON or the document does not parse, 422 when the request was read
+   * but cannot run (validation, operation selection, variables, malformed parameters), 294 for data
+   * with errors; a response that is not 2xx comes as application/graphql-response+json.
+   * Default `'compatible'`. Details: docs/graphql/endpoint.md.
+   */
+  httpStatusCodes?: HttpStatusCodes;
+  /**
    * Called with unexpected failures (a throwing context factory, a bug); the client gets a bare 500
    * without details. Default: `console.error`.
    */
@@ -157,4 +168,5 @@ export const defaults = {
   path: '/graphql',
   maxBodyBytes: 1024 * 1024,
   documentCacheSize: 1000,
+  httpStatusCodes: 'compatible',
 } as const;

@@ -1,6 +1,7 @@
 // Turns a GET's search parameters or a POST's JSON body into GraphQL request parameters. Transport
-// problems come back as a ready answer (405, 413, 415); malformed parameters are thrown as plain
-// Errors, which the handler reports as 400 with the message in the `errors` list.
+// problems come back as a ready answer (405, 413, 415); JSON that does not parse is thrown as a plain
+// Error and malformed parameters as a MalformedRequestError, which the handler reports as 400 (422
+// under the 2026 draft's status codes) with the message in the `errors` list.
 import type { BodyRead } from './request-body.ts';
 import { applicationJson } from './negotiation.ts';
 import { jsonContentType, refusal, type Answer } from './responses.ts';
@@ -8,6 +9,7 @@ import { searchOf } from './path.ts';
 import { BoundedMemo } from './bounded-memo.ts';
 import type { RequestParams } from './options.ts';
 import type { QueryResolver } from './persisted-queries.ts';
+import { MalformedRequestError } from './request-errors.ts';
 
 /** A GET's parameters from its URL (throws what the handler reports as 400). */
 export function paramsFromGet(url: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
@@ -50,7 +52,7 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
   } catch (error) {
     throw new Error(`Unparsable JSON body: ${(error as Error).message}`);
   }
-  if (!isObject(data)) throw new Error('JSON body must be an object such as {"query": "{ __typename }"}');
+  if (!isObject(data)) throw new MalformedRequestError('JSON body must be an object such as {"query": "{ __typename }"}');
   const params = resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
   // Clients send the same bodies over and over. What is remembered is the body as sent (before any
   // persisted-query lookup), and its variables and extensions are handed out as copies, so whatever
@@ -222,14 +224,14 @@ function jsonParameter(raw: string | null, name: string): unknown {
 const recentJsonParameters = new BoundedMemo<{ value: unknown } | typeof seenOnce>(1 << 18);
 
 function checked(query: unknown, operationName: unknown, variables: unknown, extensions: unknown): RequestParams {
-  if (query === undefined || query === null) throw new Error('Missing query: send the GraphQL document in "query"');
-  if (typeof query !== 'string') throw new Error('Invalid query: "query" must be a string');
+  if (query === undefined || query === null) throw new MalformedRequestError('Missing query: send the GraphQL document in "query"');
+  if (typeof query !== 'string') throw new MalformedRequestError('Invalid query: "query" must be a string');
   if (operationName != null && typeof operationName !== 'string') {
-    throw new Error('Invalid operationName: "operationName" must be a string or null');
+    throw new MalformedRequestError('Invalid operationName: "operationName" must be a string or null');
   }
-  if (variables != null && !isObject(variables)) throw new Error('Invalid variables: "variables" must be an object or null');
+  if (variables != null && !isObject(variables)) throw new MalformedRequestError('Invalid variables: "variables" must be an object or null');
   if (extensions != null && !isObject(extensions)) {
-    throw new Error('Invalid extensions: "extensions" must be an object or null');
+    throw new MalformedRequestError('Invalid extensions: "extensions" must be an object or null');
   }
   return {
     query,
