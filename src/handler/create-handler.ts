@@ -155,15 +155,15 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     const mediaType = negotiated ?? applicationJson;
     const state = newRequestState(streamFormat === null ? null : { format: streamFormat, only: negotiated === null });
     if (trace !== undefined) state.trace = trace;
-    if (request.method === 'GET') return answer(request, state, mediaType, () => paramsFromGet(request.url, queryResolver));
+    if (request.method === 'GET') return answer(request, state, mediaType, () => paramsFromGet(request, queryResolver));
     const refused = postRefusal(request);
     if (refused !== null) return respond(request, state, refused);
-    if (body !== undefined) return answer(request, state, mediaType, () => paramsFromBody(bodyRead(body, maxBodyBytes), queryResolver));
+    if (body !== undefined) return answer(request, state, mediaType, () => paramsFromBody(bodyRead(body, maxBodyBytes), request, queryResolver));
     // The continuation hangs straight off the body's promise: nothing in between on the hot path.
     return readBodyThen(
       request,
       maxBodyBytes,
-      (read) => answer(request, state, mediaType, () => paramsFromBody(read, queryResolver)),
+      (read) => answer(request, state, mediaType, () => paramsFromBody(read, request, queryResolver)),
       (error) => respond(request, state, thrownAnswer(bodyReadError(error), mediaType, formatError)),
     );
   }

@@ -7,6 +7,7 @@ import type { LimitOptions } from './limits.ts';
 import type { PersistedQueriesOptions } from './persisted-queries.ts';
 import type { ResponseCacheOptions } from './response-cache.ts';
 import type { HttpStatusCodes } from './status-codes.ts';
+import type { TrustedDocumentsOptions } from './trusted-documents.ts';
 import type { HttpStreamOptions } from '../streams/stream-options.ts';
 import type { SharedExecutionStats } from '../subscriptions/shared-executions.ts';
 
@@ -136,6 +137,13 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   cacheControl?: CacheControlOptions | false;
   /** Automatic persisted queries (Apollo's protocol). Default on, in-memory store of 1000 queries. */
   persistedQueries?: PersistedQueriesOptions | false;
+  /**
+   * Trusted documents: the operations of a manifest (Apollo's persisted query manifest or Relay's
+   * persisted_queries.json, as an object) run by id, sent as `documentId` or
+   * `extensions.persistedQuery.sha256Hash`; with `freeform: 'refused'` (the default outside
+   * `development`) nothing else runs. Default off. docs/graphql/production.md#trusted-documents.
+   */
+  trustedDocuments?: TrustedDocumentsOptions;
   /** Reuse successful results of a read-only schema. Default off. */
   responseCache?: ResponseCacheOptions | false;
   /** CORS for other origins. Default: none, no CORS headers at all. */

@@ -11,6 +11,7 @@ import { hidingSuggestions } from './suggestions.ts';
 import type { GraphQLMediaType } from './negotiation.ts';
 import type { FormatError, GraphQLHandlerOptions, RequestParams, ResponseEvent } from './options.ts';
 import { createPersistedQueryResolver, type QueryResolver } from './persisted-queries.ts';
+import { createTrustedDocumentResolver } from './trusted-documents.ts';
 import { createResponseCache, type CachedResponse, type ResponseCache } from './response-cache.ts';
 import { cachedAnswer, type Answer } from './responses.ts';
 
@@ -150,9 +151,13 @@ export function createProductionFeatures(
     return params;
   }
 
+  // Trusted documents come first: they decide what else (APQ, freeform text) runs.
+  const automatic = createPersistedQueryResolver(options.persistedQueries, limits.maxQueryLength);
+  const queryResolver = options.trustedDocuments ? createTrustedDocumentResolver(options.trustedDocuments, options.development === true, automatic) : automatic;
+
   return {
     validationRules: rules,
-    queryResolver: createPersistedQueryResolver(options.persistedQueries, limits.maxQueryLength),
+    queryResolver,
     formatError,
 
     admit,

@@ -12,8 +12,8 @@ import type { QueryResolver } from './persisted-queries.ts';
 import { MalformedRequestError } from './request-errors.ts';
 
 /** A GET's parameters from its URL (throws what the handler reports as 400). */
-export function paramsFromGet(url: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
-  return fromSearch(searchOf(url), resolveQuery);
+export function paramsFromGet(request: Request, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
+  return fromSearch(searchOf(request.url), request, resolveQuery);
 }
 
 /** The ready answer to a request that is not a JSON POST (405, 415), or null for a JSON POST. */
@@ -38,12 +38,12 @@ export function bodyReadError(error: unknown): Error {
 }
 
 /** A POST's parameters from its body text, or the ready refusal (413, bad Content-Length). */
-export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | undefined): RequestParams | Answer | Promise<RequestParams> {
+export function paramsFromBody(read: BodyRead, request: Request, resolveQuery: QueryResolver | undefined): RequestParams | Answer | Promise<RequestParams> {
   if (!read.ok) return refusal(read.status, read.message);
   const text = read.text;
   const known = recentBodies.get(text);
   if (known !== undefined && known !== seenOnce) {
-    return resolved(known.query, known.operationName, jsonCopy(known.variables), jsonCopy(known.extensions), resolveQuery);
+    return resolved(known, jsonCopy(known.variables), jsonCopy(known.extensions), request, resolveQuery);
   }
   if (text.trim() === '') throw new Error('Missing body: POST a JSON object such as {"query": "{ __typename }"}');
   let data: unknown;
@@ -53,7 +53,7 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
     throw new Error(`Unparsable JSON body: ${(error as Error).message}`);
   }
   if (!isObject(data)) throw new MalformedRequestError('JSON body must be an object such as {"query": "{ __typename }"}');
-  const params = resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
+  const params = resolved(data, data.variables, data.extensions, request, resolveQuery);
   // Clients send the same bodies over and over. What is remembered is the body as sent (before any
   // persisted-query lookup), and its variables and extensions are handed out as copies, so whatever
   // a request's hooks do to theirs never reaches another request. Keeping a copy costs a third of a
@@ -65,7 +65,13 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
       const variables = copyToKeep(data.variables);
       const extensions = copyToKeep(data.extensions);
       if (variables && extensions)
-        recentBodies.set(text, { query: data.query, operationName: data.operationName, variables: variables.value, extensions: extensions.value });
+        recentBodies.set(text, {
+          query: data.query,
+          operationName: data.operationName,
+          variables: variables.value,
+          extensions: extensions.value,
+          documentId: data.documentId,
+        });
     }
   }
   return params;
@@ -77,6 +83,8 @@ interface SentBody {
   operationName: unknown;
   variables: unknown;
   extensions: unknown;
+  /** A persisted document's id (trusted documents), sent instead of `query`. */
+  documentId: unknown;
 }
 
 /** What a memo holds for a body (or URL parameter) seen once, not kept yet. */
@@ -116,25 +124,19 @@ function copyToKeep(value: unknown): { value: unknown } | undefined {
   }
 }
 
-function fromSearch(search: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
+function fromSearch(search: string, request: Request, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
   const found = searchParameters(search);
   if (found === null) {
     const params = new URLSearchParams(search);
     return resolved(
-      params.get('query') ?? undefined,
-      params.get('operationName') ?? undefined,
+      { query: params.get('query') ?? undefined, operationName: params.get('operationName') ?? undefined, documentId: params.get('documentId') ?? undefined },
       jsonParameter(params.get('variables'), 'variables'),
       jsonParameter(params.get('extensions'), 'extensions'),
+      request,
       resolveQuery,
     );
   }
-  return resolved(
-    found.query,
-    found.operationName,
-    jsonParameter(found.variables ?? null, 'variables'),
-    jsonParameter(found.extensions ?? null, 'extensions'),
-    resolveQuery,
-  );
+  return resolved(found, jsonParameter(found.variables ?? null, 'variables'), jsonParameter(found.extensions ?? null, 'extensions'), request, resolveQuery);
 }
 
 interface GraphQLSearchParameters {
@@ -142,6 +144,7 @@ interface GraphQLSearchParameters {
   operationName?: string;
   variables?: string;
   extensions?: string;
+  documentId?: string;
 }
 
 /**
@@ -170,7 +173,7 @@ function decodeSearch(search: string): GraphQLSearchParameters | null {
     if (eq === -1 || eq > amp) eq = amp;
     const name = search.slice(start, eq);
     if (name.includes('%') || name.includes('+')) return null;
-    if ((name === 'query' || name === 'operationName' || name === 'variables' || name === 'extensions') && found[name] === undefined) {
+    if ((name === 'query' || name === 'operationName' || name === 'variables' || name === 'extensions' || name === 'documentId') && found[name] === undefined) {
       let value = eq === amp ? '' : search.slice(eq + 1, amp);
       if (value.includes('+')) value = value.replaceAll('+', ' ');
       if (value.includes('%')) {
@@ -187,16 +190,20 @@ function decodeSearch(search: string): GraphQLSearchParameters | null {
   return found;
 }
 
-/** The parameters once the query resolver (persisted queries) has had its say; synchronous when it has none. */
+/**
+ * The parameters once the query resolver (persisted queries, trusted documents) has had its say;
+ * synchronous when it has none. `sent` gives the query, operationName and documentId as sent.
+ */
 function resolved(
-  query: unknown,
-  operationName: unknown,
+  sent: { query?: unknown; operationName?: unknown; documentId?: unknown },
   variables: unknown,
   extensions: unknown,
+  request: Request,
   resolveQuery: QueryResolver | undefined,
 ): RequestParams | Promise<RequestParams> {
+  const { query, operationName } = sent;
   if (resolveQuery === undefined) return checked(query, operationName, variables, extensions);
-  const actual = resolveQuery(query, extensions);
+  const actual = resolveQuery(query, extensions, sent.documentId, request);
   if (actual instanceof Promise) return actual.then((q) => checked(q, operationName, variables, extensions));
   return checked(actual, operationName, variables, extensions);
 }
