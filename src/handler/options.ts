@@ -7,6 +7,7 @@ import type { LimitOptions } from './limits.ts';
 import type { PersistedQueriesOptions } from './persisted-queries.ts';
 import type { ResponseCacheOptions } from './response-cache.ts';
 import type { HttpStatusCodes } from './status-codes.ts';
+import type { BatchingOptions } from './batching.ts';
 import type { TrustedDocumentsOptions } from './trusted-documents.ts';
 import type { HttpStreamOptions } from '../streams/stream-options.ts';
 import type { SharedExecutionStats } from '../subscriptions/shared-executions.ts';
@@ -112,6 +113,13 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
    * Default `'compatible'`. Details: docs/graphql/endpoint.md.
    */
   httpStatusCodes?: HttpStatusCodes;
+  /**
+   * Batched requests: a POST whose JSON body is an array of operations, answered with an array of
+   * their results in the same order, one operation after another. `true` allows up to 10 per request
+   * (Yoga's default), `{ limit }` another bound; more is 413. Default off: an array body is a request
+   * error saying batching is not accepted.
+   */
+  batching?: BatchingOptions | boolean;
   /**
    * Called with unexpected failures (a throwing context factory, a bug); the client gets a bare 500
    * without details. Default: `console.error`.

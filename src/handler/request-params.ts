@@ -10,6 +10,7 @@ import { BoundedMemo } from './bounded-memo.ts';
 import type { RequestParams } from './options.ts';
 import type { QueryResolver } from './persisted-queries.ts';
 import { MalformedRequestError } from './request-errors.ts';
+import { Batch } from './batching.ts';
 
 /** A GET's parameters from its URL (throws what the handler reports as 400). */
 export function paramsFromGet(request: Request, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
@@ -37,8 +38,16 @@ export function bodyReadError(error: unknown): Error {
   return new Error(`Could not read the request body: ${(error as Error)?.message ?? String(error)}`);
 }
 
-/** A POST's parameters from its body text, or the ready refusal (413, bad Content-Length). */
-export function paramsFromBody(read: BodyRead, request: Request, resolveQuery: QueryResolver | undefined): RequestParams | Answer | Promise<RequestParams> {
+/**
+ * A POST's parameters from its body text, or the ready refusal (413, bad Content-Length); a Batch for
+ * a JSON array when `batchLimit` (the most operations a batch may hold) is not 0.
+ */
+export function paramsFromBody(
+  read: BodyRead,
+  request: Request,
+  resolveQuery: QueryResolver | undefined,
+  batchLimit = 0,
+): RequestParams | Answer | Promise<RequestParams> | Batch {
   if (!read.ok) return refusal(read.status, read.message);
   const text = read.text;
   const known = recentBodies.get(text);
@@ -52,6 +61,7 @@ export function paramsFromBody(read: BodyRead, request: Request, resolveQuery: Q
   } catch (error) {
     throw new Error(`Unparsable JSON body: ${(error as Error).message}`);
   }
+  if (Array.isArray(data)) return batchOf(data, batchLimit);
   if (!isObject(data)) throw new MalformedRequestError('JSON body must be an object such as {"query": "{ __typename }"}');
   const params = resolved(data, data.variables, data.extensions, request, resolveQuery);
   // Clients send the same bodies over and over. What is remembered is the body as sent (before any
@@ -75,6 +85,21 @@ export function paramsFromBody(read: BodyRead, request: Request, resolveQuery: Q
     }
   }
   return params;
+}
+
+function batchOf(items: unknown[], limit: number): Batch | Answer {
+  if (limit === 0) {
+    throw new MalformedRequestError('Batched requests (a JSON array) are not accepted here: send one operation per request, as a JSON object');
+  }
+  if (items.length === 0) throw new MalformedRequestError('An empty batch: send at least one operation in the array');
+  if (items.length > limit) return refusal(413, `Batching is limited to ${limit} operations per request (got ${items.length})`);
+  return new Batch(items);
+}
+
+/** One operation of a batch, checked as the body of a single request would be. */
+export function paramsFromItem(item: unknown, request: Request, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
+  if (!isObject(item)) throw new MalformedRequestError('Each operation of a batch must be an object such as {"query": "{ __typename }"}');
+  return resolved(item, item.variables, item.extensions, request, resolveQuery);
 }
 
 /** A JSON body's GraphQL fields as sent. */
