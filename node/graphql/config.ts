@@ -1,6 +1,7 @@
 // The Node server's settings, all from the environment so an operator configures it without code.
 // Every value is checked up front: a bad one is a ConfigError naming its variable (serve.ts exits 2).
 import type { LimitOptions } from '../../src/handler/limits.ts';
+import { freeformModes } from '../../src/handler/trusted-documents.ts';
 import { logLevelFrom, type LogLevel } from './logging.ts';
 
 export class ConfigError extends Error {
@@ -31,6 +32,10 @@ export interface ServerConfig {
   /** Milliseconds open requests and WebSockets get to finish after SIGTERM before they are cut. */
   shutdownTimeoutMs: number;
   development: boolean;
+  /** Path of a trusted-document manifest (Apollo's or Relay's JSON), read at start (trusted-documents.ts). */
+  trustedDocuments: string | undefined;
+  /** What freeform query text may run beside the trusted documents; undefined: the handler's default. */
+  trustedDocumentsFreeform: (typeof freeformModes)[number] | undefined;
 }
 
 /** Each variable, its meaning and default: printed by `--help` and kept in step with the docs. */
@@ -50,7 +55,9 @@ export const variables: readonly [name: string, meaning: string][] = [
   ['MAX_LIST_SIZE', 'most items in a list argument (default 1000)'],
   ['METRICS', 'Prometheus metrics on /metrics: on|off (default off)'],
   ['SHUTDOWN_TIMEOUT', 'seconds open requests and WebSockets get after SIGTERM (default 10)'],
-  ['NODE_ENV', 'development shows resolver errors unmasked'],
+  ['TRUSTED_DOCUMENTS', 'path of a persisted query manifest (Apollo) or persisted_queries.json (Relay): operations run by id (default none)'],
+  ['TRUSTED_DOCUMENTS_FREEFORM', 'with TRUSTED_DOCUMENTS, what query text may run: refused|listed|allowed (default refused; allowed in development)'],
+  ['NODE_ENV', 'development shows resolver errors unmasked (and runs any query beside trusted documents)'],
 ];
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -90,7 +97,20 @@ export function configFromEnv(env: Env, argv: readonly string[] = []): ServerCon
     metrics: flag(env, 'METRICS', false),
     shutdownTimeoutMs: Math.round(shutdownSeconds * 1000),
     development: env.NODE_ENV === 'development',
+    trustedDocuments: text(env.TRUSTED_DOCUMENTS),
+    trustedDocumentsFreeform: freeform(env),
   };
+}
+
+function freeform(env: Env): (typeof freeformModes)[number] | undefined {
+  const value = text(env.TRUSTED_DOCUMENTS_FREEFORM)?.toLowerCase();
+  if (value === undefined) return undefined;
+  const mode = freeformModes.find((known) => known === value);
+  if (mode === undefined) {
+    throw new ConfigError('TRUSTED_DOCUMENTS_FREEFORM', `must be one of ${freeformModes.join(', ')} (got "${env.TRUSTED_DOCUMENTS_FREEFORM}")`);
+  }
+  if (text(env.TRUSTED_DOCUMENTS) === undefined) throw new ConfigError('TRUSTED_DOCUMENTS_FREEFORM', 'needs TRUSTED_DOCUMENTS (the manifest) as well');
+  return mode;
 }
 
 function text(value: string | undefined): string | undefined {

@@ -8,6 +8,8 @@ import { startServer } from './app.ts';
 import { ConfigError, configFromEnv, variables, type ServerConfig } from './config.ts';
 import { createRequestLog } from './logging.ts';
 import { createMetrics } from './metrics.ts';
+import { readTrustedDocuments } from './trusted-documents.ts';
+import type { TrustedDocumentsOptions } from '../../src/handler/trusted-documents.ts';
 
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {
@@ -18,8 +20,14 @@ if (argv.includes('--help') || argv.includes('-h')) {
 }
 
 let config: ServerConfig;
+let trustedDocuments: TrustedDocumentsOptions | undefined;
 try {
   config = configFromEnv(process.env, argv);
+  if (config.trustedDocuments !== undefined) {
+    const { manifest, count } = readTrustedDocuments(config.trustedDocuments);
+    trustedDocuments = { manifest, freeform: config.trustedDocumentsFreeform };
+    if (config.logLevel !== 'silent') console.log(`Trusted documents: ${count} from ${config.trustedDocuments}`);
+  }
 } catch (error) {
   if (!(error instanceof ConfigError)) throw error;
   console.error(`Invalid setting: ${error.message}`);
@@ -48,6 +56,7 @@ try {
     cacheControl: config.cacheMaxAge === undefined ? undefined : config.cacheMaxAge === false ? false : { maxAge: config.cacheMaxAge },
     maxBodyBytes: config.maxBodyBytes,
     limits: config.limits,
+    trustedDocuments,
   });
   const server = await startServer({
     handler,
@@ -57,7 +66,7 @@ try {
     log,
     metrics,
     // The same URL answers WebSocket upgrades with GraphQL over WebSocket (graphql-transport-ws).
-    subscriptions: { schema: countriesSchema },
+    subscriptions: { schema: countriesSchema, introspection: config.introspection },
   });
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

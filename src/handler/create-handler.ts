@@ -10,8 +10,10 @@ import { defaults, type GraphQLFetchHandler, type GraphQLHandlerOptions, type Op
 import { pathnameOf } from './path.ts';
 import { createProductionFeatures, newRequestState, type RequestState } from './production.ts';
 import { bodyRead, readBodyThen } from './request-body.ts';
-import { bodyReadError, paramsFromBody, paramsFromGet, postRefusal } from './request-params.ts';
+import { bodyReadError, paramsFromBody, paramsFromGet, paramsFromItem, postRefusal } from './request-params.ts';
+import { answerBatch, Batch, batchLimitOf } from './batching.ts';
 import { errorsJson, refusal, resultJson, thrownAnswer, type Answer } from './responses.ts';
+import { httpStatusCodeModes, withDraftStatus } from './status-codes.ts';
 import { withIncrementalDirectives } from '../streams/incremental-directives.ts';
 import { resolveStreamLimits } from '../streams/stream-options.ts';
 import { negotiateStreamFormat, singleResultAnswer } from '../streams/stream-formats.ts';
@@ -38,6 +40,12 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
   if (!Number.isInteger(documentCacheSize) || documentCacheSize < 0) {
     throw new TypeError(`createGraphQLHandler: documentCacheSize must be a non-negative integer (got ${documentCacheSize})`);
   }
+  const statusCodes = options.httpStatusCodes ?? defaults.httpStatusCodes;
+  if (!httpStatusCodeModes.includes(statusCodes)) {
+    throw new TypeError(`createGraphQLHandler: httpStatusCodes must be one of ${httpStatusCodeModes.join(', ')} (got ${JSON.stringify(statusCodes)})`);
+  }
+  const draftStatuses = statusCodes === 'draft-2026';
+  const batchLimit = batchLimitOf(options.batching);
   const onInternalError = options.onInternalError ?? ((error: unknown) => console.error('GraphQL handler failed:', error));
 
   const limits = resolveLimits(options.limits);
@@ -149,15 +157,15 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     const mediaType = negotiated ?? applicationJson;
     const state = newRequestState(streamFormat === null ? null : { format: streamFormat, only: negotiated === null });
     if (trace !== undefined) state.trace = trace;
-    if (request.method === 'GET') return answer(request, state, mediaType, () => paramsFromGet(request.url, queryResolver));
+    if (request.method === 'GET') return answer(request, state, mediaType, () => paramsFromGet(request, queryResolver));
     const refused = postRefusal(request);
     if (refused !== null) return respond(request, state, refused);
-    if (body !== undefined) return answer(request, state, mediaType, () => paramsFromBody(bodyRead(body, maxBodyBytes), queryResolver));
+    if (body !== undefined) return answer(request, state, mediaType, () => paramsFromBody(bodyRead(body, maxBodyBytes), request, queryResolver, batchLimit));
     // The continuation hangs straight off the body's promise: nothing in between on the hot path.
     return readBodyThen(
       request,
       maxBodyBytes,
-      (read) => answer(request, state, mediaType, () => paramsFromBody(read, queryResolver)),
+      (read) => answer(request, state, mediaType, () => paramsFromBody(read, request, queryResolver, batchLimit)),
       (error) => respond(request, state, thrownAnswer(bodyReadError(error), mediaType, formatError)),
     );
   }
@@ -167,7 +175,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     request: Request,
     state: RequestState,
     mediaType: GraphQLMediaType,
-    parse: () => RequestParams | Answer | Promise<RequestParams>,
+    parse: () => RequestParams | Answer | Promise<RequestParams> | Batch,
   ): Response | Promise<Response> {
     let answered: Answer | Promise<Answer>;
     try {
@@ -187,14 +195,15 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     request: Request,
     state: RequestState,
     mediaType: GraphQLMediaType,
-    parse: () => RequestParams | Answer | Promise<RequestParams>,
+    parse: () => RequestParams | Answer | Promise<RequestParams> | Batch,
   ): Answer | Promise<Answer> {
-    let params: RequestParams | Answer | Promise<RequestParams>;
+    let params: RequestParams | Answer | Promise<RequestParams> | Batch;
     try {
       params = parse();
     } catch (error) {
       return thrownAnswer(error, mediaType, formatError);
     }
+    if (params instanceof Batch) return batched(request, state, mediaType, params);
     if (params instanceof Promise) {
       return params.then(
         (settled) => admitted(request, state, mediaType, settled),
@@ -202,6 +211,12 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
       );
     }
     return isAnswer(params) ? params : admitted(request, state, mediaType, params);
+  }
+
+  /** Each operation of a batch as a request of its own would go, answered in one JSON array. */
+  function batched(request: Request, state: RequestState, mediaType: GraphQLMediaType, batch: Batch): Answer | Promise<Answer> {
+    if (state.stream?.only) return refusal(406, 'A batch is answered as JSON: accept application/json or application/graphql-response+json');
+    return answerBatch(batch, mediaType, (item) => parsed(request, newRequestState(null), mediaType, () => paramsFromItem(item, request, queryResolver)));
   }
 
   function admitted(request: Request, state: RequestState, mediaType: GraphQLMediaType, params: RequestParams): Answer | Promise<Answer> {
@@ -216,7 +231,8 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
 
   function respond(request: Request, state: RequestState, answered: Answer): Response {
     try {
-      return features.respond(request, state, state.stream?.only ? singleResultAnswer(answered, state.stream.format) : answered);
+      const answer = state.stream?.only ? singleResultAnswer(answered, state.stream.format) : draftStatuses ? withDraftStatus(answered) : answered;
+      return features.respond(request, state, answer);
     } catch (error) {
       return internalError(request, error, state);
     }

@@ -6,6 +6,9 @@ import type { HealthOptions } from './health.ts';
 import type { LimitOptions } from './limits.ts';
 import type { PersistedQueriesOptions } from './persisted-queries.ts';
 import type { ResponseCacheOptions } from './response-cache.ts';
+import type { HttpStatusCodes } from './status-codes.ts';
+import type { BatchingOptions } from './batching.ts';
+import type { TrustedDocumentsOptions } from './trusted-documents.ts';
 import type { HttpStreamOptions } from '../streams/stream-options.ts';
 import type { SharedExecutionStats } from '../subscriptions/shared-executions.ts';
 
@@ -101,6 +104,23 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   /** Maps every reported error (GraphQL or request error) before it is serialized. */
   formatError?: FormatError;
   /**
+   * The status codes of GraphQL responses. `'compatible'`: 200 under application/json, 400 for a
+   * response without data under application/graphql-response+json (what graphql-http's audits and
+   * today's clients expect). `'draft-2026'`: the GraphQL-over-HTTP draft as rewritten in 2026, for
+   * every media type: 400 when the JSON or the document does not parse, 422 when the request was read
+   * but cannot run (validation, operation selection, variables, malformed parameters), 294 for data
+   * with errors; a response that is not 2xx comes as application/graphql-response+json.
+   * Default `'compatible'`. Details: docs/graphql/endpoint.md.
+   */
+  httpStatusCodes?: HttpStatusCodes;
+  /**
+   * Batched requests: a POST whose JSON body is an array of operations, answered with an array of
+   * their results in the same order, one operation after another. `true` allows up to 10 per request
+   * (Yoga's default), `{ limit }` another bound; more is 413. Default off: an array body is a request
+   * error saying batching is not accepted.
+   */
+  batching?: BatchingOptions | boolean;
+  /**
    * Called with unexpected failures (a throwing context factory, a bug); the client gets a bare 500
    * without details. Default: `console.error`.
    */
@@ -125,6 +145,13 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   cacheControl?: CacheControlOptions | false;
   /** Automatic persisted queries (Apollo's protocol). Default on, in-memory store of 1000 queries. */
   persistedQueries?: PersistedQueriesOptions | false;
+  /**
+   * Trusted documents: the operations of a manifest (Apollo's persisted query manifest or Relay's
+   * persisted_queries.json, as an object) run by id, sent as `documentId` or
+   * `extensions.persistedQuery.sha256Hash`; with `freeform: 'refused'` (the default outside
+   * `development`) nothing else runs. Default off. docs/graphql/production.md#trusted-documents.
+   */
+  trustedDocuments?: TrustedDocumentsOptions;
   /** Reuse successful results of a read-only schema. Default off. */
   responseCache?: ResponseCacheOptions | false;
   /** CORS for other origins. Default: none, no CORS headers at all. */
@@ -157,4 +184,5 @@ export const defaults = {
   path: '/graphql',
   maxBodyBytes: 1024 * 1024,
   documentCacheSize: 1000,
+  httpStatusCodes: 'compatible',
 } as const;

@@ -36,8 +36,11 @@ export function createMemoryPersistedQueryStore(maxEntries = defaultPersistedQue
   };
 }
 
-/** Turns the `query` and `extensions` of a request into the query to run (or throws the protocol's errors). */
-export type QueryResolver = (query: unknown, extensions: unknown) => unknown | Promise<unknown>;
+/**
+ * Turns the `query`, `extensions` and `documentId` of a request into the query to run (or throws the
+ * protocol's errors). Automatic persisted queries read the first two; trusted documents all.
+ */
+export type QueryResolver = (query: unknown, extensions: unknown, documentId: unknown, request: Request) => unknown | Promise<unknown>;
 
 const sha256Hex = /^[0-9a-f]{64}$/;
 

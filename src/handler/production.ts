@@ -7,9 +7,11 @@ import type { DocumentCache } from './document-cache.ts';
 import { etagOf, ifNoneMatchHits } from './etag.ts';
 import { checkRequestLimits, limitValidationRules, restateTokenLimit, type ResolvedLimits } from './limits.ts';
 import { createFormatError } from './masking.ts';
+import { hidingSuggestions } from './suggestions.ts';
 import type { GraphQLMediaType } from './negotiation.ts';
 import type { FormatError, GraphQLHandlerOptions, RequestParams, ResponseEvent } from './options.ts';
 import { createPersistedQueryResolver, type QueryResolver } from './persisted-queries.ts';
+import { createTrustedDocumentResolver } from './trusted-documents.ts';
 import { createResponseCache, type CachedResponse, type ResponseCache } from './response-cache.ts';
 import { cachedAnswer, type Answer } from './responses.ts';
 
@@ -82,13 +84,10 @@ export function createProductionFeatures(
     options.onMaskedError ?? ((error) => console.error('GraphQL resolver error (shown to the client as "Unexpected error."):', error.originalError ?? error));
   const masking = createFormatError(mask, onMasked, options.formatError);
   const { maxTokens } = limits;
-  const formatError: FormatError =
-    maxTokens === Infinity
-      ? (masking ?? ((error) => error))
-      : (error) => {
-          const restated = restateTokenLimit(error, maxTokens);
-          return masking ? masking(restated) : restated;
-        };
+  const masked: FormatError = masking ?? ((error) => error);
+  // With introspection off, no error names what the schema has ("Did you mean …?").
+  const shown = options.introspection === false ? hidingSuggestions(masked) : masked;
+  const formatError: FormatError = maxTokens === Infinity ? shown : (error) => shown(restateTokenLimit(error, maxTokens));
 
   let responseCache: ResponseCache | undefined;
   if (options.responseCache) {
@@ -152,9 +151,13 @@ export function createProductionFeatures(
     return params;
   }
 
+  // Trusted documents come first: they decide what else (APQ, freeform text) runs.
+  const automatic = createPersistedQueryResolver(options.persistedQueries, limits.maxQueryLength);
+  const queryResolver = options.trustedDocuments ? createTrustedDocumentResolver(options.trustedDocuments, options.development === true, automatic) : automatic;
+
   return {
     validationRules: rules,
-    queryResolver: createPersistedQueryResolver(options.persistedQueries, limits.maxQueryLength),
+    queryResolver,
     formatError,
 
     admit,

@@ -1,6 +1,7 @@
 // Turns a GET's search parameters or a POST's JSON body into GraphQL request parameters. Transport
-// problems come back as a ready answer (405, 413, 415); malformed parameters are thrown as plain
-// Errors, which the handler reports as 400 with the message in the `errors` list.
+// problems come back as a ready answer (405, 413, 415); JSON that does not parse is thrown as a plain
+// Error and malformed parameters as a MalformedRequestError, which the handler reports as 400 (422
+// under the 2026 draft's status codes) with the message in the `errors` list.
 import type { BodyRead } from './request-body.ts';
 import { applicationJson } from './negotiation.ts';
 import { jsonContentType, refusal, type Answer } from './responses.ts';
@@ -8,10 +9,12 @@ import { searchOf } from './path.ts';
 import { BoundedMemo } from './bounded-memo.ts';
 import type { RequestParams } from './options.ts';
 import type { QueryResolver } from './persisted-queries.ts';
+import { MalformedRequestError } from './request-errors.ts';
+import { Batch } from './batching.ts';
 
 /** A GET's parameters from its URL (throws what the handler reports as 400). */
-export function paramsFromGet(url: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
-  return fromSearch(searchOf(url), resolveQuery);
+export function paramsFromGet(request: Request, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
+  return fromSearch(searchOf(request.url), request, resolveQuery);
 }
 
 /** The ready answer to a request that is not a JSON POST (405, 415), or null for a JSON POST. */
@@ -35,13 +38,21 @@ export function bodyReadError(error: unknown): Error {
   return new Error(`Could not read the request body: ${(error as Error)?.message ?? String(error)}`);
 }
 
-/** A POST's parameters from its body text, or the ready refusal (413, bad Content-Length). */
-export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | undefined): RequestParams | Answer | Promise<RequestParams> {
+/**
+ * A POST's parameters from its body text, or the ready refusal (413, bad Content-Length); a Batch for
+ * a JSON array when `batchLimit` (the most operations a batch may hold) is not 0.
+ */
+export function paramsFromBody(
+  read: BodyRead,
+  request: Request,
+  resolveQuery: QueryResolver | undefined,
+  batchLimit = 0,
+): RequestParams | Answer | Promise<RequestParams> | Batch {
   if (!read.ok) return refusal(read.status, read.message);
   const text = read.text;
   const known = recentBodies.get(text);
   if (known !== undefined && known !== seenOnce) {
-    return resolved(known.query, known.operationName, jsonCopy(known.variables), jsonCopy(known.extensions), resolveQuery);
+    return resolved(known, jsonCopy(known.variables), jsonCopy(known.extensions), request, resolveQuery);
   }
   if (text.trim() === '') throw new Error('Missing body: POST a JSON object such as {"query": "{ __typename }"}');
   let data: unknown;
@@ -50,8 +61,9 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
   } catch (error) {
     throw new Error(`Unparsable JSON body: ${(error as Error).message}`);
   }
-  if (!isObject(data)) throw new Error('JSON body must be an object such as {"query": "{ __typename }"}');
-  const params = resolved(data.query, data.operationName, data.variables, data.extensions, resolveQuery);
+  if (Array.isArray(data)) return batchOf(data, batchLimit);
+  if (!isObject(data)) throw new MalformedRequestError('JSON body must be an object such as {"query": "{ __typename }"}');
+  const params = resolved(data, data.variables, data.extensions, request, resolveQuery);
   // Clients send the same bodies over and over. What is remembered is the body as sent (before any
   // persisted-query lookup), and its variables and extensions are handed out as copies, so whatever
   // a request's hooks do to theirs never reaches another request. Keeping a copy costs a third of a
@@ -63,10 +75,31 @@ export function paramsFromBody(read: BodyRead, resolveQuery: QueryResolver | und
       const variables = copyToKeep(data.variables);
       const extensions = copyToKeep(data.extensions);
       if (variables && extensions)
-        recentBodies.set(text, { query: data.query, operationName: data.operationName, variables: variables.value, extensions: extensions.value });
+        recentBodies.set(text, {
+          query: data.query,
+          operationName: data.operationName,
+          variables: variables.value,
+          extensions: extensions.value,
+          documentId: data.documentId,
+        });
     }
   }
   return params;
+}
+
+function batchOf(items: unknown[], limit: number): Batch | Answer {
+  if (limit === 0) {
+    throw new MalformedRequestError('Batched requests (a JSON array) are not accepted here: send one operation per request, as a JSON object');
+  }
+  if (items.length === 0) throw new MalformedRequestError('An empty batch: send at least one operation in the array');
+  if (items.length > limit) return refusal(413, `Batching is limited to ${limit} operations per request (got ${items.length})`);
+  return new Batch(items);
+}
+
+/** One operation of a batch, checked as the body of a single request would be. */
+export function paramsFromItem(item: unknown, request: Request, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
+  if (!isObject(item)) throw new MalformedRequestError('Each operation of a batch must be an object such as {"query": "{ __typename }"}');
+  return resolved(item, item.variables, item.extensions, request, resolveQuery);
 }
 
 /** A JSON body's GraphQL fields as sent. */
@@ -75,6 +108,8 @@ interface SentBody {
   operationName: unknown;
   variables: unknown;
   extensions: unknown;
+  /** A persisted document's id (trusted documents), sent instead of `query`. */
+  documentId: unknown;
 }
 
 /** What a memo holds for a body (or URL parameter) seen once, not kept yet. */
@@ -114,25 +149,19 @@ function copyToKeep(value: unknown): { value: unknown } | undefined {
   }
 }
 
-function fromSearch(search: string, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
+function fromSearch(search: string, request: Request, resolveQuery: QueryResolver | undefined): RequestParams | Promise<RequestParams> {
   const found = searchParameters(search);
   if (found === null) {
     const params = new URLSearchParams(search);
     return resolved(
-      params.get('query') ?? undefined,
-      params.get('operationName') ?? undefined,
+      { query: params.get('query') ?? undefined, operationName: params.get('operationName') ?? undefined, documentId: params.get('documentId') ?? undefined },
       jsonParameter(params.get('variables'), 'variables'),
       jsonParameter(params.get('extensions'), 'extensions'),
+      request,
       resolveQuery,
     );
   }
-  return resolved(
-    found.query,
-    found.operationName,
-    jsonParameter(found.variables ?? null, 'variables'),
-    jsonParameter(found.extensions ?? null, 'extensions'),
-    resolveQuery,
-  );
+  return resolved(found, jsonParameter(found.variables ?? null, 'variables'), jsonParameter(found.extensions ?? null, 'extensions'), request, resolveQuery);
 }
 
 interface GraphQLSearchParameters {
@@ -140,6 +169,7 @@ interface GraphQLSearchParameters {
   operationName?: string;
   variables?: string;
   extensions?: string;
+  documentId?: string;
 }
 
 /**
@@ -168,7 +198,7 @@ function decodeSearch(search: string): GraphQLSearchParameters | null {
     if (eq === -1 || eq > amp) eq = amp;
     const name = search.slice(start, eq);
     if (name.includes('%') || name.includes('+')) return null;
-    if ((name === 'query' || name === 'operationName' || name === 'variables' || name === 'extensions') && found[name] === undefined) {
+    if ((name === 'query' || name === 'operationName' || name === 'variables' || name === 'extensions' || name === 'documentId') && found[name] === undefined) {
       let value = eq === amp ? '' : search.slice(eq + 1, amp);
       if (value.includes('+')) value = value.replaceAll('+', ' ');
       if (value.includes('%')) {
@@ -185,16 +215,20 @@ function decodeSearch(search: string): GraphQLSearchParameters | null {
   return found;
 }
 
-/** The parameters once the query resolver (persisted queries) has had its say; synchronous when it has none. */
+/**
+ * The parameters once the query resolver (persisted queries, trusted documents) has had its say;
+ * synchronous when it has none. `sent` gives the query, operationName and documentId as sent.
+ */
 function resolved(
-  query: unknown,
-  operationName: unknown,
+  sent: { query?: unknown; operationName?: unknown; documentId?: unknown },
   variables: unknown,
   extensions: unknown,
+  request: Request,
   resolveQuery: QueryResolver | undefined,
 ): RequestParams | Promise<RequestParams> {
+  const { query, operationName } = sent;
   if (resolveQuery === undefined) return checked(query, operationName, variables, extensions);
-  const actual = resolveQuery(query, extensions);
+  const actual = resolveQuery(query, extensions, sent.documentId, request);
   if (actual instanceof Promise) return actual.then((q) => checked(q, operationName, variables, extensions));
   return checked(actual, operationName, variables, extensions);
 }
@@ -222,14 +256,14 @@ function jsonParameter(raw: string | null, name: string): unknown {
 const recentJsonParameters = new BoundedMemo<{ value: unknown } | typeof seenOnce>(1 << 18);
 
 function checked(query: unknown, operationName: unknown, variables: unknown, extensions: unknown): RequestParams {
-  if (query === undefined || query === null) throw new Error('Missing query: send the GraphQL document in "query"');
-  if (typeof query !== 'string') throw new Error('Invalid query: "query" must be a string');
+  if (query === undefined || query === null) throw new MalformedRequestError('Missing query: send the GraphQL document in "query"');
+  if (typeof query !== 'string') throw new MalformedRequestError('Invalid query: "query" must be a string');
   if (operationName != null && typeof operationName !== 'string') {
-    throw new Error('Invalid operationName: "operationName" must be a string or null');
+    throw new MalformedRequestError('Invalid operationName: "operationName" must be a string or null');
   }
-  if (variables != null && !isObject(variables)) throw new Error('Invalid variables: "variables" must be an object or null');
+  if (variables != null && !isObject(variables)) throw new MalformedRequestError('Invalid variables: "variables" must be an object or null');
   if (extensions != null && !isObject(extensions)) {
-    throw new Error('Invalid extensions: "extensions" must be an object or null');
+    throw new MalformedRequestError('Invalid extensions: "extensions" must be an object or null');
   }
   return {
     query,

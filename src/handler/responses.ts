@@ -3,6 +3,8 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { applicationJson, contentTypeOf, graphqlResponseJson, type GraphQLMediaType } from './negotiation.ts';
 import type { FormatError } from './options.ts';
+import { MalformedRequestError, RefusalError } from './request-errors.ts';
+import type { AnswerKind } from './status-codes.ts';
 
 /** What the handler answers, before the HTTP features add their headers. */
 export interface Answer {
@@ -13,6 +15,8 @@ export interface Answer {
   body: string | ReadableStream<Uint8Array> | null;
   /** For a streamed body: told of the Response made of it (so a server adapter may take the stream over). */
   madeInto?: (response: Response) => void;
+  /** What a GraphQL response that is not a plain success says, for the 2026 draft's status codes (status-codes.ts). */
+  kind?: AnswerKind;
 }
 
 export const jsonContentType = contentTypeOf(applicationJson);
@@ -42,12 +46,18 @@ export function refusal(status: number, message: string, headers?: Record<string
  * the GraphQL-over-HTTP spec asks for a request that fails before execution.
  */
 export function thrownAnswer(error: unknown, mediaType: GraphQLMediaType, formatError: FormatError): Answer {
-  if (error instanceof GraphQLError) return errorsAnswer([error], mediaType, formatError);
+  if (error instanceof RefusalError) {
+    const answer = errorsAnswer([error], mediaType, formatError, 'refused');
+    answer.status = error.status;
+    return answer;
+  }
+  if (error instanceof GraphQLError) return errorsAnswer([error], mediaType, formatError, 'request-error');
   if (error instanceof Error) {
     return {
       status: 400,
       headers: { 'content-type': jsonContentType },
       body: JSON.stringify({ errors: [formatError(error)] }, errorReplacer),
+      kind: error instanceof MalformedRequestError ? 'invalid' : 'request-error',
     };
   }
   throw error;
@@ -57,15 +67,20 @@ export function thrownAnswer(error: unknown, mediaType: GraphQLMediaType, format
  * Errors before execution (syntax, validation, no such operation): 200 under application/json, 400
  * without `data` under application/graphql-response+json.
  */
-export function errorsAnswer(errors: readonly GraphQLError[], mediaType: GraphQLMediaType, formatError: FormatError): Answer {
+export function errorsAnswer(errors: readonly GraphQLError[], mediaType: GraphQLMediaType, formatError: FormatError, kind: AnswerKind = 'invalid'): Answer {
   const answer = ok(JSON.stringify({ errors: errors.map(formatError) }, errorReplacer), mediaType);
   if (mediaType !== applicationJson) answer.status = 400;
+  answer.kind = kind;
   return answer;
 }
 
 /** An execution result from graphql-js, serialized as graphql-js's clients expect it. */
 export function resultAnswer(result: ExecutionResult, mediaType: GraphQLMediaType, formatError: FormatError): Answer {
-  return ok(resultJson(result, formatError), mediaType);
+  const answer = ok(resultJson(result, formatError), mediaType);
+  // No data at all: graphql-js stopped before executing (variables that do not coerce, no operation to pick).
+  if (result.data === undefined) answer.kind = 'invalid';
+  else if (result.errors !== undefined && result.errors.length > 0) answer.kind = 'partial';
+  return answer;
 }
 
 /** The JSON text of a result, its errors formatted (masked) first. */
@@ -81,7 +96,9 @@ export function errorsJson(errors: readonly GraphQLError[], formatError: FormatE
 /** A result the compiled plan wrote: `data` is JSON text already. Errors come first, as graphql-js orders them. */
 export function writtenAnswer(data: string, errors: readonly GraphQLError[], mediaType: GraphQLMediaType, formatError: FormatError): Answer {
   if (errors.length === 0) return ok(`{"data":${data}}`, mediaType);
-  return ok(`{"errors":${JSON.stringify(errors.map(formatError), errorReplacer)},"data":${data}}`, mediaType);
+  const answer = ok(`{"errors":${JSON.stringify(errors.map(formatError), errorReplacer)},"data":${data}}`, mediaType);
+  answer.kind = 'partial';
+  return answer;
 }
 
 /** A body kept from an earlier answer (the response cache). */

@@ -4,8 +4,19 @@
 // message size and backpressure limits, syntax errors as `error` messages, and never letting a
 // failure escape as a crash.
 import { makeServer, type Context, type ServerOptions, type SubscribePayload } from 'graphql-ws';
-import { GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
+import {
+  GraphQLError,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
 import { Lru } from '../handler/lru.ts';
+import { withoutSuggestionsIn } from '../handler/suggestions.ts';
 import { createSharedSubscribe, type ConnectionParams, type SubscriptionShareKey } from './shared-subscribe.ts';
 import type { SharedExecutionStats } from './shared-executions.ts';
 import { Connection, type WebSocketLike } from './socket-connection.ts';
@@ -31,6 +42,11 @@ export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionPa
   onSubscribe?: ServerOptions<ConnectionParams, GraphQLWebSocketExtra>['onSubscribe'];
   /** Rules run after graphql-js's `specifiedRules` (as on the HTTP handler), e.g. a depth limit. */
   validationRules?: readonly ValidationRule[];
+  /**
+   * Refuses `__schema` and `__type`, and leaves graphql-js's "Did you mean …?" out of syntax and
+   * validation errors, as the HTTP handler does with `introspection: false`. Default true.
+   */
+  introspection?: boolean;
   /**
    * Interval of protocol `ping` messages, in ms; a socket that sent nothing since the previous ping
    * is closed (1001), so dead peers release their subscriptions. 0 disables. Default 12,000.
@@ -87,6 +103,7 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     maxBufferedBytes = 8 << 20,
     connectionInitWaitTimeout = 3_000,
     validationRules = [],
+    introspection = true,
     subscriptionShareKey,
     ...serverOptions
   } = options;
@@ -94,7 +111,8 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
   const documents = new DocumentCache(schema, {
     parse: serverOptions.parse,
     validate: serverOptions.validate,
-    rules: [...specifiedRules, ...validationRules],
+    rules: introspection ? [...specifiedRules, ...validationRules] : [...specifiedRules, NoSchemaIntrospectionCustomRule, ...validationRules],
+    hideSuggestions: !introspection,
   });
   const shared = createSharedSubscribe<GraphQLWebSocketExtra>({
     options: serverOptions,
@@ -257,12 +275,17 @@ class DocumentCache {
   readonly #parse: typeof parse;
   readonly #validate: typeof validate;
   readonly #rules: readonly ValidationRule[];
+  readonly #hideSuggestions: boolean;
   /** Custom parse/validate functions may depend on more than the text: then nothing is cached. */
   readonly #cacheable: boolean;
   readonly #valid = new Lru<string, DocumentNode>(DocumentCache.MAX);
 
-  constructor(schema: GraphQLSchema, options: { parse?: typeof parse; validate?: typeof validate; rules: readonly ValidationRule[] }) {
+  constructor(
+    schema: GraphQLSchema,
+    options: { parse?: typeof parse; validate?: typeof validate; rules: readonly ValidationRule[]; hideSuggestions: boolean },
+  ) {
     this.#schema = schema;
+    this.#hideSuggestions = options.hideSuggestions;
     this.#parse = options.parse ?? parse;
     this.#validate = options.validate ?? validate;
     this.#rules = options.rules;
@@ -288,7 +311,7 @@ class DocumentCache {
       throw error;
     }
     const errors = this.#validate(this.#schema, document, this.#rules);
-    if (errors.length > 0) return errors;
+    if (errors.length > 0) return this.#hideSuggestions ? errors.map((error) => withoutSuggestionsIn(error)) : errors;
     if (this.#cacheable) {
       this.#valid.set(payload.query, document);
     }
