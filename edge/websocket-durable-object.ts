@@ -6,14 +6,18 @@
 //   Worker fetch ──/graphql, subscription, Accept: SSE or multipart──▶ Durable Object ── stream ──▶ clients
 //   Worker mutation ── pubsub.publish ──POST /publish──▶ Durable Object ── in-process pub/sub
 //
-// Sockets are held with the standard accept() API, not hibernation: graphql-ws keeps per-connection
-// state in memory, so the object stays resident while clients are connected.
+// Sockets are accepted with the Hibernation API (hibernating-websockets.ts): between events the
+// object leaves memory, and Cloudflare bills no duration for it, while every socket stays open.
+// `hibernation: false` holds them with the standard accept() instead (the object then stays in
+// memory, billed, for as long as a client is connected).
 import { getOperationAST, parse, type GraphQLSchema } from 'graphql';
 import { createGraphQLHandler } from '../src/handler/create-handler.ts';
 import type { GraphQLHandlerOptions } from '../src/handler/options.ts';
 import { negotiateStreamFormat } from '../src/streams/stream-formats.ts';
 import type { GraphQLWebSocketOptions, GraphQLWebSocketServer } from '../src/subscriptions/graphql-ws-adapter.ts';
 import { createInProcessPubSub, type PubSub, type TopicMap } from '../src/subscriptions/pubsub.ts';
+import { withFetchWebSocket } from '../src/subscriptions/fetch-upgrade.ts';
+import { HibernatingWebSockets, type HibernatableWebSocket, type HibernationState } from './hibernating-websockets.ts';
 import { withGraphQLWebSocket, type FetchHandler } from './websocket-workerd.ts';
 
 /** The parts of a Durable Object namespace binding and stub used here. */
@@ -117,34 +121,65 @@ async function isSubscription(request: Request): Promise<boolean> {
 
 export interface SubscriptionsObjectSetup {
   schema: GraphQLSchema;
-  /** Must be in-process: the object is the one place every event and socket meets. */
+  /**
+   * Must be in-process, and made by `setup` (not shared at module level): the object is the one
+   * place every event and socket meets, and a woken instance subscribes afresh.
+   */
   pubsub: PubSub<TopicMap>;
+  /**
+   * GraphQL over WebSocket options. With hibernation, `keepAlive` must stay unset: the server sends no
+   * pings (a timer would keep the object in memory); clients ping, and Cloudflare answers
+   * `{"type":"ping"}` without waking the object. `onConnect` and `context` run again when the object
+   * wakes, with `extra.request` undefined (the upgrade request is gone): authenticate from
+   * connectionParams, or in the Worker before routing the upgrade.
+   */
   webSocket?: Omit<GraphQLWebSocketOptions, 'schema'>;
   /** Options of the handler serving subscriptions over SSE and multipart in the object. */
   http?: Omit<GraphQLHandlerOptions<never>, 'schema' | 'path'>;
 }
 
+export interface SubscriptionsObjectOptions {
+  /**
+   * Accept sockets with the WebSocket Hibernation API (default): the object leaves memory between
+   * events. false: the standard accept(), the object stays in memory while any client is connected.
+   */
+  hibernation?: boolean;
+}
+
 /**
  * A Durable Object class serving GraphQL over WebSocket with an in-process pub/sub, and accepting
  * events from durableObjectPubSub(). Export it from the Worker module and bind it in wrangler.toml.
- * `setup` runs once per object instance with the Worker's env.
+ * `setup` runs once per object instance with the Worker's env: again each time it wakes from
+ * hibernation.
  */
-export function createSubscriptionsObject<Env>(setup: (env: Env) => SubscriptionsObjectSetup) {
+export function createSubscriptionsObject<Env>(setup: (env: Env) => SubscriptionsObjectSetup, objectOptions: SubscriptionsObjectOptions = {}) {
+  const hibernation = objectOptions.hibernation ?? true;
   return class GraphQLSubscriptionsObject {
     readonly #pubsub: PubSub<TopicMap>;
     readonly #fetch: FetchHandler;
+    readonly #hibernating: HibernatingWebSockets | undefined;
     /** The object's GraphQL over WebSocket server (open sockets, shared subscription executions). */
     readonly webSocketServer: GraphQLWebSocketServer;
     /** The object's HTTP handler (subscriptions over SSE and multipart). */
     readonly graphql: ReturnType<typeof createGraphQLHandler>;
 
-    constructor(_state: unknown, env: Env) {
+    constructor(state: unknown, env: Env) {
       const { schema, pubsub, webSocket, http } = setup(env);
       this.#pubsub = pubsub;
       this.graphql = createGraphQLHandler({ ...(http as GraphQLHandlerOptions<never>), schema, path: null });
-      const fetch = withGraphQLWebSocket(this.graphql, { ...webSocket, schema, path: null }, { inDurableObject: true });
-      this.#fetch = fetch;
-      this.webSocketServer = fetch.webSocketServer;
+      if (hibernation) {
+        const hibernating = new HibernatingWebSockets(state as HibernationState);
+        this.#hibernating = hibernating;
+        const fetch = withFetchWebSocket(this.graphql, { ...hibernating.adapt(webSocket ?? {}), schema, path: null }, hibernating.upgrade);
+        this.#fetch = fetch;
+        this.webSocketServer = fetch.webSocketServer;
+        // Before any event reaches this instance, the sockets of the one before it listen again.
+        void (state as HibernationState).blockConcurrencyWhile(() => hibernating.restore(fetch.webSocketServer));
+      } else {
+        const fetch = withGraphQLWebSocket(this.graphql, { ...webSocket, schema, path: null }, { inDurableObject: true });
+        this.#fetch = fetch;
+        this.webSocketServer = fetch.webSocketServer;
+      }
     }
 
     async fetch(request: Request): Promise<Response> {
@@ -162,6 +197,19 @@ export function createSubscriptionsObject<Env>(setup: (env: Env) => Subscription
         return new Response(null, { status: 204 });
       }
       return this.#fetch(request);
+    }
+
+    // The Hibernation API's event handlers (unused with hibernation: false).
+    webSocketMessage(ws: HibernatableWebSocket, message: string | ArrayBuffer): void {
+      this.#hibernating?.message(ws, message);
+    }
+
+    webSocketClose(ws: HibernatableWebSocket, code: number, reason: string): void {
+      this.#hibernating?.close(ws, code, reason);
+    }
+
+    webSocketError(ws: HibernatableWebSocket): void {
+      this.#hibernating?.close(ws, 1006, 'WebSocket error');
     }
   };
 }

@@ -109,7 +109,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
 
   /** With a tracer: the request inside its span, ended with the response. */
   function traced(request: Request, body?: string): Response | Promise<Response> {
-    const t = startRequestSpan(tracer!, request, pathnameOf(request.url));
+    const t = startRequestSpan(tracer!, request, pathnameOf(request.url), options.tracing);
     let response: Response | Promise<Response>;
     try {
       response = handle(request, body, t);

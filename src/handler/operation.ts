@@ -103,7 +103,7 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
         ? documents.validate(schema, document, rules)
         : childSpan(trace, 'graphql.validate', () => documents.validate(schema, document, rules));
     if (errors.length > 0) return errorsAnswer(errors, mediaType, formatError);
-    describeOperation(trace, document, params.operationName);
+    describeOperation(trace, document, params.operationName, params.query);
     // @defer/@stream to a client that takes a stream: the incremental executor (incremental-delivery.ts).
     const incrementally = incremental !== null && stream != null && usesIncrementalDelivery(document);
     const plan = incrementally || compiled === null ? null : planFor(document, params.operationName);

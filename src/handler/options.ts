@@ -1,6 +1,7 @@
 import type { ExecutionArgs, ExecutionResult, GraphQLError, GraphQLSchema, ValidationRule } from 'graphql';
 import type { CacheControlOptions } from './cache-control.ts';
 import type { Tracer } from '@opentelemetry/api';
+import type { TracingOptions } from './tracing.ts';
 import type { CorsOptions } from './cors.ts';
 import type { HealthOptions } from './health.ts';
 import type { LimitOptions } from './limits.ts';
@@ -160,9 +161,12 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
   health?: HealthOptions | boolean;
   /**
    * An OpenTelemetry tracer (`trace.getTracer('my-service')` from @opentelemetry/api): one server span
-   * per request, named after the operation, with parse, validate and execute as child spans. Default off.
+   * per request, named after the operation type as OpenTelemetry's GraphQL conventions say, with
+   * parse, validate and execute as child spans. Default off.
    */
   tracer?: Tracer;
+  /** How spans are named and how much of the document they record (with `tracer`). */
+  tracing?: TracingOptions;
 }
 
 /** What `onResponse` is told about one request. */

@@ -1,6 +1,8 @@
-// OpenTelemetry spans for the embedder's tracer: one server span per request, named after the
-// operation (`query CountryName`), with parse, validate and execute as its children, continuing the
-// caller's trace from a W3C `traceparent` header. The embedder brings the API, the SDK and the
+// OpenTelemetry spans for the embedder's tracer, as OpenTelemetry's GraphQL server conventions name
+// them: one server span per request, named after the operation type (`query`; `GraphQL Operation`
+// until the type is known), with graphql.operation.type, graphql.operation.name and graphql.document,
+// and parse, validate and execute as its children, continuing the caller's trace from a W3C
+// `traceparent` header. The embedder brings the API, the SDK and the
 // exporter; this file uses only the types, so bundles that never trace carry none of it. Parents are
 // passed explicitly, so no context manager (AsyncLocalStorage) is needed on any runtime.
 import type { Context, Span, SpanContext, Tracer } from '@opentelemetry/api';
@@ -38,20 +40,34 @@ function incoming(request: Request): Context {
   return new ParentContext().setValue(SPAN_KEY, { spanContext: () => remote });
 }
 
+export interface TracingOptions {
+  /**
+   * Name spans `{type} {operationName}` (`query CountryName`) rather than `{type}`. Off by default:
+   * the operation name comes from the client, and in a span name its cardinality is unbounded.
+   */
+  operationNameInSpanName?: boolean;
+  /**
+   * Characters of the document recorded as `graphql.document`; a longer one is cut there and ends in
+   * "…". 0 records none (documents that may carry secrets inline). Default 2048.
+   */
+  maxDocumentLength?: number;
+}
+
 export interface RequestTrace {
   tracer: Tracer;
   span: Span;
   /** The context the child spans hang off. */
   parent: Context;
+  options: TracingOptions;
 }
 
-export function startRequestSpan(tracer: Tracer, request: Request, pathname: string): RequestTrace {
+export function startRequestSpan(tracer: Tracer, request: Request, pathname: string, options: TracingOptions = {}): RequestTrace {
   const span = tracer.startSpan(
     'GraphQL Operation',
     { kind: SERVER, attributes: { 'http.request.method': request.method, 'url.path': pathname } },
     incoming(request),
   );
-  return { tracer, span, parent: new ParentContext().setValue(SPAN_KEY, span) };
+  return { tracer, span, parent: new ParentContext().setValue(SPAN_KEY, span), options };
 }
 
 export function endRequestSpan(t: RequestTrace, response: Response): void {
@@ -92,13 +108,20 @@ export function childSpan<T>(t: RequestTrace, name: string, fn: () => T): T {
   return result;
 }
 
-/** Names the request span after the operation and records its name and type (OpenTelemetry's GraphQL attributes). */
-export function describeOperation(t: RequestTrace | undefined, document: DocumentNode, operationName: string | null | undefined): void {
+const DEFAULT_MAX_DOCUMENT_LENGTH = 2048;
+
+/**
+ * Names the request span after the operation's type and records OpenTelemetry's GraphQL attributes:
+ * the operation's type and name, and its document (`query`, the text as sent), cut to the bound.
+ */
+export function describeOperation(t: RequestTrace | undefined, document: DocumentNode, operationName: string | null | undefined, query: string): void {
   if (t === undefined) return;
   const operation = getOperationAST(document, operationName);
   if (!operation) return;
   const name = operation.name?.value;
   t.span.setAttribute('graphql.operation.type', operation.operation);
   if (name) t.span.setAttribute('graphql.operation.name', name);
-  t.span.updateName(name ? `${operation.operation} ${name}` : operation.operation);
+  const max = t.options.maxDocumentLength ?? DEFAULT_MAX_DOCUMENT_LENGTH;
+  if (max > 0) t.span.setAttribute('graphql.document', query.length > max ? `${query.slice(0, max)}…` : query);
+  t.span.updateName(name && t.options.operationNameInSpanName ? `${operation.operation} ${name}` : operation.operation);
 }

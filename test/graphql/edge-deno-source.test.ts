@@ -29,3 +29,20 @@ test('deno task serve answers countries queries from the sources', { timeout: 12
   assert.equal(mutation.status, 200);
   assert.match((await mutation.json()).errors[0].message, /nope/);
 });
+
+test("Deno Deploy's entrypoint from deno.json starts its own server when run as `deno run` runs it", { timeout: 120_000 }, async (t) => {
+  const config = JSON.parse(await readFile(new URL('deno.json', `file://${repoRoot}/`), 'utf8'));
+  const runtime = config.deploy?.runtime;
+  assert.equal(runtime?.type, 'dynamic');
+  assert.equal(typeof runtime.entrypoint, 'string');
+  // Deno Deploy runs with every permission; the install step provides node_modules.
+  const deno = await startDeno(['--allow-all', runtime.entrypoint], { cwd: repoRoot, startupMs: 60_000, run: true });
+  t.after(() => deno.stop());
+  const res = await deno.fetch('/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query: '{ country(code: "JP") { name } }' }),
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.deepEqual(await res.json(), { data: { country: { name: 'Japan' } } });
+});

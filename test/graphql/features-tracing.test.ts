@@ -1,10 +1,13 @@
 // OpenTelemetry tracing through the handler option, recorded with the SDK's in-memory exporter: one
-// server span per request named after the operation, parse, validate and execute as its children.
+// server span per request named as OpenTelemetry's GraphQL server conventions say (the operation
+// type; the name only when asked), with graphql.operation.type, graphql.operation.name and a bounded
+// graphql.document, and parse, validate and execute as its children.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { createCountriesHandler } from '../../src/index.ts';
+import type { TracingOptions } from '../../src/handler/tracing.ts';
 
 function setup() {
   const exporter = new InMemorySpanExporter();
@@ -27,9 +30,10 @@ for (const compiledExecution of [true, false]) {
     const spans = exporter.getFinishedSpans();
     const root = spans.find((s) => s.kind === SpanKind.SERVER)!;
     assert.ok(root, 'a server span');
-    assert.equal(root.name, 'query CountryName');
+    assert.equal(root.name, 'query', 'named by the operation type: the client-chosen name is not in it by default');
     assert.equal(root.attributes['graphql.operation.name'], 'CountryName');
     assert.equal(root.attributes['graphql.operation.type'], 'query');
+    assert.equal(root.attributes['graphql.document'], 'query CountryName($c: ID!) { country(code: $c) { name } }');
     assert.equal(root.attributes['http.response.status_code'], 200);
     // The caller's trace goes on: a W3C traceparent header makes the request span its child.
     assert.equal(root.spanContext().traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
@@ -70,4 +74,34 @@ test('tracing: errors and non-GraphQL requests end their span too; no tracer, no
   const quiet = setup();
   await createCountriesHandler()(new Request('http://x/graphql?query={__typename}'));
   assert.equal(quiet.exporter.getFinishedSpans().length, 0);
+});
+
+test('tracing: the operation name in the span name when asked; graphql.document cut to its bound, or left out', async () => {
+  const query = `mutation Nothing { __typename }`;
+  const long = `query Long { __typename }\n# ${'padding '.repeat(400)}`;
+  const run = async (tracing: TracingOptions, text: string) => {
+    const { exporter, tracer } = setup();
+    const response = await createCountriesHandler({ tracer, tracing })(
+      new Request('http://x/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: text }) }),
+    );
+    await response.text();
+    return exporter.getFinishedSpans().find((s) => s.kind === SpanKind.SERVER)!;
+  };
+  const named = await run({ operationNameInSpanName: true }, 'query CountryName { country(code: "JP") { name } }');
+  assert.equal(named.name, 'query CountryName');
+  const anonymous = await run({ operationNameInSpanName: true }, '{ __typename }');
+  assert.equal(anonymous.name, 'query');
+  assert.equal(anonymous.attributes['graphql.operation.name'], undefined);
+
+  const mutation = await run({}, query);
+  assert.equal(mutation.attributes['graphql.operation.type'], 'mutation');
+
+  assert.ok(long.length > 2048);
+  const cut = await run({}, long);
+  assert.equal(cut.attributes['graphql.document'], `${long.slice(0, 2048)}…`, 'cut at 2048 characters by default');
+  const shorter = await run({ maxDocumentLength: 100 }, long);
+  assert.equal(shorter.attributes['graphql.document'], `${long.slice(0, 100)}…`);
+  const none = await run({ maxDocumentLength: 0 }, long);
+  assert.equal('graphql.document' in none.attributes, false);
+  assert.equal(none.attributes['graphql.operation.name'], 'Long');
 });

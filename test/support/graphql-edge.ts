@@ -22,12 +22,21 @@ export const denoBinary = join(repoRoot, 'node_modules', '.bin', 'deno');
  * `deno serve --port 0 ...serveArgs` (permission flags, then the module), the way Deno Deploy runs a
  * module with a default `{ fetch }` export. Only the flags given are granted.
  */
-export async function startDeno(serveArgs: string[], options: { cwd?: string; startupMs?: number } = {}): Promise<RunningRuntime> {
+export async function startDeno(serveArgs: string[], options: { cwd?: string; startupMs?: number; run?: boolean } = {}): Promise<RunningRuntime> {
   const startupMs = options.startupMs ?? 20_000;
   const denoDir = await mkdtemp(join(tmpdir(), 'skiff-deno-'));
-  const child = spawn(denoBinary, ['serve', '--port', '0', '--host', '127.0.0.1', ...serveArgs], {
+  // `run`: `deno run` on an entry that starts its own server on PORT/HOST (as Deno Deploy runs it).
+  const argv = options.run ? ['run', ...serveArgs] : ['serve', '--port', '0', '--host', '127.0.0.1', ...serveArgs];
+  const child = spawn(denoBinary, argv, {
     cwd: options.cwd ?? repoRoot,
-    env: { ...process.env, DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1', NO_COLOR: '1' },
+    env: {
+      ...process.env,
+      DENO_DIR: denoDir,
+      DENO_NO_UPDATE_CHECK: '1',
+      DENO_NO_PROMPT: '1',
+      NO_COLOR: '1',
+      ...(options.run ? { PORT: '0', HOST: '127.0.0.1' } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -40,14 +49,14 @@ export async function startDeno(serveArgs: string[], options: { cwd?: string; st
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.once('error', reject);
-    child.once('exit', (code, signal) => reject(new Error(`deno serve exited (${code ?? signal}) before listening:\n${output}`)));
+    child.once('exit', (code, signal) => reject(new Error(`deno ${argv[0]} exited (${code ?? signal}) before listening:\n${output}`)));
   });
   const stop = async () => {
     await stopChild(child);
     await rm(denoDir, { recursive: true, force: true });
   };
   try {
-    const origin = await within(startupMs, `deno serve did not start listening; output so far:\n${output}`, listening);
+    const origin = await within(startupMs, `deno ${argv[0]} did not start listening; output so far:\n${output}`, listening);
     return { origin, fetch: bounded('deno', (input, init) => fetch(new URL(input, origin), init)), stop };
   } catch (error) {
     await stop();
