@@ -12,7 +12,7 @@ import type { Client } from 'nice-grpc';
 import type { RuntimeServiceDefinition, ImageServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
 import { KIT_REGISTRY_HOSTS, kitMissing, startKitRegistry } from '../support/cri-conformance.ts';
 import { freePort } from '../support/registry.ts';
-import { loggerEvents, nriSamplePath, nriSamplesMissing, pluginStarted, runExternalPlugin, type RunningPlugin } from '../support/nri.ts';
+import { loggerEvents, nriSamplePath, nriSamplesMissing, pluginSynchronized, runExternalPlugin, type RunningPlugin } from '../support/nri.ts';
 import { podConfig } from '../support/pods.ts';
 import { needs, unavailable } from '../support/prereq.ts';
 import { startSkiffd } from '../support/skiffd.ts';
@@ -46,13 +46,13 @@ async function scenario(r: Runtime, dir: string, shared: string): Promise<Outcom
   try {
     const logger = runExternalPlugin(r.socketDir, [nriSamplePath('logger'), '-idx', '10', '-name', 'logger', '-log-file', logFile, '-add-env', 'NRI_LOGGER']);
     plugins.push(logger);
-    await pluginStarted(logger, 'logger', logFile);
+    await pluginSynchronized(logger, '10-logger', r.logs, logFile);
     const ulimits = runExternalPlugin(r.socketDir, [nriSamplePath('ulimit-adjuster'), '-idx', '20']);
     plugins.push(ulimits);
-    await pluginStarted(ulimits, 'ulimit-adjuster');
+    await pluginSynchronized(ulimits, '20-ulimit-adjuster', r.logs);
     const devices = runExternalPlugin(r.socketDir, [nriSamplePath('device-injector'), '-idx', '30']);
     plugins.push(devices);
-    await pluginStarted(devices, 'device-injector');
+    await pluginSynchronized(devices, '30-device-injector', r.logs);
 
     await r.images.pullImage({ image: { image: BUSYBOX } });
     const sandboxConfig = podConfig('nri-samples', {

@@ -57,14 +57,26 @@ export function runExternalPlugin(socketDir: string, argv: string[]): RunningPlu
   };
 }
 
-/** Waits (bounded) until the plugin says it started: it registered and was configured. */
-export async function pluginStarted(plugin: RunningPlugin, name: string, logFile?: string): Promise<void> {
+/**
+ * Waits (bounded) until the runtime says it synchronized the plugin (`fullName`, e.g. 10-logger) and
+ * put it among the plugins it calls: containerd and skiffd both log "connected and synchronized".
+ * (The plugin's own "Started plugin" comes earlier, before the runtime synchronizes it.)
+ */
+export async function pluginSynchronized(plugin: RunningPlugin, fullName: string, runtimeLogs: () => string, logFile?: string): Promise<void> {
+  const synced = new RegExp(`${fullName}[^\n]*connected and synchronized|connected and synchronized[^\n]*plugin=${fullName}`);
   await until(
-    `NRI plugin ${name} to start`,
+    `NRI plugin ${fullName} to be synchronized`,
     () => {
-      const text = plugin.output() + (logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
-      if (plugin.child.exitCode !== null) throw new Error(`plugin ${name} exited (${plugin.child.exitCode}):\n${text}`);
-      return /Started plugin/.test(text);
+      if (plugin.child.exitCode !== null) {
+        const text = plugin.output() + (logFile && existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
+        const runtime = runtimeLogs()
+          .split('\n')
+          .filter((l) => /nri|plugin/i.test(l))
+          .slice(-15)
+          .join('\n');
+        throw new Error(`plugin ${fullName} exited (${plugin.child.exitCode}):\n${text}\nthe runtime's last NRI log lines:\n${runtime}`);
+      }
+      return synced.test(runtimeLogs());
     },
     30_000,
   );

@@ -11,8 +11,14 @@ export const PLUGIN_SERVICE_CONN = 1;
 export const RUNTIME_SERVICE_CONN = 2;
 
 const HEADER_LENGTH = 8;
-/** A ttrpc message (10-byte header, at most 4 MiB) fits in one frame; senders split larger writes. */
+/** A ttrpc message (10-byte header, at most 4 MiB) fits in one frame; a larger frame is garbage. */
 export const MAX_FRAME_PAYLOAD = 10 + 4 * 1024 * 1024;
+/**
+ * What we send per frame. The reference multiplexer hands one whole frame to each read, and fails the
+ * connection (ENOMEM) when the reader's buffer is smaller; Go's ttrpc reads through a 4096-byte
+ * buffer, so no frame may be larger than that.
+ */
+const SEND_FRAME_PAYLOAD = 4096;
 
 export class MuxProtocolError extends Error {
   override name = 'MuxProtocolError';
@@ -63,7 +69,7 @@ export class Mux {
     if (this.closed) throw new MuxProtocolError('connection closed');
     let offset = 0;
     do {
-      const part = data.subarray(offset, offset + MAX_FRAME_PAYLOAD);
+      const part = data.subarray(offset, offset + SEND_FRAME_PAYLOAD);
       const header = Buffer.allocUnsafe(HEADER_LENGTH);
       header.writeUInt32BE(id, 0);
       header.writeUInt32BE(part.length, 4);
