@@ -94,12 +94,22 @@ ${Object.entries(o.mirrors)
 }
 
 /** containerd 2's configuration (version 3): the CRI plugin split into images and runtime, registries from a certs.d folder. */
-function configTomlV3(o: Parameters<typeof configToml>[0] & { certsDir: string }): string {
+function configTomlV3(o: Parameters<typeof configToml>[0] & { certsDir: string; nri?: ContainerdNri }): string {
+  const nri = o.nri
+    ? `
+[plugins."io.containerd.nri.v1.nri"]
+  disable = false
+  socket_path = ${q(o.nri.socketPath)}
+  plugin_path = ${q(o.nri.pluginPath)}
+  plugin_config_path = ${q(o.nri.pluginConfigPath)}
+  disable_connections = ${o.nri.disableConnections ?? false}
+`
+    : '';
   return `version = 3
 root = ${q(o.root)}
 state = ${q(o.state)}
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.erofs", "io.containerd.nri.v1.nri"]
-
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.erofs"${o.nri ? '' : ', "io.containerd.nri.v1.nri"'}]
+${nri}
 [grpc]
   address = ${q(o.socket)}
 [ttrpc]
@@ -143,6 +153,14 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 `;
 }
 
+/** containerd 2.1's NRI plugin, on (the kit's config has it off): its socket and plugin directories. */
+export interface ContainerdNri {
+  socketPath: string;
+  pluginPath: string;
+  pluginConfigPath: string;
+  disableConnections?: boolean;
+}
+
 /** One hosts.toml per registry name under `certsDir`, each served by `url` (plain HTTP). */
 function writeCertsDir(certsDir: string, hosts: Record<string, string>): void {
   for (const [host, url] of Object.entries(hosts)) {
@@ -177,7 +195,7 @@ export async function startContainerdPeer(
   mirrors: Record<string, string> = {},
   release: ContainerdRelease = '1.6',
   /** containerd 2.1 only: read registry hosts from this certs.d directory as given, instead of writing one. */
-  options: { certsDir?: string } = {},
+  options: { certsDir?: string; nri?: ContainerdNri } = {},
 ): Promise<Peer> {
   const bin = containerdBinary(release);
   if (!bin) throw new Error(`containerd ${release} is not available (${release === '1.6' ? CONTAINERD_INSTALL_HINT : CONTAINERD2_HINT})`);
@@ -196,7 +214,7 @@ export async function startContainerdPeer(
   else {
     const certsDir = options.certsDir ?? join(dir, 'certs.d');
     if (!options.certsDir) writeCertsDir(certsDir, { [registryHost]: `http://${registryHost}`, ...mirrors });
-    writeFileSync(configFile, configTomlV3({ ...settings, certsDir }));
+    writeFileSync(configFile, configTomlV3({ ...settings, certsDir, nri: options.nri }));
   }
 
   // containerd 1.6 puts shim sockets under /run/containerd/s whatever its state dir is; remove the

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logger.ts';
+import { NRI_DEFAULTS, type NriConfig } from './nri/config.ts';
 import { isHandlerName, parseRuntimeHandlers, RUNTIMES_HELP, type RuntimeHandlerConfig } from './runtime-handlers-config.ts';
 
 export const DEFAULT_CONFIG_FILE = '/etc/skiffd/config.toml';
@@ -81,6 +82,8 @@ export interface SkiffdConfig {
   /** Where Prometheus metrics are served; undefined: not at all. */
   metrics: { address: { host: string; port: number } | undefined };
   registry: RegistryConfig;
+  /** NRI, the Node Resource Interface (node/skiffd/nri/). */
+  nri: NriConfig;
 }
 
 /** A configuration or command-line mistake: the message names the key or flag and what to fix. */
@@ -100,6 +103,7 @@ type Kind =
   | 'port'
   | 'host-port'
   | 'bool'
+  | 'duration'
   | 'handler';
 
 interface KeySpec {
@@ -150,6 +154,23 @@ export const KEYS: KeySpec[] = [
   },
   { key: 'streaming.address', kind: 'address', default: '127.0.0.1', help: 'IP address the Exec/Attach/PortForward server listens on' },
   { key: 'streaming.port', kind: 'port', default: '0', help: 'port of the streaming server (0 = any free port)' },
+  {
+    key: 'nri.disable',
+    kind: 'bool',
+    default: 'false',
+    help: 'true | false: turn NRI (node plugins: the socket, pre-installed plugins, every event) off; containerd\'s plugins."io.containerd.nri.v1.nri" disable',
+  },
+  { key: 'nri.socket_path', kind: 'abs-path', default: NRI_DEFAULTS.socketPath, help: 'the socket NRI plugins connect to' },
+  { key: 'nri.plugin_path', kind: 'abs-path', default: NRI_DEFAULTS.pluginPath, help: 'pre-installed plugins (executables named NN-name) skiffd starts' },
+  {
+    key: 'nri.plugin_config_path',
+    kind: 'abs-path',
+    default: NRI_DEFAULTS.pluginConfigPath,
+    help: "pre-installed plugins' configuration (NN-name.conf or name.conf)",
+  },
+  { key: 'nri.plugin_registration_timeout', kind: 'duration', default: '5s', help: 'how long a plugin has to register after it connects' },
+  { key: 'nri.plugin_request_timeout', kind: 'duration', default: '2s', help: 'how long a plugin has to answer each event before it is dropped' },
+  { key: 'nri.disable_connections', kind: 'bool', default: 'false', help: 'true: no socket; only pre-installed plugins' },
   { key: 'metrics.address', kind: 'host-port', default: '', help: 'IP:PORT to serve Prometheus metrics on at /metrics, e.g. "127.0.0.1:1338" (empty: off)' },
 ];
 
@@ -305,6 +326,15 @@ export function parseConfig(text: string, options: LoadOptions = {}): SkiffdConf
     },
     metrics: { address: get('metrics.address') as { host: string; port: number } | undefined },
     registry: parseRegistry(doc.registry, where),
+    nri: {
+      enable: !((get('nri.disable') as boolean | undefined) ?? false),
+      socketPath: (get('nri.socket_path') as string | undefined) ?? NRI_DEFAULTS.socketPath,
+      pluginPath: (get('nri.plugin_path') as string | undefined) ?? NRI_DEFAULTS.pluginPath,
+      pluginConfigPath: (get('nri.plugin_config_path') as string | undefined) ?? NRI_DEFAULTS.pluginConfigPath,
+      registrationTimeoutMs: (get('nri.plugin_registration_timeout') as number | undefined) ?? NRI_DEFAULTS.registrationTimeoutMs,
+      requestTimeoutMs: (get('nri.plugin_request_timeout') as number | undefined) ?? NRI_DEFAULTS.requestTimeoutMs,
+      disableConnections: (get('nri.disable_connections') as boolean | undefined) ?? false,
+    },
   };
 }
 
@@ -361,6 +391,8 @@ function convert(spec: KeySpec, value: unknown, label: string, cwd: string | und
       const format = text();
       return (LOG_FORMATS as readonly string[]).includes(format) ? format : fail(`one of ${LOG_FORMATS.join(', ')}`);
     }
+    case 'duration':
+      return parseDurationMs(value, label);
     case 'handler': {
       const name = text();
       return isHandlerName(name) ? name : fail('a runtime handler name (a DNS label: lower-case letters, digits and "-")');

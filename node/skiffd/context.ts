@@ -8,6 +8,7 @@ import type { SkiffdConfig } from './config.ts';
 import type { ContainerManager } from './containers/manager.ts';
 import type { ImageManager } from './images/image-manager.ts';
 import type { Logger } from './logger.ts';
+import type { NodePlugins } from './nri/index.ts';
 import type { DaemonMetrics } from './metrics.ts';
 import type { PodSandboxes } from './pods/manager.ts';
 import type { Streaming } from './streaming/index.ts';
@@ -26,6 +27,8 @@ export interface Subsystems {
   readonly apparmor: AppArmorStatus;
   /** The cgroup driver in use (`auto` resolved at start-up). */
   readonly cgroups: CgroupDriver;
+  /** NRI: node plugins told of pod and container events, adjusting containers (node/skiffd/nri/). */
+  readonly nri: NodePlugins;
 }
 
 export interface DaemonContext extends Subsystems {

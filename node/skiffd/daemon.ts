@@ -20,7 +20,8 @@ import { imageService } from './services/image/index.ts';
 import { runtimeService } from './services/runtime/index.ts';
 import { RUNTIME_CONFIG_FILE } from './services/runtime/update-runtime-config.ts';
 import { readJson } from './util/atomic-file.ts';
-import { RUNTIME_VERSION } from './version.ts';
+import { RUNTIME_NAME, RUNTIME_VERSION } from './version.ts';
+import { NodePlugins } from './nri/index.ts';
 
 /** How long in-flight calls get to finish on shutdown before they are cut off. */
 const DRAIN_MS = 10_000;
@@ -92,6 +93,7 @@ export async function startDaemon(given: SkiffdConfig, log: Logger): Promise<Dae
       const current = await stat(socket).catch(() => undefined);
       if (current?.ino === socketIno) await rm(socket, { force: true });
       // Reverse order of opening. Containers keep running (conmon holds them); only watchers stop.
+      await closeQuietly(log, 'nri', { close: () => ctx.nri.stop() });
       await closeQuietly(log, 'streaming', ctx.streaming);
       await closeQuietly(log, 'containers', ctx.containers);
       await closeQuietly(log, 'images', ctx.images);
@@ -126,8 +128,10 @@ async function openSubsystems(config: SkiffdConfig, log: Logger): Promise<Subsys
     throw new StartupError((err as Error).message);
   }
   const images = await openImages(config, log);
-  const pods = await openPods(config, log, () => containers, cgroups);
-  containers = await openContainers(config, log, { pods, images, cgroups, apparmor });
+  const nri = new NodePlugins(config.nri, log.child({ subsystem: 'nri' }), { name: RUNTIME_NAME, version: RUNTIME_VERSION });
+  const plugins = () => (nri.enabled ? nri : undefined);
+  const pods = await openPods(config, log, () => containers, cgroups, plugins);
+  containers = await openContainers(config, log, { pods, images, cgroups, apparmor, plugins });
   // Only now do containers hold leases on the layers they mount; sweeping earlier could delete them.
   await images.sweep();
   const streaming = new Streaming({ config: config.streaming, log, containers, pods, stateDir: config.state });
@@ -136,7 +140,23 @@ async function openSubsystems(config: SkiffdConfig, log: Logger): Promise<Subsys
   // Said once here rather than at each Attach: the operator learns of it before a user asks.
   const attachMissing = streaming.attachMissing();
   if (attachMissing) log.warn('attach is not available', { reason: attachMissing.message, looked_at: attachMissing.lookedAt.join(', ') });
-  return { images, pods, containers, streaming, apparmor: apparmor.status, cgroups };
+  // Plugins start once pods and containers are known (they are synchronized with them), before the socket.
+  const running = containers;
+  try {
+    await nri.start({
+      pod: (id) => pods.get(id),
+      pods: () => pods.list(),
+      container: (id) => running.get(id),
+      containers: () => running.list(),
+      spec: (id) => running.runtimeSpec(id),
+      updateResources: (id, resources) => running.updateResources(id, resources),
+      stop: (id, timeoutSeconds) => running.stop(id, timeoutSeconds),
+      events: running.events,
+    });
+  } catch (err) {
+    throw new StartupError(`NRI: ${(err as Error).message}`);
+  }
+  return { images, pods, containers, streaming, apparmor: apparmor.status, cgroups, nri };
 }
 
 async function closeQuietly(log: Logger, name: string, subsystem: { close(): Promise<void> }): Promise<void> {

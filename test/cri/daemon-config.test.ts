@@ -41,6 +41,18 @@ test('defaults match the documented ones', () => {
   assert.deepEqual(c.cni, { confDir: '/etc/cni/net.d', binDirs: ['/usr/lib/cni'] });
   assert.deepEqual(c.streaming, { address: '127.0.0.1', port: 0 });
   assert.deepEqual(c.registry, { configPath: '/etc/skiffd/certs.d', pullProgressTimeoutMs: 30_000, mirrors: {}, configs: {} });
+  // containerd 2's NRI defaults: on, its socket and directories, 5 s to register, 2 s per request.
+  assert.deepEqual(c.nri, {
+    enable: true,
+    socketPath: '/var/run/nri/nri.sock',
+    pluginPath: '/opt/nri/plugins',
+    pluginConfigPath: '/etc/nri/conf.d',
+    registrationTimeoutMs: 5_000,
+    requestTimeoutMs: 2_000,
+    disableConnections: false,
+  });
+  assert.equal(parseConfig('[nri]\ndisable = true\nplugin_request_timeout = "1500ms"\ndisable_connections = true\n').nri.requestTimeoutMs, 1_500);
+  assert.equal(parseConfig('[nri]\ndisable = true\n').nri.enable, false);
 });
 
 test('a full file parses into the typed config; flags override it', () => {
@@ -220,7 +232,13 @@ test('mistakes in the file name the key and what it accepts', () => {
   const cases: [string, RegExp][] = [
     [
       'lsiten = "x"',
-      /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[cdi\], \[streaming\], \[metrics\], \[runtimes\], \[registry\]\)/,
+      /unknown key "lsiten" \(known top-level keys: listen, root, state, log_level, log_format, \[runtime\], \[cni\], \[cdi\], \[streaming\], \[nri\], \[metrics\], \[runtimes\], \[registry\]\)/,
+    ],
+    ['[nri]\nplugin_request_timeout = 2', /nri\.plugin_request_timeout: expected a duration between 1ms and 24h such as "30s"/],
+    ['[nri]\nsocket_path = "nri.sock"', /nri\.socket_path: expected an absolute path, got "nri\.sock"/],
+    [
+      '[nri]\nenable = true',
+      /unknown key "nri\.enable" \(known keys in \[nri\]: disable, socket_path, plugin_path, plugin_config_path, plugin_registration_timeout, plugin_request_timeout, disable_connections\)/,
     ],
     ['[metrics]\naddress = "localhost:9"', /metrics\.address: expected IP:PORT, such as 127\.0\.0\.1:1338/],
     ['log_format = "xml"', /log_format: expected one of logfmt, json, got "xml"/],

@@ -115,12 +115,16 @@ function timeout<T>(ms: number, value: T): { promise: Promise<T>; cancel(): void
 }
 
 /**
- * The caller's TOML plus a private CNI config dir (unless it sets [cni] itself) and a private registry
- * hosts dir (unless it sets config_path), so a test daemon never reads the host's /etc/cni/net.d or
- * /etc/skiffd/certs.d.
+ * The caller's TOML plus a private CNI config dir (unless it sets [cni] itself), a private registry
+ * hosts dir (unless it sets config_path) and private NRI paths (unless it sets [nri]), so a test daemon
+ * never reads the host's /etc/cni/net.d, /etc/skiffd/certs.d or NRI plugins, nor takes its NRI socket.
  */
 export function hermeticConfig(toml: string, dir: string): string {
   let out = toml;
+  // NRI's socket and plugin directories of its own: never the node's /var/run/nri or /opt/nri.
+  if (!/^\s*\[nri\]/m.test(out)) {
+    out += `\n[nri]\nsocket_path = ${JSON.stringify(join(dir, 'nri', 'nri.sock'))}\nplugin_path = ${JSON.stringify(join(dir, 'nri', 'plugins'))}\nplugin_config_path = ${JSON.stringify(join(dir, 'nri', 'conf.d'))}\n`;
+  }
   if (!/^\s*config_path\s*=/m.test(out) && !/^\s*\[registry\]/m.test(out)) out += `\n[registry]\nconfig_path = ${JSON.stringify(join(dir, 'certs.d'))}\n`;
   if (/^\s*\[cni\]/m.test(toml) || /^\s*cni\./m.test(toml)) return out;
   return `${out}\n[cni]\nconf_dir = ${JSON.stringify(join(dir, 'cni'))}\n`;

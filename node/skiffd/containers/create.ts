@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize } from 'node:path';
 import {
+  ContainerConfig as ContainerConfigMessage,
   ContainerEventType,
   ContainerState,
   type ContainerConfig,
@@ -15,6 +16,7 @@ import { containerAppArmorProfile } from '../confinement/apparmor/index.ts';
 import { applyDevices as applyCdiDevices, resolveDevices as resolveCdiDevices } from '../cdi/index.ts';
 import { recursiveReadOnlySupport } from '../oci/features.ts';
 import { OciRuntimeError, type OciRuntime } from '../oci/runtime.ts';
+import type { OciSpec } from '../oci/spec.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
 import { nowNs } from '../util/clock.ts';
 import { crashPoint } from '../util/crash-points.ts';
@@ -138,6 +140,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
   store.retainImage(id, [...image.layers, ...imageVolumes.flatMap((v) => v.layers)]);
   return store.withLock(id, async () => {
     let mounting: Promise<void> | undefined;
+    let pluginSpec: OciSpec | undefined;
     try {
       // No record until the end: a directory without one is a create that never finished, and
       // recovery removes it (unmounting first).
@@ -185,6 +188,13 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         mkdir(dirname(record.conmonLogPath), { recursive: true }),
       ]);
       applyCdiDevices(built.spec, cdiDevices);
+      const plugins = store.options.plugins?.();
+      if (plugins) {
+        pluginSpec = built.spec;
+        await plugins.createContainer(pod, record, built.spec, (spec, names) =>
+          applyCdiDevices(spec, resolveCdiDevices(ContainerConfigMessage.fromPartial({ CDIDevices: names.map((name) => ({ name })) }), store.cdi)),
+        );
+      }
       await store.saveRuntimeSpec(id, built.spec);
       if (imageVolumes.length > 0) crashPoint('create-container-mounted');
       const pidNs = built.spec.linux.namespaces.find((n) => n.type === 'pid');
@@ -195,7 +205,8 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         stopSignal: built.stopSignal,
         stopSignalName: built.stopSignalName,
         criStopSignal: config.stopSignal || criSignalFromNumber(built.stopSignal),
-        cgroupsPath: built.cgroupPath,
+        // A plugin may have moved it.
+        cgroupsPath: built.spec.linux.cgroupsPath ?? built.cgroupPath,
         killAll: !pidNs || !!pidNs.path,
       };
       // The record does not wait for the mount: recovery mounts the rootfs of a created container
@@ -209,6 +220,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
       // The mount may still be under way; the cleanup must come after it.
       await mounting?.catch(() => {});
       await destroy(store, id, record).catch((e) => store.log.warn('cleanup after a failed create failed', { id, err: String(e) }));
+      if (pluginSpec) await store.options.plugins?.()?.createFailed(pod, record, pluginSpec);
       store.releaseName(fullName, id);
       if (err instanceof ServerError) throw err;
       if (err instanceof OciRuntimeError) throw internal(`creating container ${config.metadata!.name}: ${err.message}`);

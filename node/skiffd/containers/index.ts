@@ -11,7 +11,7 @@ import type { Logger } from '../logger.ts';
 import { RuntimeHandlers } from '../oci/handlers.ts';
 import { makeOciRuntime } from '../oci/index.ts';
 import { ContainerManager } from './manager.ts';
-import type { ImageResolver, PodLookup, ResolvedImage } from './types.ts';
+import type { ContainerPluginHooks, ImageResolver, PodLookup, ResolvedImage } from './types.ts';
 
 export { ContainerManager } from './manager.ts';
 export type { ContainerView, ContainerEvent, ResolvedImage, ImageResolver, PodLookup } from './types.ts';
@@ -48,7 +48,7 @@ export function imageResolver(images: ImageManager): ImageResolver {
 export async function openContainers(
   config: SkiffdConfig,
   log: Logger,
-  deps: { pods: PodLookup; images: ImageManager; cgroups?: CgroupDriver; apparmor?: AppArmorPolicy },
+  deps: { pods: PodLookup; images: ImageManager; cgroups?: CgroupDriver; apparmor?: AppArmorPolicy; plugins?: () => ContainerPluginHooks | undefined },
 ): Promise<ContainerManager> {
   const cgroups = deps.cgroups ?? cgroupfsDriver;
   const runtime = new RuntimeHandlers(
@@ -76,6 +76,7 @@ export async function openContainers(
     cgroups,
     apparmor: deps.apparmor,
     cdi: { enabled: config.cdi.enable, registry: new CdiRegistry(config.cdi.specDirs) },
+    plugins: deps.plugins,
   });
   await manager.init();
   return manager;

@@ -49,6 +49,8 @@ export async function startContainer(store: ContainerStore, id: string): Promise
         const state = await store.runtimeOf(record).state(record.id);
         running = { ...record, pid: state?.pid || record.pid };
       }
+      // Node plugins see it created, with its pid, before it starts (and may refuse the start).
+      await store.options.plugins?.()?.startContainer(running);
       // Recorded before `runc start`: after a crash, `runc state` tells whether the start happened.
       running = { ...running, phase: 'running', startedAt: String(nowNs()), pidStartTime: running.pid ? await processStartTime(running.pid) : undefined };
       await store.save(running);

@@ -3,6 +3,7 @@
 // startup. The store owns that cache, the name index, the per-container lock and the paths of a
 // container's files; the operations (create.ts, start.ts, stop.ts, exec.ts, status.ts,
 // recovery.ts) work through it.
+import { parseExact, stringifyExact } from '../util/json-bigint.ts';
 import { EventEmitter } from 'node:events';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -236,7 +237,7 @@ export class ContainerStore {
     const text = await this.runtimeSpecText(id);
     if (text === undefined) return undefined;
     try {
-      return JSON.parse(text) as OciSpec;
+      return parseExact<OciSpec>(text);
     } catch {
       return undefined;
     }
@@ -257,7 +258,7 @@ export class ContainerStore {
    * CRI-O write bundles unsynced too). The text stays in memory for verbose status.
    */
   async saveRuntimeSpec(id: string, spec: OciSpec): Promise<void> {
-    const text = JSON.stringify(spec);
+    const text = stringifyExact(spec);
     this.specTexts.delete(id);
     await replaceFile(join(this.bundle(id), 'config.json'), text);
     this.keepSpecText(id, text);
@@ -272,7 +273,7 @@ export class ContainerStore {
   private readonly specTexts = new Map<string, string>();
 
   emit(record: ContainerRecord, type: ContainerEventType): void {
-    const event: ContainerEvent = { containerId: record.id, podSandboxId: record.podSandboxId, type, createdAt: nowNs() };
+    const event: ContainerEvent = { containerId: record.id, podSandboxId: record.podSandboxId, type, createdAt: nowNs(), record };
     this.events.emit('event', event);
   }
 }

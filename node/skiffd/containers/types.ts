@@ -11,6 +11,7 @@ import type { HostFacts, ImageConfigView } from './spec-builder.ts';
 import type { Logger } from '../logger.ts';
 import type { RuntimeHandlers } from '../oci/handlers.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
+import type { OciSpec } from '../oci/spec.ts';
 
 /** What containers need to know about an image. */
 export interface ResolvedImage {
@@ -62,6 +63,18 @@ export interface ContainerManagerOptions {
   apparmor?: AppArmorPolicy;
   /** CDI devices (none: on, with the standard spec directories). */
   cdi?: CdiPolicy;
+  /** Node plugins (NRI) that see containers made and started, and may adjust them; read at each call. */
+  plugins?: () => ContainerPluginHooks | undefined;
+}
+
+/** What node plugins (NRI) take part in: the creation of a container and its start. */
+export interface ContainerPluginHooks {
+  /** May change `spec` (the container's config.json to be); throws a ServerError to fail the create. */
+  createContainer(pod: PodSandboxRecord, record: ContainerRecord, spec: OciSpec, injectCdiDevices: (spec: OciSpec, names: string[]) => void): Promise<void>;
+  /** The create failed after the plugins were asked. */
+  createFailed(pod: PodSandboxRecord, record: ContainerRecord, spec: OciSpec): Promise<void>;
+  /** The container is created in the runtime (it has a pid) and about to start; throws to fail the start. */
+  startContainer(record: ContainerRecord): Promise<void>;
 }
 
 export interface ContainerEvent {
@@ -70,6 +83,8 @@ export interface ContainerEvent {
   type: ContainerEventType;
   /** ns since epoch */
   createdAt: bigint;
+  /** The container as it was at the event (a removed one is no longer in the store). */
+  record?: ContainerRecord;
 }
 
 /** A container as the RPCs report it: the record plus what the exit file says. */

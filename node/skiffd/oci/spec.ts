@@ -7,7 +7,24 @@ export interface OciSpec {
   hostname?: string;
   mounts: OciMount[];
   annotations?: Record<string, string>;
+  hooks?: OciHooks;
   linux: OciLinux;
+}
+
+export interface OciHook {
+  path: string;
+  args?: string[];
+  env?: string[];
+  timeout?: number;
+}
+
+export interface OciHooks {
+  prestart?: OciHook[];
+  createRuntime?: OciHook[];
+  createContainer?: OciHook[];
+  startContainer?: OciHook[];
+  poststart?: OciHook[];
+  poststop?: OciHook[];
 }
 
 export interface OciProcess {
@@ -27,7 +44,8 @@ export interface OciProcess {
   };
   noNewPrivileges?: boolean;
   oomScoreAdj?: number;
-  rlimits?: { type: string; hard: number; soft: number }[];
+  /** uint64 values: "unlimited" (2^64-1) only fits a bigint (util/json-bigint.ts writes it exactly). */
+  rlimits?: { type: string; hard: number | bigint; soft: number | bigint }[];
 }
 
 export interface OciMount {
@@ -62,10 +80,12 @@ export interface OciDeviceRule {
 
 export interface OciResources {
   devices?: OciDeviceRule[];
-  memory?: { limit?: number; swap?: number };
-  cpu?: { shares?: number; quota?: number; period?: number; cpus?: string; mems?: string };
-  hugepageLimits?: { pageSize: string; limit: number }[];
+  memory?: { limit?: number; swap?: number; reservation?: number; swappiness?: number; disableOOMKiller?: boolean };
+  cpu?: { shares?: number; quota?: number; period?: number; realtimeRuntime?: number; realtimePeriod?: number; cpus?: string; mems?: string };
+  hugepageLimits?: { pageSize: string; limit: number | bigint }[];
   unified?: Record<string, string>;
+  pids?: { limit: number };
+  blockIO?: unknown;
 }
 
 export interface OciIdMapping {
@@ -86,6 +106,7 @@ export interface OciLinux {
   readonlyPaths?: string[];
   rootfsPropagation?: string;
   seccomp?: unknown;
+  intelRdt?: { closID?: string };
 }
 
 /** What `runc state` prints. */

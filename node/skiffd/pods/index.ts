@@ -6,6 +6,7 @@ import { cgroupfsDriver, type CgroupDriver } from '../cgroups/driver.ts';
 import type { Logger } from '../logger.ts';
 import { Cni } from '../network/cni.ts';
 import { PodSandboxes, type PodContainerHooks } from './manager.ts';
+import type { PodPluginHooks } from './types.ts';
 import { handlerUserNamespaceSupport } from '../oci/userns-support.ts';
 
 export { PodSandboxes } from './manager.ts';
@@ -16,6 +17,7 @@ export async function openPods(
   log: Logger,
   containers: () => PodContainerHooks | undefined,
   cgroups: CgroupDriver = cgroupfsDriver,
+  plugins?: () => PodPluginHooks | undefined,
 ): Promise<PodSandboxes> {
   const binDirs = [...config.cni.binDirs];
   // Upstream's install location, searched after the configured default when present.
@@ -28,6 +30,7 @@ export async function openPods(
     log: log.child({ subsystem: 'pods' }),
     runtimeHandlers: () => Object.keys(config.runtime.handlers).sort(),
     containers,
+    plugins,
     userNamespaces: (handler) => handlerUserNamespaceSupport(config, handler),
     cgroups,
   });

@@ -28,6 +28,8 @@ export async function stopPod(store: PodStore, idOrPrefix: string): Promise<void
 export async function teardown(store: PodStore, entry: PodEntry): Promise<void> {
   await store.markNotReady(entry);
   await store.options.containers?.()?.stopAllInPod(entry.id, 0);
+  // Where containerd tells plugins: containers stopped, the network still there.
+  await store.options.plugins?.()?.stopPodSandbox(entry);
   if (entry.internals.pidInit) {
     await stopPidInit(entry.internals.pidInit);
     delete entry.namespaces.pid;

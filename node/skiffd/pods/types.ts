@@ -102,6 +102,12 @@ export interface PodContainerHooks {
   removeAllInPod(podId: string): Promise<unknown>;
 }
 
+/** What node plugins (NRI) hear of a pod from inside its stop. */
+export interface PodPluginHooks {
+  /** The pod's containers are stopped; its network is not yet released. */
+  stopPodSandbox(pod: PodSandboxRecord): Promise<void>;
+}
+
 export interface PodSandboxesOptions {
   /** Persistent records: `<root>/pods/<id>/`. */
   root: string;
@@ -112,6 +118,8 @@ export interface PodSandboxesOptions {
   /** Runtime handler names RunPodSandbox accepts besides "" (the default). */
   runtimeHandlers?: () => readonly string[];
   containers?: () => PodContainerHooks | undefined;
+  /** Node plugins (NRI), told when a pod's containers have stopped. */
+  plugins?: () => PodPluginHooks | undefined;
   /** When the CNI conf dir holds no network, write this default one (false: never). */
   defaultNetwork?: DefaultNetworkOptions | false;
   catatonit?: string;

@@ -1,7 +1,9 @@
-// CreateContainer: overlay rootfs, OCI spec, and the container created under its conmon monitor.
+// CreateContainer: overlay rootfs, OCI spec (adjusted by node plugins, NRI), and the record.
 import type { CreateContainerRequest, CreateContainerResponse } from '../../../../proto/gen/runtime/v1/api.ts';
 import type { UnaryRpc } from '../rpc.ts';
 
-export const createContainer: UnaryRpc<CreateContainerRequest, CreateContainerResponse> = async (ctx, request) => ({
-  containerId: await ctx.containers.create(request),
-});
+export const createContainer: UnaryRpc<CreateContainerRequest, CreateContainerResponse> = async (ctx, request) => {
+  const containerId = await ctx.containers.create(request);
+  await ctx.nri.postCreateContainer(containerId);
+  return { containerId };
+};
