@@ -3,7 +3,6 @@
 // else graphql-js) and serialize the result. The steps, their order and their answers are those of
 // graphql-http's handler, so GraphQL-over-HTTP behaviour is unchanged wherever a request is executed.
 import {
-  execute as graphqlExecute,
   getOperationAST,
   GraphQLError,
   specifiedRules,
@@ -14,6 +13,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { CompiledExecution, OperationPlan } from '../execution/compiled-execution.ts';
+import { executeWhole } from '../execution/graphql-compat.ts';
 import type { HttpSubscriptions } from '../streams/http-subscriptions.ts';
 import type { StreamFormat } from '../streams/stream-formats.ts';
 import type { IncrementalDelivery } from '../streams/incremental-delivery.ts';
@@ -69,7 +69,7 @@ export type RunOperation = (
 
 export function createOperationRunner(options: OperationOptions): RunOperation {
   const { schema, documents, rootValue, context, compiled, formatError, streams, incremental } = options;
-  const execute = options.execute ?? graphqlExecute;
+  const execute = options.execute ?? executeWhole;
   const rules = [...specifiedRules, ...options.validationRules];
   // Until compiled execution is loaded, the documents graphql-js has run: one that comes again starts
   // the load, so a cold start (and a document run once) never pays for the plan generator.

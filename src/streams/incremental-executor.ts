@@ -11,12 +11,10 @@ import {
   GraphQLSkipDirective,
   Kind,
   assertValidSchema,
-  createSourceEventStream,
   defaultFieldResolver,
   defaultTypeResolver,
   getArgumentValues,
   getDirectiveValues,
-  getVariableValues,
   isAbstractType,
   isLeafType,
   isListType,
@@ -41,6 +39,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { fieldDefinition, resolveInfoOf, type OperationScope } from '../execution/field-definition.ts';
+import { coerceVariables, createSourceEventStream, isErrorList, resolveInfoExtras } from '../execution/graphql-compat.ts';
 import { GraphQLDeferDirective, GraphQLStreamDirective } from './incremental-directives.ts';
 
 type Payload = ExecutionResult & { hasNext?: boolean; incremental?: Record<string, unknown>[] };
@@ -197,15 +196,16 @@ function prepare(args: ExecutionArgs, rootValue: unknown = args.rootValue): Run 
   if (operation === undefined) {
     return { errors: [new GraphQLError(args.operationName == null ? 'Must provide an operation.' : `Unknown operation named "${args.operationName}".`)] };
   }
-  const variables = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
-  if (variables.errors) return { errors: variables.errors };
+  const variables = coerceVariables(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
+  if (isErrorList(variables)) return { errors: variables };
   return {
     schema: args.schema,
     fragments,
     rootValue,
     contextValue: args.contextValue,
     operation,
-    variableValues: variables.coerced,
+    variableValues: variables.executor,
+    infoExtras: resolveInfoExtras(undefined),
     fieldResolver: args.fieldResolver ?? defaultFieldResolver,
     typeResolver: args.typeResolver ?? defaultTypeResolver,
     publisher: new Publisher(),
