@@ -14,6 +14,7 @@ import {
   typeFromAST,
   versionInfo,
   visit,
+  type DirectiveNode,
   type DocumentNode,
   type ExecutionArgs,
   type ExecutionResult,
@@ -153,6 +154,11 @@ export function createSourceEventStream(args: ExecutionArgs): PromiseOrValue<Asy
 }
 
 const strippedDocuments = new WeakMap<DocumentNode, DocumentNode>();
+const incrementalDirectivesLeftOut = {
+  Directive(node: DirectiveNode): null | undefined {
+    return node.name.value === 'defer' || node.name.value === 'stream' ? null : undefined;
+  },
+};
 
 /** `document` without @defer and @stream (remembered per document). */
 export function withoutIncrementalDirectives(document: DocumentNode): DocumentNode {
