@@ -142,7 +142,7 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
       return { status: 405, headers: { allow: 'POST' }, body: errorBody('Cannot perform mutations over GET') };
     }
     const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
-    if (incrementally) return whenLoaded(incremental, (delivery) => delivery.run(args, stream.format));
+    if (incrementally) return whenLoaded(incremental, (delivery) => delivery.run(args, stream.format, request.headers.get('accept')));
     const result = trace === undefined ? execute(args) : childSpan(trace, 'graphql.execute', () => execute(args));
     return result instanceof Promise ? result.then((settled) => executed(settled, mediaType)) : executed(result, mediaType);
   }
