@@ -154,11 +154,8 @@ export function createSourceEventStream(args: ExecutionArgs): PromiseOrValue<Asy
 }
 
 const strippedDocuments = new WeakMap<DocumentNode, DocumentNode>();
-const incrementalDirectivesLeftOut = {
-  Directive(node: DirectiveNode): null | undefined {
-    return node.name.value === 'defer' || node.name.value === 'stream' ? null : undefined;
-  },
-};
+const leaveOutIncremental = (node: DirectiveNode): null | undefined => (node.name.value === 'defer' || node.name.value === 'stream' ? null : undefined);
+const incrementalDirectivesLeftOut = { Directive: leaveOutIncremental };
 
 /** `document` without @defer and @stream (remembered per document). */
 export function withoutIncrementalDirectives(document: DocumentNode): DocumentNode {
@@ -172,7 +169,7 @@ export function withoutIncrementalDirectives(document: DocumentNode): DocumentNo
         return BREAK;
       },
     });
-    stripped = uses ? visit(document, { Directive: (node) => (node.name.value === 'defer' || node.name.value === 'stream' ? null : undefined) }) : document;
+    stripped = uses ? visit(document, incrementalDirectivesLeftOut) : document;
     strippedDocuments.set(document, stripped);
   }
   return stripped;
