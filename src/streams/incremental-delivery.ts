@@ -6,6 +6,7 @@
 // so a client that asks for JSON gets the whole result at once, as without them.
 import { GraphQLError, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Answer } from '../handler/responses.ts';
+import type { ExecutionBound } from '../execution/execution-bounds.ts';
 import { executeIncrementally as execute, type IncrementalFormat } from './incremental-executor.ts';
 import { registerStreamResponse, StreamChannel } from './stream-channel.ts';
 import { framingOf, streamHeaders, type StreamFormat } from './stream-formats.ts';
@@ -70,7 +71,7 @@ export interface IncrementalDelivery {
    * Runs a query or mutation incrementally and answers with its payloads as a stream in `format`,
    * in the incremental format `accept` asks for.
    */
-  run(args: ExecutionArgs, format: StreamFormat, accept: string | null): Promise<Answer>;
+  run(args: ExecutionArgs, format: StreamFormat, accept: string | null, bound?: ExecutionBound): Promise<Answer>;
   /** The executor for subscriptions that use @defer or @stream. */
   execute: ExecuteIncrementally;
 }
@@ -92,10 +93,16 @@ export function createIncrementalDelivery(setup: IncrementalDeliverySetup): Incr
     return JSON.stringify(formattedPayload);
   };
 
-  async function run(args: ExecutionArgs, format: StreamFormat, accept: string | null): Promise<Answer> {
+  async function run(args: ExecutionArgs, format: StreamFormat, accept: string | null, bound?: ExecutionBound): Promise<Answer> {
     const framing = framingOf(format);
     const incrementalFormat = incrementalFormatOf(accept);
-    const result = await execute(args, incrementalFormat);
+    let result: Awaited<ReturnType<typeof execute>>;
+    try {
+      result = await execute(args, incrementalFormat, bound?.signal);
+    } catch (error) {
+      bound?.dispose();
+      throw error;
+    }
     let iterator: AsyncIterator<ExecutionResult> | undefined;
     const channel = new StreamChannel({
       open: framing.open,
@@ -111,12 +118,21 @@ export function createIncrementalDelivery(setup: IncrementalDeliverySetup): Incr
     const headers = streamHeaders(framing);
     if (format === 'multipart-mixed') headers['content-type'] += `; ${formatParameter[incrementalFormat]}`;
     if (!(Symbol.asyncIterator in result)) {
+      bound?.dispose();
       // Nothing was deferred after all (`if: false`, or an error before execution): one payload.
       channel.write(`${framing.nextPrefix}${serialize(result)}${framing.nextSuffix}`);
       channel.end(framing.end, framing.endAfterKeepAlive);
       return { status: 200, headers, body: channel.body, madeInto: (response) => registerStreamResponse(response, channel.body) };
     }
     iterator = result[Symbol.asyncIterator]();
+    // Past the time bound the stream ends with its error, and the remaining work stops.
+    const stop = () => {
+      if (!channel.isOpen) return;
+      if (bound?.timedOut !== undefined) channel.write(framing.failure(JSON.stringify(setup.formatErrors([bound.timedOut]))));
+      channel.end(framing.end, framing.endAfterKeepAlive);
+      void iterator?.return?.()?.catch(() => {});
+    };
+    bound?.signal.addEventListener('abort', stop, { once: true });
     const pump = async (): Promise<void> => {
       try {
         for (;;) {
@@ -128,8 +144,13 @@ export function createIncrementalDelivery(setup: IncrementalDeliverySetup): Incr
       } catch (error) {
         // An unexpected failure, masked like any other.
         const failure = new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined });
-        channel.write(framing.failure(JSON.stringify(setup.formatErrors([failure]))));
-        channel.end(framing.end, framing.endAfterKeepAlive);
+        if (channel.isOpen) {
+          channel.write(framing.failure(JSON.stringify(setup.formatErrors([failure]))));
+          channel.end(framing.end, framing.endAfterKeepAlive);
+        }
+      } finally {
+        bound?.signal.removeEventListener('abort', stop);
+        bound?.dispose();
       }
     };
     void pump();

@@ -254,6 +254,8 @@ interface Run extends OperationScope {
   readonly fieldResolver: GraphQLFieldResolver<unknown, unknown>;
   readonly typeResolver: GraphQLTypeResolver<unknown, unknown>;
   readonly publisher: Publisher;
+  /** Aborted when the client leaves or the time bound passes: no resolver starts after that. */
+  readonly signal: AbortSignal | undefined;
   readonly collected: WeakMap<readonly FieldNode[], Map<GraphQLObjectType, Collected>>;
 }
 
@@ -267,16 +269,20 @@ interface Collected {
  * or streamed (or the operation could not start), otherwise the payloads. A subscription gives each
  * event's payloads in turn.
  */
-export async function executeIncrementally(args: ExecutionArgs, format: IncrementalFormat = '20220824'): Promise<IncrementalResult> {
+export async function executeIncrementally(
+  args: ExecutionArgs,
+  format: IncrementalFormat = '20220824',
+  signal: AbortSignal | undefined = undefined,
+): Promise<IncrementalResult> {
   assertValidSchema(args.schema);
-  const run = prepare(args, format);
+  const run = prepare(args, format, args.rootValue, signal);
   if (!('schema' in run)) return run;
-  if (run.operation.operation === 'subscription') return subscribe(args, format);
+  if (run.operation.operation === 'subscription') return subscribe(args, format, signal);
   return executeOperation(run);
 }
 
 /** The operation, its fragments and its variables, or graphql-js's errors for them. */
-function prepare(args: ExecutionArgs, format: IncrementalFormat, rootValue: unknown = args.rootValue): Run | ExecutionResult {
+function prepare(args: ExecutionArgs, format: IncrementalFormat, rootValue: unknown, signal: AbortSignal | undefined): Run | ExecutionResult {
   let operation: OperationDefinitionNode | undefined;
   const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
   for (const definition of args.document.definitions) {
@@ -300,7 +306,8 @@ function prepare(args: ExecutionArgs, format: IncrementalFormat, rootValue: unkn
     contextValue: args.contextValue,
     operation,
     variableValues: variables.executor,
-    infoExtras: resolveInfoExtras(undefined),
+    infoExtras: resolveInfoExtras(signal),
+    signal,
     fieldResolver: args.fieldResolver ?? defaultFieldResolver,
     typeResolver: args.typeResolver ?? defaultTypeResolver,
     publisher: new Publisher(format),
@@ -344,7 +351,7 @@ async function executeOperation(run: Run): Promise<IncrementalResult> {
 }
 
 /** A subscription: each event executed incrementally, its payloads one after another. */
-async function subscribe(args: ExecutionArgs, format: IncrementalFormat): Promise<IncrementalResult> {
+async function subscribe(args: ExecutionArgs, format: IncrementalFormat, signal: AbortSignal | undefined): Promise<IncrementalResult> {
   const source = await createSourceEventStream(args);
   if (!(Symbol.asyncIterator in source)) return source;
   const events = source[Symbol.asyncIterator]();
@@ -359,7 +366,7 @@ async function subscribe(args: ExecutionArgs, format: IncrementalFormat): Promis
         }
         const event = await events.next();
         if (event.done) return { value: undefined, done: true };
-        const run = prepare(args, format, event.value);
+        const run = prepare(args, format, event.value, signal);
         const result = 'schema' in run ? await executeOperation(run) : run;
         if (!(Symbol.asyncIterator in result)) return { value: result, done: false };
         current = result[Symbol.asyncIterator]();
@@ -520,6 +527,7 @@ async function executeField(run: Run, type: GraphQLObjectType, source: unknown, 
   if (def === undefined) return undefined;
   const info = resolveInfoOf(run, def, fieldNodes, type, path);
   try {
+    if (run.signal?.aborted) throw run.signal.reason;
     const args = getArgumentValues(def, fieldNodes[0], run.variableValues);
     const resolved = await (def.resolve ?? run.fieldResolver)(source, args, run.contextValue, info);
     return await completeValue(run, def.type, info, path, resolved, part);
