@@ -47,6 +47,7 @@ export function resolveInfoOf(
     rootValue: scope.rootValue,
     operation: scope.operation,
     variableValues: scope.variableValues,
-    ...scope.infoExtras,
-  };
+    getAbortSignal: scope.infoExtras.getAbortSignal,
+    getAsyncHelpers: scope.infoExtras.getAsyncHelpers,
+  } as GraphQLResolveInfo;
 }

@@ -113,25 +113,27 @@ export const emptyVariables: Variables = {
   executor: (splitVariables ? { sources: {}, coerced: {} } : {}) as unknown as ExecutorVariables,
 };
 
-/** The members resolver info has on 17 beyond 16's (none on 16). */
-export type ResolveInfoExtras = Omit<GraphQLResolveInfo, keyof ResolveInfoBase>;
-type ResolveInfoBase = Pick<
-  GraphQLResolveInfo,
-  'fieldName' | 'fieldNodes' | 'returnType' | 'parentType' | 'path' | 'schema' | 'fragments' | 'rootValue' | 'operation' | 'variableValues'
->;
-
 const asyncHelpers = {
   promiseAll: <T>(values: ReadonlyArray<PromiseLike<T> | T>): Promise<T[]> => Promise.all(values),
   // Our executors finish when their results do; there is no later hook for tracked work to hold up.
   track: (_: readonly unknown[]): void => {},
 };
-const noExtras: ResolveInfoExtras = {} as ResolveInfoExtras;
 
-/** The resolver info members of the installed version, for one execution that `signal` may abort. */
+/**
+ * The members resolver info has on 17 beyond 16's: `getAbortSignal()` and `getAsyncHelpers()`. Given on
+ * 16 as well (nothing there reads them), so every info object has one shape.
+ */
+export interface ResolveInfoExtras {
+  readonly getAbortSignal: () => AbortSignal | undefined;
+  readonly getAsyncHelpers: () => typeof asyncHelpers;
+}
+
+const getAsyncHelpers = () => asyncHelpers;
+const unabortable: ResolveInfoExtras = { getAbortSignal: () => undefined, getAsyncHelpers };
+
+/** The extra resolver info members for one execution that `signal` may abort (shared when none can). */
 export function resolveInfoExtras(signal: AbortSignal | undefined): ResolveInfoExtras {
-  if (!splitVariables) return noExtras;
-  const extras = { getAbortSignal: () => signal, getAsyncHelpers: () => asyncHelpers };
-  return extras as unknown as ResolveInfoExtras;
+  return signal === undefined ? unabortable : { getAbortSignal: () => signal, getAsyncHelpers };
 }
 
 type PromiseOrValue<T> = T | Promise<T>;
