@@ -20,7 +20,6 @@ import {
   type ExecutionResult,
   type getArgumentValues,
   type GraphQLError,
-  type GraphQLResolveInfo,
   type GraphQLSchema,
   type VariableDefinitionNode,
 } from 'graphql';
