@@ -8,6 +8,7 @@
 // cold-start-instructions.ts's part.
 //
 //   npx tsx bench/graphql/cold-start-lazy-compile.ts
+import { existsSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -45,8 +46,10 @@ function node(argv: string[]): Promise<string> {
 /** Where a source file's bytes are counted: graphql-js by its folders, everything else by its path. */
 function sourceGroup(path: string): string {
   const inPackage = /node_modules\/(.*)$/.exec(path)?.[1];
-  if (inPackage === undefined) return relative(root, path);
-  const graphqlFolder = /^graphql\/([^/]+)\//.exec(inPackage)?.[1];
+  // graphql 17's maps name its top-level sources (diagnostics.ts...) by paths that land nowhere.
+  if (inPackage === undefined) return existsSync(path) ? relative(root, path) : 'graphql (top level)';
+  // graphql 17's source maps name its TypeScript sources one level up (node_modules/src/language/...).
+  const graphqlFolder = /^(?:graphql\/|src\/)([^/]+)\//.exec(inPackage)?.[1];
   return graphqlFolder ? `graphql/${graphqlFolder}` : inPackage;
 }
 

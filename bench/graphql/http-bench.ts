@@ -53,9 +53,18 @@ export interface StartedServer {
   stop(): Promise<void>;
 }
 
+/**
+ * The servers whose library runs on graphql 16 only (Mercurius with graphql-jit): their process resolves
+ * `graphql` to the graphql 16 install, whichever graphql the repository has.
+ */
+export const onGraphQL16Only: ReadonlySet<string> = new Set(['mercurius', 'chat-mercurius']);
+const graphql16Hooks = fileURLToPath(new URL('./graphql16-hooks.mjs', import.meta.url));
+
 /** Starts `name` in a child process (run with `nodeFlags`) and waits (bounded) for it to listen. */
 export async function startServerProcess(name: string, startupMs = 60_000, nodeFlags: readonly string[] = []): Promise<StartedServer> {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', serverProcess, name], {
+  const graphql16 = onGraphQL16Only.has(name) ? ['--import', graphql16Hooks] : [];
+  // tsx's ESM loader only: its CommonJS hook would load a second copy of graphql for a CommonJS library.
+  const child = spawn(process.execPath, [...nodeFlags, ...graphql16, '--import', 'tsx/esm', serverProcess, name], {
     cwd: repoRoot,
     // Every server runs as it would in production (Apollo and yoga read NODE_ENV).
     env: { ...process.env, NODE_ENV: 'production' },

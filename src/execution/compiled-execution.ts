@@ -1,7 +1,8 @@
 // Compiled execution: per document and operation, a plan made once (plan.ts), run on every request by
 // writing the response JSON directly (execute-plan.ts). Only for valid query operations whose
 // resolvers are synchronous; whatever a plan cannot reproduce byte for byte is left to graphql-js.
-import { getVariableValues, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
+import type { DocumentNode, GraphQLError, GraphQLSchema } from 'graphql';
+import { coerceVariables as coerceWithGraphQL, emptyVariables, executorVariables, isErrorList, type Variables } from './graphql-compat.ts';
 import { bail, executePlan, type PlanResult } from './execute-plan.ts';
 import { planOperation, type OperationPlan } from './plan.ts';
 
@@ -58,7 +59,7 @@ export function createCompiledExecution(schema: GraphQLSchema): CompiledExecutio
       if (plan.schemaOnly) {
         const kept = schemaAnswers.get(plan);
         if (kept !== undefined) return kept;
-        const result = executePlanOrBail(plan, rootValue, contextValue, {});
+        const result = executePlanOrBail(plan, rootValue, contextValue, emptyVariables);
         if (result === null || result.errors.length > 0) return result;
         // The written text is a rope of many pieces; kept as one flat string, each answer copies it at once.
         const flat = { data: JSON.parse(JSON.stringify(result.data)) as string, errors: result.errors };
@@ -66,12 +67,12 @@ export function createCompiledExecution(schema: GraphQLSchema): CompiledExecutio
         return flat;
       }
       const coerced = coerceVariables(schema, plan, variables);
-      if (Array.isArray(coerced)) return coerced;
-      return executePlanOrBail(plan, rootValue, contextValue, coerced as Record<string, unknown>);
+      if (isErrorList(coerced)) return coerced;
+      return executePlanOrBail(plan, rootValue, contextValue, coerced);
     },
   };
 
-  function executePlanOrBail(plan: OperationPlan, rootValue: unknown, contextValue: unknown, coerced: { [name: string]: unknown }): PlanResult | null {
+  function executePlanOrBail(plan: OperationPlan, rootValue: unknown, contextValue: unknown, coerced: Variables): PlanResult | null {
     try {
       return executePlan(plan, schema, rootValue, contextValue, coerced);
     } catch (error) {
@@ -89,13 +90,12 @@ export function coerceVariables(
   schema: GraphQLSchema,
   plan: OperationPlan,
   variables: Record<string, unknown> | null | undefined,
-): Record<string, unknown> | readonly GraphQLError[] {
+): Variables | readonly GraphQLError[] {
   const definitions = plan.operation.variableDefinitions;
   // Without definitions graphql-js coerces nothing (extra variables are ignored) and gets {}.
-  if (definitions === undefined || definitions.length === 0) return {};
+  if (definitions === undefined || definitions.length === 0) return emptyVariables;
   const inputs = variables ?? {};
   const read = plan.readVariables?.(inputs);
-  if (read !== undefined) return read;
-  const outcome = getVariableValues(schema, definitions, inputs, { maxErrors: 50 });
-  return outcome.errors ?? outcome.coerced;
+  if (read !== undefined) return { coerced: read, executor: executorVariables(schema, definitions, inputs, read) };
+  return coerceWithGraphQL(schema, definitions, inputs);
 }

@@ -6,6 +6,7 @@
 import { GraphQLError, defaultTypeResolver, getArgumentValues, isObjectType, locatedError, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
 import type { Completion, FieldPlan, OperationPlan } from './plan.ts';
 import { resolveInfoOf, type OperationScope } from './field-definition.ts';
+import { resolveInfoExtras, type Variables } from './graphql-compat.ts';
 import { codegenAvailable, generateFieldsWriter, type FieldsWriter, type InterpreterParts } from './codegen.ts';
 
 /** Thrown when graphql-js has to execute the operation instead. */
@@ -39,6 +40,8 @@ function pathFor(field: FieldPlan, parentPath: Path | undefined): Path {
 /** One plan being run: what every resolver's info carries about the operation, and the errors so far. */
 interface Run extends OperationScope {
   readonly contextValue: unknown;
+  /** The variables as a plain map, for the plan's own argument readers. */
+  readonly coerced: Readonly<Record<string, unknown>>;
   readonly errors: GraphQLError[];
   sawPromise: boolean;
 }
@@ -59,7 +62,8 @@ export function executePlan(
   schema: GraphQLSchema,
   rootValue: unknown,
   contextValue: unknown,
-  variableValues: { [name: string]: unknown },
+  variables: Variables,
+  signal?: AbortSignal,
 ): PlanResult {
   const run: Run = {
     schema,
@@ -67,7 +71,9 @@ export function executePlan(
     rootValue,
     contextValue,
     operation: plan.operation,
-    variableValues,
+    variableValues: variables.executor,
+    coerced: variables.coerced,
+    infoExtras: resolveInfoExtras(signal),
     errors: [],
     sawPromise: false,
   };
@@ -213,7 +219,7 @@ function resolveField(run: Run, field: FieldPlan, source: unknown, parentPath: P
   let value: unknown;
   try {
     if (field.argsError !== null) throw field.argsError;
-    const args = field.staticArgs ?? field.readArgs?.(run.variableValues) ?? getArgumentValues(field.def, field.fieldNodes[0], run.variableValues);
+    const args = field.staticArgs ?? field.readArgs?.(run.coerced) ?? getArgumentValues(field.def, field.fieldNodes[0], run.variableValues);
     if (field.resolve !== undefined) {
       path ??= { prev: realPath(parentPath), key: field.key, typename: field.parentType.name };
       value = field.resolve(source, args, run.contextValue, resolveInfo(run, field, path));

@@ -12,9 +12,13 @@ import {
   type GraphQLSchema,
   type ResponsePath,
 } from 'graphql';
+import type { ResolveInfoExtras } from './graphql-compat.ts';
 
 /** What every resolver's info carries about the operation being run. */
-export type OperationScope = Pick<GraphQLResolveInfo, 'schema' | 'fragments' | 'rootValue' | 'operation' | 'variableValues'>;
+export interface OperationScope extends Pick<GraphQLResolveInfo, 'schema' | 'fragments' | 'rootValue' | 'operation' | 'variableValues'> {
+  /** What the installed graphql-js's info has beyond 16's (graphql-compat.ts), made once per run. */
+  readonly infoExtras: ResolveInfoExtras;
+}
 
 /** The field `name` of `parentType`, or undefined for an unknown one (graphql-js skips it). */
 export function fieldDefinition(schema: GraphQLSchema, parentType: GraphQLObjectType, name: string): GraphQLField<unknown, unknown> | undefined {
@@ -43,5 +47,7 @@ export function resolveInfoOf(
     rootValue: scope.rootValue,
     operation: scope.operation,
     variableValues: scope.variableValues,
-  };
+    getAbortSignal: scope.infoExtras.getAbortSignal,
+    getAsyncHelpers: scope.infoExtras.getAsyncHelpers,
+  } as GraphQLResolveInfo;
 }

@@ -15,6 +15,7 @@ import { answerBatch, Batch, batchLimitOf } from './batching.ts';
 import { errorsJson, refusal, resultJson, thrownAnswer, type Answer } from './responses.ts';
 import { httpStatusCodeModes, withDraftStatus } from './status-codes.ts';
 import { withIncrementalDirectives } from '../streams/incremental-directives.ts';
+import { resolveTimeout } from '../execution/execution-bounds.ts';
 import { resolveStreamLimits } from '../streams/stream-options.ts';
 import { negotiateStreamFormat, singleResultAnswer } from '../streams/stream-formats.ts';
 
@@ -95,6 +96,7 @@ export function createGraphQLHandler<Context extends OperationContext = undefine
     rootValue: options.rootValue,
     context: options.context,
     execute: options.execute,
+    timeoutMs: resolveTimeout(options.execution),
     // With `compiledExecution`, valid queries run on a compiled plan (src/execution); a custom
     // `execute` opts out, and so does a disabled document cache (plans live with cached documents).
     compiled,

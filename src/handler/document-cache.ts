@@ -9,9 +9,17 @@ export const maxCachedQueryLength = 64 * 1024;
  * query, so both are remembered per query text. The rules are fixed per handler, so the cache keys on
  * the query string (and the document that came out of it) alone, not on the rules array.
  */
+/** graphql-js's validate as both 16 and 17 take it. */
+export type Validate = (
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  rules?: Parameters<typeof graphqlValidate>[2],
+  options?: Parameters<typeof graphqlValidate>[3],
+) => readonly GraphQLError[];
+
 export interface DocumentCache {
   parse: typeof graphqlParse;
-  validate: typeof graphqlValidate;
+  validate: Validate;
   /** Number of query texts currently remembered. */
   readonly size: number;
   /** Whether `query` is remembered (its parse would be a hit); does not count as a use. */
@@ -47,10 +55,8 @@ export function createDocumentCache(maxEntries: number, parseOptions?: ParseOpti
     return parsed;
   };
 
-  const validate: typeof graphqlValidate = (schema, document, rules, options, typeInfo) => {
-    if (maxEntries <= 0 || options !== undefined || typeInfo !== undefined) {
-      return graphqlValidate(schema, document, rules, options, typeInfo);
-    }
+  const validate: Validate = (schema, document, rules, options) => {
+    if (maxEntries <= 0 || options !== undefined) return graphqlValidate(schema, document, rules, options);
     const known = validations.get(document);
     if (known !== undefined && known.schema === schema) return known.errors;
     const errors = graphqlValidate(schema, document, rules);

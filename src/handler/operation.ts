@@ -3,7 +3,6 @@
 // else graphql-js) and serialize the result. The steps, their order and their answers are those of
 // graphql-http's handler, so GraphQL-over-HTTP behaviour is unchanged wherever a request is executed.
 import {
-  execute as graphqlExecute,
   getOperationAST,
   GraphQLError,
   specifiedRules,
@@ -14,6 +13,8 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { CompiledExecution, OperationPlan } from '../execution/compiled-execution.ts';
+import { executeWhole } from '../execution/graphql-compat.ts';
+import { boundExecution, settleWithin } from '../execution/execution-bounds.ts';
 import type { HttpSubscriptions } from '../streams/http-subscriptions.ts';
 import type { StreamFormat } from '../streams/stream-formats.ts';
 import type { IncrementalDelivery } from '../streams/incremental-delivery.ts';
@@ -35,6 +36,8 @@ export interface OperationOptions {
   context: unknown;
   /** Replaces graphql-js `execute`. */
   execute: ((args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>) | undefined;
+  /** `execution.timeoutMs`, checked. */
+  timeoutMs: number | undefined;
   /**
    * Plans for valid queries, or null to execute everything with graphql-js. Loaded once a document
    * runs a second time, so a cold start never waits for the plan generator.
@@ -69,7 +72,7 @@ export type RunOperation = (
 
 export function createOperationRunner(options: OperationOptions): RunOperation {
   const { schema, documents, rootValue, context, compiled, formatError, streams, incremental } = options;
-  const execute = options.execute ?? graphqlExecute;
+  const execute = options.execute ?? executeWhole;
   const rules = [...specifiedRules, ...options.validationRules];
   // Until compiled execution is loaded, the documents graphql-js has run: one that comes again starts
   // the load, so a cold start (and a document run once) never pays for the plan generator.
@@ -141,10 +144,30 @@ export function createOperationRunner(options: OperationOptions): RunOperation {
       // As graphql-http answers it: a bare 405 whose body (unformatted) says why.
       return { status: 405, headers: { allow: 'POST' }, body: errorBody('Cannot perform mutations over GET') };
     }
-    const args = { schema, document, rootValue, contextValue, variableValues: params.variables, operationName: params.operationName };
-    if (incrementally) return whenLoaded(incremental, (delivery) => delivery.run(args, stream.format));
+    // Stops when the client leaves or the time bound passes (execution-bounds.ts).
+    const bound = boundExecution(request.signal, options.timeoutMs);
+    const args = {
+      schema,
+      document,
+      rootValue,
+      contextValue,
+      variableValues: params.variables,
+      operationName: params.operationName,
+      abortSignal: bound.signal,
+    };
+    if (incrementally) return whenLoaded(incremental, (delivery) => delivery.run(args, stream.format, request.headers.get('accept'), bound));
     const result = trace === undefined ? execute(args) : childSpan(trace, 'graphql.execute', () => execute(args));
-    return result instanceof Promise ? result.then((settled) => executed(settled, mediaType)) : executed(result, mediaType);
+    if (!(result instanceof Promise)) {
+      bound.dispose();
+      return executed(result, mediaType);
+    }
+    return settleWithin(
+      result.then((settled) => executed(settled, mediaType)),
+      bound,
+      (timeout) => resultAnswer({ data: null, errors: [timeout] }, mediaType, formatError),
+      // Nobody reads it: the client is gone.
+      () => resultAnswer({ data: null, errors: [new GraphQLError('The client went away.')] }, mediaType, formatError),
+    );
   }
 
   /** The plan's answer, or null when graphql-js has to run the operation. */

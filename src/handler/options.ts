@@ -1,5 +1,6 @@
 import type { ExecutionArgs, ExecutionResult, GraphQLError, GraphQLSchema, ValidationRule } from 'graphql';
 import type { CacheControlOptions } from './cache-control.ts';
+import type { ExecutionOptions } from '../execution/execution-bounds.ts';
 import type { Tracer } from '@opentelemetry/api';
 import type { TracingOptions } from './tracing.ts';
 import type { CorsOptions } from './cors.ts';
@@ -102,6 +103,12 @@ export interface GraphQLHandlerOptions<Context extends OperationContext = undefi
    * `subscriptions`. Default false.
    */
   incrementalDelivery?: boolean;
+  /**
+   * Bounds on executing one operation. Every execution also stops when its client leaves (the
+   * request's `signal`): graphql-js 17 stops resolving fields (resolvers see `info.getAbortSignal()`),
+   * @defer/@stream work stops on either graphql version. `timeoutMs`: see ExecutionOptions.
+   */
+  execution?: ExecutionOptions;
   /** Maps every reported error (GraphQL or request error) before it is serialized. */
   formatError?: FormatError;
   /**

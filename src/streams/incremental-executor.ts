@@ -1,22 +1,25 @@
-// Incremental delivery on graphql-js 16: executes an operation as graphql-js does, except that the
-// fragments marked @defer and the list items past a @stream's initialCount are left out of the first
-// payload and sent after it, each as an entry of a later payload's `incremental` list (the format of
-// Apollo Client's deferSpec=20220824 and urql): `{data, path, label}` for a fragment, `{items, path,
-// label}` for one streamed item. An entry is sent only after the payload that holds its parent, and
+// Incremental delivery on graphql-js 16 and 17 alike: executes an operation as graphql-js does, except
+// that the fragments marked @defer and the list items past a @stream's initialCount are left out of the
+// first payload and sent after it. An entry is sent only after the payload that holds its parent, and
 // a streamed item only after the item before it. Where a field error nulls a parent, the entries
 // beneath it are dropped (and a streamed iterator returned), as nothing is left to attach them to.
+// Two formats (IncrementalFormat):
+// - 'v0.2' (graphql-js 17's, Accept `incrementalSpec=v0.2`): each deferred fragment and each stream is
+//   announced in `pending` ({id, path, label}) with the payload that holds its parent; its data comes
+//   as `incremental` entries ({id, data} for a fragment, {id, items} for streamed items) and its end
+//   as `completed` ({id}, with `errors` when it failed as a whole).
+// - '20220824' (Accept `deferSpec=20220824`): `{data, path, label}` for a fragment and `{items, path,
+//   label}` for one streamed item, in `incremental`, nothing announced.
 import {
   GraphQLError,
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   Kind,
   assertValidSchema,
-  createSourceEventStream,
   defaultFieldResolver,
   defaultTypeResolver,
   getArgumentValues,
   getDirectiveValues,
-  getVariableValues,
   isAbstractType,
   isLeafType,
   isListType,
@@ -41,10 +44,38 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { fieldDefinition, resolveInfoOf, type OperationScope } from '../execution/field-definition.ts';
+import { coerceVariables, createSourceEventStream, isErrorList, resolveInfoExtras } from '../execution/graphql-compat.ts';
 import { GraphQLDeferDirective, GraphQLStreamDirective } from './incremental-directives.ts';
 
-type Payload = ExecutionResult & { hasNext?: boolean; incremental?: Record<string, unknown>[] };
+type Payload = ExecutionResult & {
+  hasNext?: boolean;
+  incremental?: Record<string, unknown>[];
+  pending?: { id: string; path: readonly (string | number)[]; label?: string }[];
+  completed?: { id: string; errors?: readonly GraphQLError[] }[];
+};
 export type IncrementalResult = ExecutionResult | AsyncIterable<Payload>;
+
+/** The payload format: graphql-js 17's current one, or the 2022 one Apollo Client names deferSpec=20220824. */
+export type IncrementalFormat = 'v0.2' | '20220824';
+
+/** A deferred fragment, or a stream: what the current format announces and completes as one. */
+class Group {
+  /** Given when it is announced. */
+  id: string | undefined;
+  /** Its parts added and not yet sent. */
+  open = 0;
+  /** No more parts will join it. */
+  closed: boolean;
+  done = false;
+  constructor(
+    readonly kind: 'defer' | 'stream',
+    readonly parent: Part,
+    readonly path: readonly (string | number)[],
+    readonly label: string | undefined,
+  ) {
+    this.closed = kind === 'defer';
+  }
+}
 
 /** graphql-js's response path: a linked list from a field back to the root. */
 type Path = ResponsePath;
@@ -67,12 +98,16 @@ class Part {
     /** The streamed item sent before this one. */
     readonly after: Part | undefined,
     readonly path: readonly (string | number)[],
+    /** The fragment or stream it belongs to (none for the first payload). */
+    readonly group?: Group,
   ) {}
 }
 
 /** Holds the parts not yet sent and hands them out, each once its parent (and predecessor) is. */
 class Publisher {
   readonly pending = new Set<Part>();
+  private nextId = 0;
+  constructor(readonly format: IncrementalFormat) {}
   /** Readers waiting for a part to be done or dropped. */
   private waiting: (() => void)[] = [];
   finished = false;
@@ -89,6 +124,7 @@ class Publisher {
       return false;
     }
     this.pending.add(part);
+    if (part.group !== undefined) part.group.open++;
     return true;
   }
 
@@ -113,25 +149,79 @@ class Publisher {
     this.wake();
   }
 
+  /** The payload that sends `sent` (in the order they were sent). */
+  private payload(sent: readonly Part[], hasNext: boolean): Payload {
+    if (this.format === '20220824') {
+      const incremental = sent.flatMap((part) => (part.entry ? [part.entry] : []));
+      return incremental.length > 0 ? { incremental, hasNext } : { hasNext };
+    }
+    const pending = this.announce(sent);
+    const incremental: Record<string, unknown>[] = [];
+    const completed: NonNullable<Payload['completed']> = [];
+    for (const part of sent) {
+      const group = part.group!;
+      group.open--;
+      if (group.done) continue; // a stream that failed as a whole sends nothing more
+      const entry = part.entry;
+      if (entry === null || entry === undefined)
+        group.closed = true; // an async iterator's end
+      else {
+        const value = group.kind === 'defer' ? entry.data : entry.items;
+        if (value === null) {
+          // The fragment or a non-null item failed: the group ends with its errors.
+          completed.push({ id: group.id!, errors: part.errors });
+          group.done = true;
+          continue;
+        }
+        incremental.push(group.kind === 'defer' ? { id: group.id, data: value, ...errorsOf(part) } : { id: group.id, items: value, ...errorsOf(part) });
+      }
+      if (group.closed && group.open === 0) {
+        completed.push({ id: group.id! });
+        group.done = true;
+      }
+    }
+    const payload: Payload = {};
+    if (pending.length > 0) payload.pending = pending;
+    if (incremental.length > 0) payload.incremental = incremental;
+    if (completed.length > 0) payload.completed = completed;
+    payload.hasNext = hasNext;
+    return payload;
+  }
+
+  /**
+   * Gives an id to every group whose parent has been sent (by now, or in `sent`), and returns their
+   * announcements: a group is announced with the payload that holds its parent.
+   */
+  announce(sent: readonly Part[] = []): NonNullable<Payload['pending']> {
+    const announced: NonNullable<Payload['pending']> = [];
+    for (const part of [...sent, ...this.pending]) {
+      const group = part.group;
+      if (group === undefined || group.id !== undefined || !group.parent.sent) continue;
+      group.id = String(this.nextId++);
+      announced.push(group.label === undefined ? { id: group.id, path: group.path } : { id: group.id, path: group.path, label: group.label });
+    }
+    return announced;
+  }
+
   /** The later payloads: each holds the entries ready by then, the last says `hasNext: false`. */
   payloads(): AsyncIterator<Payload> & AsyncIterable<Payload> {
     const next = async (): Promise<IteratorResult<Payload>> => {
       while (!this.finished) {
-        const incremental: Record<string, unknown>[] = [];
+        const sent: Part[] = [];
         for (let found = true; found; ) {
           found = false;
           for (const part of this.pending) {
             if (part.entry === undefined || (part.parent !== null && !part.parent.sent) || (part.after !== undefined && !part.after.sent)) continue;
             part.sent = true;
             this.pending.delete(part);
-            if (part.entry !== null) incremental.push(part.entry);
+            sent.push(part);
             found = true;
           }
         }
         const hasNext = this.pending.size > 0;
-        if (incremental.length > 0 || !hasNext) {
+        if (sent.length > 0 || !hasNext) {
           this.finished = !hasNext;
-          return { value: incremental.length > 0 ? { incremental, hasNext } : { hasNext }, done: false };
+          return { value: this.payload(sent, hasNext), done: false };
         }
         await new Promise<void>((resolve) => this.waiting.push(resolve));
       }
@@ -154,12 +244,18 @@ class Publisher {
   }
 }
 
+function errorsOf(part: Part): { errors?: readonly GraphQLError[] } {
+  return part.errors.length > 0 ? { errors: part.errors } : {};
+}
+
 /** One operation being run: what every resolver's info carries about it, and the executor's own state. */
 interface Run extends OperationScope {
   readonly contextValue: unknown;
   readonly fieldResolver: GraphQLFieldResolver<unknown, unknown>;
   readonly typeResolver: GraphQLTypeResolver<unknown, unknown>;
   readonly publisher: Publisher;
+  /** Aborted when the client leaves or the time bound passes: no resolver starts after that. */
+  readonly signal: AbortSignal | undefined;
   readonly collected: WeakMap<readonly FieldNode[], Map<GraphQLObjectType, Collected>>;
 }
 
@@ -173,16 +269,20 @@ interface Collected {
  * or streamed (or the operation could not start), otherwise the payloads. A subscription gives each
  * event's payloads in turn.
  */
-export async function executeIncrementally(args: ExecutionArgs): Promise<IncrementalResult> {
+export async function executeIncrementally(
+  args: ExecutionArgs,
+  format: IncrementalFormat = '20220824',
+  signal: AbortSignal | undefined = undefined,
+): Promise<IncrementalResult> {
   assertValidSchema(args.schema);
-  const run = prepare(args);
+  const run = prepare(args, format, args.rootValue, signal);
   if (!('schema' in run)) return run;
-  if (run.operation.operation === 'subscription') return subscribe(args);
+  if (run.operation.operation === 'subscription') return subscribe(args, format, signal);
   return executeOperation(run);
 }
 
 /** The operation, its fragments and its variables, or graphql-js's errors for them. */
-function prepare(args: ExecutionArgs, rootValue: unknown = args.rootValue): Run | ExecutionResult {
+function prepare(args: ExecutionArgs, format: IncrementalFormat, rootValue: unknown, signal: AbortSignal | undefined): Run | ExecutionResult {
   let operation: OperationDefinitionNode | undefined;
   const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
   for (const definition of args.document.definitions) {
@@ -197,18 +297,20 @@ function prepare(args: ExecutionArgs, rootValue: unknown = args.rootValue): Run 
   if (operation === undefined) {
     return { errors: [new GraphQLError(args.operationName == null ? 'Must provide an operation.' : `Unknown operation named "${args.operationName}".`)] };
   }
-  const variables = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
-  if (variables.errors) return { errors: variables.errors };
+  const variables = coerceVariables(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});
+  if (isErrorList(variables)) return { errors: variables };
   return {
     schema: args.schema,
     fragments,
     rootValue,
     contextValue: args.contextValue,
     operation,
-    variableValues: variables.coerced,
+    variableValues: variables.executor,
+    infoExtras: resolveInfoExtras(signal),
+    signal,
     fieldResolver: args.fieldResolver ?? defaultFieldResolver,
     typeResolver: args.typeResolver ?? defaultTypeResolver,
-    publisher: new Publisher(),
+    publisher: new Publisher(format),
     collected: new WeakMap(),
   };
 }
@@ -231,6 +333,7 @@ async function executeOperation(run: Run): Promise<IncrementalResult> {
   first.sent = true;
   const result: Payload = first.errors.length > 0 ? { errors: first.errors, data } : { data };
   if (run.publisher.pending.size === 0) return result;
+  if (run.publisher.format === 'v0.2') result.pending = run.publisher.announce();
   const later = run.publisher.payloads();
   let started = false;
   const iterator: AsyncIterator<Payload> & AsyncIterable<Payload> = {
@@ -248,7 +351,7 @@ async function executeOperation(run: Run): Promise<IncrementalResult> {
 }
 
 /** A subscription: each event executed incrementally, its payloads one after another. */
-async function subscribe(args: ExecutionArgs): Promise<IncrementalResult> {
+async function subscribe(args: ExecutionArgs, format: IncrementalFormat, signal: AbortSignal | undefined): Promise<IncrementalResult> {
   const source = await createSourceEventStream(args);
   if (!(Symbol.asyncIterator in source)) return source;
   const events = source[Symbol.asyncIterator]();
@@ -263,7 +366,7 @@ async function subscribe(args: ExecutionArgs): Promise<IncrementalResult> {
         }
         const event = await events.next();
         if (event.done) return { value: undefined, done: true };
-        const run = prepare(args, event.value);
+        const run = prepare(args, format, event.value, signal);
         const result = 'schema' in run ? await executeOperation(run) : run;
         if (!(Symbol.asyncIterator in result)) return { value: result, done: false };
         current = result[Symbol.asyncIterator]();
@@ -395,7 +498,8 @@ function deferFragment(
   deferred: Collected['deferred'][number],
   parent: Part,
 ): void {
-  const part = new Part(parent, undefined, responsePathAsArray(path));
+  const fragmentPath = responsePathAsArray(path);
+  const part = new Part(parent, undefined, fragmentPath, new Group('defer', parent, fragmentPath, deferred.label));
   if (!run.publisher.add(part)) return;
   void (async () => {
     let data: Record<string, unknown> | null;
@@ -423,6 +527,7 @@ async function executeField(run: Run, type: GraphQLObjectType, source: unknown, 
   if (def === undefined) return undefined;
   const info = resolveInfoOf(run, def, fieldNodes, type, path);
   try {
+    if (run.signal?.aborted) throw run.signal.reason;
     const args = getArgumentValues(def, fieldNodes[0], run.variableValues);
     const resolved = await (def.resolve ?? run.fieldResolver)(source, args, run.contextValue, info);
     return await completeValue(run, def.type, info, path, resolved, part);
@@ -529,12 +634,16 @@ async function completeList(
   }
   let index = 0;
   let previous: Part | undefined;
+  let group: Group | undefined;
   for (const item of value as Iterable<unknown>) {
     if (stream !== undefined && index >= stream.initialCount) {
-      previous = streamItem(run, part, previous, itemType, info, at(path, index, undefined), item, stream.label);
+      group ??= new Group('stream', part, responsePathAsArray(path), stream.label);
+      previous = streamItem(run, part, previous, group, itemType, info, at(path, index, undefined), item, stream.label);
     } else items.push(completeItem(run, itemType, info, at(path, index, undefined), item, part));
     index++;
   }
+  // Every item has joined the stream.
+  if (group !== undefined) group.closed = true;
   return Promise.all(items);
 }
 
@@ -551,13 +660,14 @@ function streamItem(
   run: Run,
   parent: Part,
   after: Part | undefined,
+  group: Group,
   itemType: GraphQLOutputType,
   info: GraphQLResolveInfo,
   path: Path,
   item: unknown,
   label: string | undefined,
 ): Part {
-  const part = new Part(parent, after, responsePathAsArray(path));
+  const part = new Part(parent, after, responsePathAsArray(path), group);
   if (run.publisher.add(part)) void completeStreamed(run, part, itemType, info, path, item, label);
   return part;
 }
@@ -594,9 +704,10 @@ function streamFrom(
   parent: Part,
 ): void {
   let after: Part | undefined;
+  const group = new Group('stream', parent, responsePathAsArray(listPath), label);
   const pull = (index: number): void => {
     // Stands for the next item until the iterator gives it; ends with no entry when it is done.
-    const waiting = new Part(parent, after, responsePathAsArray(at(listPath, index, undefined)));
+    const waiting = new Part(parent, after, responsePathAsArray(at(listPath, index, undefined)), group);
     waiting.iterator = iterator;
     if (!run.publisher.add(waiting)) {
       void iterator.return?.()?.catch(() => {});

@@ -17,6 +17,7 @@ import {
 } from 'graphql';
 import { Lru } from '../handler/lru.ts';
 import { withoutSuggestionsIn } from '../handler/suggestions.ts';
+import { executeWhole } from '../execution/graphql-compat.ts';
 import { createSharedSubscribe, type ConnectionParams, type SubscriptionShareKey } from './shared-subscribe.ts';
 import type { SharedExecutionStats } from './shared-executions.ts';
 import { Connection, type WebSocketLike } from './socket-connection.ts';
@@ -128,6 +129,8 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
   let coreStreaming = 0;
   const core = makeServer<ConnectionParams, GraphQLWebSocketExtra>({
     ...serverOptions,
+    // graphql-js 17's `execute` refuses a schema that defines @defer or @stream (graphql-compat.ts).
+    execute: serverOptions.execute ?? executeWhole,
     // Connection does it (socket-connection.ts).
     connectionInitWaitTimeout: 0,
     onConnect: (ctx) => {

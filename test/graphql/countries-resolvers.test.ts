@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
-import { graphql } from 'graphql';
+import { graphqlWhole } from '../support/graphql-whole.ts';
 import { countriesSchema } from '../../src/countries/index.ts';
 
 const require = createRequire(import.meta.url);
@@ -22,7 +22,7 @@ interface Result {
 
 /** Executes and returns the result as a client sees it (serialized JSON). */
 async function run(source: string, variableValues?: Record<string, unknown>): Promise<Result> {
-  return JSON.parse(JSON.stringify(await graphql({ schema: countriesSchema, source, variableValues })));
+  return JSON.parse(JSON.stringify(await graphqlWhole({ schema: countriesSchema, source, variableValues })));
 }
 async function data(source: string, variableValues?: Record<string, unknown>): Promise<Record<string, any>> {
   const result = await run(source, variableValues);

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { buildSchema, findBreakingChanges, findDangerousChanges, getIntrospectionQuery, graphql, parse, printSchema, type ExecutionResult } from 'graphql';
+import { graphqlWhole } from '../support/graphql-whole.ts';
+import { buildSchema, findBreakingChanges, findDangerousChanges, getIntrospectionQuery, Kind, parse, print, printSchema, type ExecutionResult } from 'graphql';
 import { countriesReferenceSDL, countriesSchema, countriesSDL, countriesSubgraphSDL } from '../../src/countries/index.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/countries/${name}`, import.meta.url), 'utf8');
@@ -15,7 +16,7 @@ async function run(
   source: string,
   variableValues?: Record<string, unknown>,
 ): Promise<ExecutionResult & { errors?: { message: string; path?: (string | number)[] }[] }> {
-  return JSON.parse(JSON.stringify(await graphql({ schema: countriesSchema, source, variableValues })));
+  return JSON.parse(JSON.stringify(await graphqlWhole({ schema: countriesSchema, source, variableValues })));
 }
 
 describe('countries schema', () => {
@@ -102,7 +103,8 @@ describe('countries schema', () => {
       ],
     );
     const countries = data.query.fields.find((f) => f.name === 'countries')!;
-    assert.deepEqual(countries.args, [{ name: 'filter', defaultValue: '{}' }]);
+    // An empty input object as the installed graphql-js prints it ('{}' on 16, '{  }' on 17).
+    assert.deepEqual(countries.args, [{ name: 'filter', defaultValue: print({ kind: Kind.OBJECT, fields: [] }) }]);
   });
 
   it('_service.sdl parses, carries @key(fields: "code") on Country, Continent and Language', async () => {

@@ -4,7 +4,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  execute,
   GraphQLBoolean,
   GraphQLEnumType,
   GraphQLError,
@@ -25,6 +24,7 @@ import {
   type ExecutionResult,
 } from 'graphql';
 import { countriesSchema } from '../../src/countries/index.ts';
+import { emptyVariables, executeWhole, isErrorList } from '../../src/execution/graphql-compat.ts';
 import { bail, executePlan, useGeneratedCode } from '../../src/execution/execute-plan.ts';
 import { codegenAvailable } from '../../src/execution/codegen.ts';
 import { coerceVariables } from '../../src/execution/compiled-execution.ts';
@@ -44,9 +44,9 @@ function runCompiled(schema: GraphQLSchema, c: Case, rootValue?: unknown, contex
   if (plan === null) return { kind: 'unplanned' };
   // As the handler coerces them: the plan's reader, else graphql-js.
   const coerced = coerceVariables(schema, plan, c.variables);
-  if (Array.isArray(coerced)) return { kind: 'compiled', json: JSON.stringify({ errors: coerced }) };
+  if (isErrorList(coerced)) return { kind: 'compiled', json: JSON.stringify({ errors: coerced }) };
   try {
-    const result = executePlan(plan, schema, rootValue, contextValue, coerced as Record<string, unknown>);
+    const result = executePlan(plan, schema, rootValue, contextValue, coerced);
     const json = result.errors.length === 0 ? `{"data":${result.data}}` : `{"errors":${JSON.stringify(result.errors)},"data":${result.data}}`;
     return { kind: 'compiled', json };
   } catch (error) {
@@ -56,7 +56,7 @@ function runCompiled(schema: GraphQLSchema, c: Case, rootValue?: unknown, contex
 }
 
 function reference(schema: GraphQLSchema, c: Case, rootValue?: unknown, contextValue?: unknown): string {
-  const result = execute({
+  const result = executeWhole({
     schema,
     document: parse(c.query),
     variableValues: c.variables,
@@ -341,26 +341,26 @@ test('the compiled executor hands promises and variable-dependent directives to 
   const document = parse('{ sync now }');
   const plan = planOperation(schema, document, undefined)!;
   assert.throws(
-    () => executePlan(plan, schema, undefined, undefined, {}),
+    () => executePlan(plan, schema, undefined, undefined, emptyVariables),
     (e) => e === bail,
   );
   assert.equal(plan.async, true, 'a plan that met a promise is marked async');
   const rejectedPlan = planOperation(schema, parse('{ rejected }'), undefined)!;
   assert.throws(
-    () => executePlan(rejectedPlan, schema, undefined, undefined, {}),
+    () => executePlan(rejectedPlan, schema, undefined, undefined, emptyVariables),
     (e) => e === bail,
   );
   // With an object as root value the root fields run as generated code, which calls these resolvers
   // itself: the same hand-over, and the rejection is still absorbed.
   const generatedPlan = planOperation(schema, document, undefined)!;
   assert.throws(
-    () => executePlan(generatedPlan, schema, {}, undefined, {}),
+    () => executePlan(generatedPlan, schema, {}, undefined, emptyVariables),
     (e) => e === bail,
   );
   assert.equal(generatedPlan.async, true, 'generated code marks the plan async too');
   const generatedRejected = planOperation(schema, parse('{ sync rejected }'), undefined)!;
   assert.throws(
-    () => executePlan(generatedRejected, schema, {}, undefined, {}),
+    () => executePlan(generatedRejected, schema, {}, undefined, emptyVariables),
     (e) => e === bail,
   );
   await new Promise((resolve) => setTimeout(resolve, 10)); // an unhandled rejection would fail the test run
@@ -592,9 +592,9 @@ test('the interpreter alone gives the same bytes as generated code', () => {
     useGeneratedCode(true);
   }
   const q2 = planOperation(countriesSchema, parse('{ countries { code name continent { name } languages { code } } }'), undefined)!;
-  const generated = executePlan(q2, countriesSchema, undefined, undefined, {}).data;
+  const generated = executePlan(q2, countriesSchema, undefined, undefined, emptyVariables).data;
   useGeneratedCode(false);
-  const interpreted = executePlan(q2, countriesSchema, undefined, undefined, {}).data;
+  const interpreted = executePlan(q2, countriesSchema, undefined, undefined, emptyVariables).data;
   useGeneratedCode(true);
   assert.equal(generated, interpreted);
 });

@@ -64,6 +64,7 @@ test('compiled execution is loaded when a document runs a second time; until the
     rootValue: undefined,
     context: undefined,
     execute: undefined,
+    timeoutMs: undefined,
     compiled: compiled.part,
     formatError: (error) => error,
     streams: null,

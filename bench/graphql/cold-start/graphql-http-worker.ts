@@ -1,8 +1,8 @@
 // graphql-http's own fetch handler on the countries schema, as its README sets it up.
 import { createHandler } from 'graphql-http/lib/use/fetch';
-import { countriesSchema } from '../../../src/countries/index.ts';
+import { peerSchema } from '../peer-schema.ts';
 
-const handler = createHandler({ schema: countriesSchema });
+const handler = createHandler({ schema: peerSchema });
 
 export default {
   fetch(request: Request): Promise<Response> | Response {

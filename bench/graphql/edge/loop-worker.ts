@@ -3,6 +3,7 @@
 // handler, not the transport (workerd's own clock stands still while a request runs).
 import { createHandler as createPlainHandler } from 'graphql-http/lib/use/fetch';
 import { countriesSchema } from '../../../src/countries/index.ts';
+import { peerSchema } from '../peer-schema.ts';
 import { createGraphQLHandler } from '../../../src/handler/create-handler.ts';
 import { benchQueries, requestFor } from '../queries.ts';
 
@@ -11,7 +12,7 @@ type Handler = (request: Request) => Promise<Response>;
 const handlers: Record<string, Handler> = {
   skiff: createGraphQLHandler({ schema: countriesSchema, compiledExecution: true }),
   // graphql-http's own fetch handler, as its README sets it up.
-  'graphql-http': createPlainHandler({ schema: countriesSchema }),
+  'graphql-http': createPlainHandler({ schema: peerSchema }),
 };
 
 async function loop(impl: string, queryId: string, n: number): Promise<Response> {
