@@ -38,6 +38,8 @@ export class Adaptation implements PluginHost {
   private socketIno: number | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private stopped = false;
+  /** Sockets accepted on the NRI socket and not yet closed, registered or not. */
+  private readonly connections = new Set<Socket>();
 
   constructor(
     private readonly config: NriConfig,
@@ -86,10 +88,14 @@ export class Adaptation implements PluginHost {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const plugin of [...this.plugins]) plugin.close('the runtime is shutting down');
     if (this.server) {
       const server = this.server;
       this.server = undefined;
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // close() waits for every connection to end: those still registering are cut here.
+      const closing = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of this.connections) socket.destroy();
+      await closing;
       // Only our socket: not one another runtime bound meanwhile.
       const ino = (() => {
         try {
@@ -100,7 +106,6 @@ export class Adaptation implements PluginHost {
       })();
       if (ino !== undefined && ino === this.socketIno) rmSync(this.config.socketPath, { force: true });
     }
-    for (const plugin of [...this.plugins]) plugin.close('the runtime is shutting down');
   }
 
   // ---- PluginHost ----
@@ -196,6 +201,8 @@ export class Adaptation implements PluginHost {
       socket.destroy();
       return;
     }
+    this.connections.add(socket);
+    socket.once('close', () => this.connections.delete(socket));
     const plugin = new Plugin(socket, this);
     plugin.start(this.runtime.name, this.runtime.version).then(
       () =>
