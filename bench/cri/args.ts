@@ -22,6 +22,8 @@ export interface BenchArgs {
   kubelet: boolean;
   /** The cluster part (pod start-up through the API) instead of the per-call parts. */
   cluster: boolean;
+  /** The NRI part (NRI off, on, and with the sample logger, on skiffd and containerd 2.1) instead of the per-call parts. */
+  nri: boolean;
   kubeletPods: number[];
   steadyS: number;
   settleS: number;
@@ -106,6 +108,14 @@ window while they run. Targets: skiffd's p99 within the pod start-up SLO (5 s) a
 Deployment. --pods, --steady, --settle and --only apply as for --kubelet.
   --cluster              run the cluster part
 
+The NRI part (--nri, instead of the parts above): what NRI costs on the CRI path. skiffd and containerd
+2.1 each run three ways at once: NRI off, NRI on with no plugin, and NRI on with the conformance kit's
+containerd/nri sample logger attached (\`logger -idx 10 -name logger -log-file F -add-env NRI_BENCH\`, the
+same for both). The lifecycle workload above runs on all six, interleaved sample by sample with the order
+rotated; it prints p50 / p90 per call and variant, and the ratios NRI on / off, logger / off, and
+skiffd / containerd 2.1 with the logger. --samples, --warmup and --skiffd-bin apply.
+  --nri                  run the NRI part
+
 containerd: skiffd is judged against containerd 2.1 (containerd2), the release users pick today, which the
 conformance kit's containerd2.sh brings from Debian unstable into a cache (../shared/cri-conformance or
 CRI_CONFORMANCE_DIR); containerd 1.6.20 (containerd) runs beside it when \`containerd\` is on PATH
@@ -135,6 +145,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     keep: false,
     kubelet: false,
     cluster: false,
+    nri: false,
     kubeletPods: [30, 100],
     steadyS: 60,
     settleS: 15,
@@ -197,6 +208,9 @@ export function parseArgs(argv: string[]): BenchArgs {
         break;
       case '--cluster':
         a.cluster = true;
+        break;
+      case '--nri':
+        a.nri = true;
         break;
       case '--pods': {
         const v = value() ?? '';

@@ -14,6 +14,7 @@ import { startSkiffdPeer } from './skiffd-peer.ts';
 import { summarizeHandlerTimes } from './handler-times.ts';
 import { runKubeletPart } from './kubelet-run.ts';
 import { runClusterPart } from './cluster-run.ts';
+import { runNriPart } from './nri-run.ts';
 import { critestBenchmark, summarizeCritest, type CritestSamples } from './critest-bench.ts';
 import { kitMissing, startKitRegistry, type KitRegistry } from '../../test/support/cri-conformance.ts';
 import { freePort } from '../../test/support/netns.ts';
@@ -211,6 +212,16 @@ async function main(args: BenchArgs): Promise<number> {
       : `${header}\n${text}\n`;
     await new Promise<void>((resolve) => process.stdout.write(out, () => resolve()));
     return results.some((r) => r.errors.length > 0) ? 1 : 0;
+  }
+
+  if (args.nri) {
+    const { results, text } = await runNriPart(args, dir, undo, say, () => stopping);
+    if (stopping) return 1;
+    const machine = { ...result.machine, note: `load average ${loadStart} at the start, ${loadAverage()} at the end` };
+    const header = `command: ${result.command}\nmachine: ${machine.cpus} cpus, ${machine.model}, kernel ${machine.kernel}, node ${machine.node}; ${machine.note}\n`;
+    const out = args.json ? JSON.stringify({ date: result.date, command: result.command, machine, nri: results }, null, 2) + '\n' : `${header}\n${text}\n`;
+    await new Promise<void>((resolve) => process.stdout.write(out, () => resolve()));
+    return Object.values(results.variants).some((v) => v!.errors.length > 0) ? 1 : 0;
   }
 
   if (systemdBooted()) undo.push({ what: `stopping ${BENCH_SLICE}`, fn: () => stopUnit(BENCH_SLICE) });

@@ -54,6 +54,8 @@ export async function startSkiffdPeer(
     name?: 'skiffd' | 'skiffd-cgroupfs';
     /** [runtime] cgroup_driver (default: skiffd's own, auto). */
     cgroupDriver?: 'systemd' | 'cgroupfs';
+    /** More TOML, after the bench's own (e.g. an [nri] table). */
+    extraConfig?: string;
   } = {},
 ): Promise<Peer> {
   const logLevel = options.logLevel ?? 'info';
@@ -77,6 +79,7 @@ export async function startSkiffdPeer(
     ...[...new Set(mirrors.map(([, url]) => new URL(url).host))]
       .filter((host) => host !== registryHost)
       .flatMap((host) => [`[registry.configs.${JSON.stringify(host)}]`, 'insecure = true']),
+    options.extraConfig ?? '',
     '',
   ].join('\n');
   let d: SkiffdHandle;
