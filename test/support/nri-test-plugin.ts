@@ -5,6 +5,7 @@
 import { connect, type Socket } from 'node:net';
 import {
   ConfigureResponse,
+  ContainerAdjustment,
   CreateContainerRequest,
   CreateContainerResponse,
   Empty,
@@ -12,7 +13,7 @@ import {
   SynchronizeResponse,
   UpdateContainersRequest,
   UpdateContainersResponse,
-  type ContainerAdjustment,
+  type DeepPartial,
   type ContainerEviction,
   type ContainerUpdate,
   type PodSandbox,
@@ -28,7 +29,7 @@ export interface TestPluginBehaviour {
   /** Do not register at all (the runtime is to give up after its registration timeout). */
   neverRegister?: boolean;
   /** What to answer CreateContainer with: an adjustment, or bytes that are no message. */
-  onCreate?: (pod: PodSandbox, container: Container) => { adjust?: Partial<ContainerAdjustment>; garbage?: Uint8Array };
+  onCreate?: (pod: PodSandbox, container: Container) => { adjust?: DeepPartial<ContainerAdjustment>; garbage?: Uint8Array };
 }
 
 export interface TestPlugin {
@@ -67,18 +68,7 @@ export function connectTestPlugin(socketPath: string, behaviour: TestPluginBehav
             const req = CreateContainerRequest.decode(payload);
             const answer = behaviour.onCreate?.(req.pod!, req.container!);
             if (answer?.garbage) return answer.garbage;
-            const adjust = answer?.adjust
-              ? {
-                  annotations: {},
-                  mounts: [],
-                  env: [],
-                  hooks: undefined,
-                  linux: undefined,
-                  rlimits: [],
-                  CDIDevices: [],
-                  ...answer.adjust,
-                }
-              : undefined;
+            const adjust = answer?.adjust ? ContainerAdjustment.fromPartial(answer.adjust) : undefined;
             return CreateContainerResponse.encode({ adjust, update: [], evict: [] }).finish();
           }
           default:
