@@ -103,6 +103,10 @@ test('the default profile: generated for what the kernel mediates and the parser
   assert.match(full, /^abi <abi\/3\.0>,\n\nprofile skiffd-default flags=\(attach_disconnected,mediate_deleted\) \{$/m);
   assert.match(full, /^ {2}deny mount,$/m);
   assert.match(full, /^ {2}signal \(send,receive\) peer=skiffd-default,$/m);
+  // Debian 13 and Ubuntu 24.04 run runc and crun under profiles of their own (flags=(unconfined)): without
+  // these, `runc kill` is refused and no container stops (the Debian 13 node showed it).
+  assert.match(full, /^ {2}signal \(receive\) peer=runc,$/m);
+  assert.match(full, /^ {2}signal \(receive\) peer=crun,$/m);
   assert.match(full, /^ {2}ptrace \(trace,read,tracedby,readby\) peer=skiffd-default,$/m);
   const bare = defaultProfile('skiffd-default', { signal: false, ptrace: false, abi3: false });
   assert.doesNotMatch(bare, /signal|ptrace/, 'no rules the kernel does not mediate');

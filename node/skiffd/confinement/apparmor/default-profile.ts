@@ -51,6 +51,9 @@ export function defaultProfile(name: string, abilities: ProfileAbilities): strin
       '',
       '# Signals from the node (the runtime stopping it) and within the container; none to anything else.',
       'signal (receive) peer=unconfined,',
+      '# runc and crun under the profiles AppArmor 4 ships for them (Debian 13, Ubuntu 24.04): they kill the container.',
+      'signal (receive) peer=runc,',
+      'signal (receive) peer=crun,',
       `signal (send,receive) peer=${name},`,
     );
   }
