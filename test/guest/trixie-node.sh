@@ -34,7 +34,8 @@ for t in qemu-system-x86_64 mmdebstrap mkfs.ext4 apt-get; do
 done
 
 # What the node is made of. The kernel and initramfs-tools give it a bootable /boot; the rest is what a
-# container node runs (the runtimes, conmon, CNI plugins, iptables, AppArmor) and what the tests use there.
+# container node runs (the runtimes, conmon, CNI plugins, iptables, AppArmor) and what the tests use there
+# (the kit's registry server, sudo for critest's AppArmor specs, busybox-static for test root file systems).
 PACKAGES=(systemd systemd-sysv dbus udev kmod linux-image-amd64 initramfs-tools apparmor
   runc crun conmon catatonit containernetworking-plugins iptables nftables iproute2 procps hostname
   sudo docker-registry openssl ca-certificates zstd e2fsprogs busybox-static)
@@ -42,7 +43,8 @@ SUITE=trixie
 
 if [ "$(id -u)" = 0 ]; then cache=${SKIFF_TRIXIE_CACHE:-/var/cache/skiff-trixie}; else cache=${SKIFF_TRIXIE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/skiff-trixie}; fi
 mkdir -p "$cache"
-exec 9>"$cache/.lock"; flock -w 3600 9   # nodes started side by side build it once
+exec 9>"$cache/.lock"   # nodes started side by side build it once
+flock -w 3600 9 || { echo "$0: another build of the node held $cache/.lock for an hour" >&2; exit 2; }
 
 # Makes the node into the directory $1: the root file system from trixie's packages, its ext4 disk image,
 # and the kernel and initramfs that trixie's linux-image and initramfs-tools put in its /boot.
