@@ -3,7 +3,7 @@
 // clearly. Enforcement itself is checked on the Debian node with AppArmor on (test/guest/).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Status } from 'nice-grpc-common';
@@ -23,6 +23,7 @@ function fakeHost(enabled: boolean, loaded: string[] = []): AppArmorHost & { loa
   return {
     enabled,
     mediates: { signal: true, ptrace: true },
+    parserAbi3: true,
     loaded: (name) => names.has(name),
     async load(text) {
       loads.push(text);
@@ -95,14 +96,21 @@ test('AppArmor off: confinement asked for is refused; nothing changes for the re
   }
 });
 
-test('the default profile: generated for what the kernel mediates, and accepted by apparmor_parser', async (t) => {
-  const full = defaultProfile('skiffd-default', { signal: true, ptrace: true });
-  assert.match(full, /^profile skiffd-default flags=\(attach_disconnected,mediate_deleted\) \{$/m);
+test('the default profile: generated for what the kernel mediates and the parser knows, and accepted by apparmor_parser', async (t) => {
+  const full = defaultProfile('skiffd-default', { signal: true, ptrace: true, abi3: true });
+  // Pinned to AppArmor 3.0's ABI: a 4.x parser would otherwise compile it as refusing user namespaces
+  // (the Debian 13 node's seccomp probe shows it).
+  assert.match(full, /^abi <abi\/3\.0>,\n\nprofile skiffd-default flags=\(attach_disconnected,mediate_deleted\) \{$/m);
   assert.match(full, /^ {2}deny mount,$/m);
   assert.match(full, /^ {2}signal \(send,receive\) peer=skiffd-default,$/m);
+  // Debian 13 and Ubuntu 24.04 run runc and crun under profiles of their own (flags=(unconfined)): without
+  // these, `runc kill` is refused and no container stops (the Debian 13 node showed it).
+  assert.match(full, /^ {2}signal \(receive\) peer=runc,$/m);
+  assert.match(full, /^ {2}signal \(receive\) peer=crun,$/m);
   assert.match(full, /^ {2}ptrace \(trace,read,tracedby,readby\) peer=skiffd-default,$/m);
-  const bare = defaultProfile('skiffd-default', { signal: false, ptrace: false });
+  const bare = defaultProfile('skiffd-default', { signal: false, ptrace: false, abi3: false });
   assert.doesNotMatch(bare, /signal|ptrace/, 'no rules the kernel does not mediate');
+  assert.doesNotMatch(bare, /^abi /m, 'no ABI a parser before 3.0 would not know');
   if (!needs(t, { commands: ['apparmor_parser'] })) return;
   // -Q: compile only, so this runs where AppArmor is off too.
   for (const text of [full, bare]) {
@@ -140,6 +148,7 @@ test('this host: AppArmor read from securityfs', () => {
     enabled = readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').trim();
   } catch {}
   assert.equal(host.enabled, enabled === 'Y');
+  assert.equal(host.parserAbi3, existsSync('/etc/apparmor.d/abi/3.0'));
 });
 
 test('CreateContainer: the profile lands in the OCI spec; refused where AppArmor is off', { timeout: 60_000 }, async (t) => {

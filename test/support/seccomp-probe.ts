@@ -48,6 +48,7 @@ export const PROBES: Record<string, { call: string; args?: number[] }> = {
   add_key: { call: 'add_key' },
   socket_vsock: { call: 'socket', args: [40] },
   socket_inet: { call: 'socket', args: [2] },
+  socketpair_unix: { call: 'socketpair', args: [1] },
   ptrace_traceme: { call: 'ptrace' },
   process_vm_readv: { call: 'process_vm_readv' },
   userfaultfd: { call: 'userfaultfd' },

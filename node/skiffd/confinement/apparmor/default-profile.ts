@@ -12,9 +12,17 @@ export interface ProfileAbilities {
   signal: boolean;
   /** The kernel mediates ptrace (securityfs `features/ptrace`). */
   ptrace: boolean;
+  /**
+   * apparmor_parser knows AppArmor 3.0's ABI (its `abi/3.0` file; AppArmor 3.0 and later). The profile
+   * then pins it: a 4.x parser compiles a profile without one for every feature its kernel mediates, so
+   * on Debian 13 (AppArmor 4.1, Linux 6.12) the rules below would refuse user namespaces (EACCES on
+   * unshare and clone) that seccomp and the container's capabilities allow, and, on kernels that mediate
+   * unix sockets apart from `network`, unix sockets too. The field's default profiles pin 3.0 as well.
+   */
+  abi3: boolean;
 }
 
-/** The profile's text for apparmor_parser. Self-contained: no includes, so it loads on any AppArmor 2.x or 3.x. */
+/** The profile's text for apparmor_parser. Self-contained: no includes, so it loads on any AppArmor from 2.x to 4.x. */
 export function defaultProfile(name: string, abilities: ProfileAbilities): string {
   const rules = [
     'network,',
@@ -43,11 +51,15 @@ export function defaultProfile(name: string, abilities: ProfileAbilities): strin
       '',
       '# Signals from the node (the runtime stopping it) and within the container; none to anything else.',
       'signal (receive) peer=unconfined,',
+      '# runc and crun under the profiles AppArmor 4 ships for them (Debian 13, Ubuntu 24.04): they kill the container.',
+      'signal (receive) peer=runc,',
+      'signal (receive) peer=crun,',
       `signal (send,receive) peer=${name},`,
     );
   }
   if (abilities.ptrace) {
     rules.push('', '# ptrace and /proc reads of processes only within the profile.', `ptrace (trace,read,tracedby,readby) peer=${name},`);
   }
-  return [`profile ${name} flags=(attach_disconnected,mediate_deleted) {`, ...rules.map((r) => (r ? `  ${r}` : '')), '}', ''].join('\n');
+  const abi = abilities.abi3 ? ['abi <abi/3.0>,', ''] : [];
+  return [...abi, `profile ${name} flags=(attach_disconnected,mediate_deleted) {`, ...rules.map((r) => (r ? `  ${r}` : '')), '}', ''].join('\n');
 }

@@ -9,6 +9,8 @@ export interface AppArmorHost {
   readonly enabled: boolean;
   /** Kernel abilities the default profile's rules depend on. */
   readonly mediates: { signal: boolean; ptrace: boolean };
+  /** apparmor_parser has AppArmor 3.0's ABI file, so a profile can pin what its rules mean to it. */
+  readonly parserAbi3: boolean;
   /** True when a profile of this name is loaded (in any mode). */
   loaded(name: string): boolean;
   /** Loads (or replaces) a profile from its text; rejects with apparmor_parser's message. */
@@ -21,12 +23,15 @@ export interface AppArmorPaths {
   /** securityfs's apparmor directory, `/sys/kernel/security/apparmor`. */
   securityDir: string;
   parser: string;
+  /** The parser's description of AppArmor 3.0's ABI, which `abi <abi/3.0>,` names. */
+  abi3File: string;
 }
 
 export const DEFAULT_PATHS: AppArmorPaths = {
   enabledFile: '/sys/module/apparmor/parameters/enabled',
   securityDir: '/sys/kernel/security/apparmor',
   parser: 'apparmor_parser',
+  abi3File: '/etc/apparmor.d/abi/3.0',
 };
 
 const PARSER_TIMEOUT_MS = 60_000;
@@ -44,6 +49,7 @@ export function appArmorHost(paths: AppArmorPaths = DEFAULT_PATHS): AppArmorHost
   return {
     enabled,
     mediates: { signal: existsSync(join(features, 'signal')), ptrace: existsSync(join(features, 'ptrace')) },
+    parserAbi3: existsSync(paths.abi3File),
     loaded(name) {
       // One line a profile: "NAME (MODE)". Names may hold spaces; the mode is the last parenthesis.
       return read(join(paths.securityDir, 'profiles'))

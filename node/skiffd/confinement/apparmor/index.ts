@@ -36,7 +36,7 @@ export async function openAppArmor(
     log.info('AppArmor is not enabled on this node: containers run unconfined, and requests for a profile are refused');
     return { ...policy, status: { enabled: false } };
   }
-  const text = defaultProfile(DEFAULT_PROFILE_NAME, host.mediates);
+  const text = defaultProfile(DEFAULT_PROFILE_NAME, { ...host.mediates, abi3: host.parserAbi3 });
   const digest = createHash('sha256').update(text).digest('hex');
   const note = join(state, STATE_ENTRIES.apparmorDigest);
   let held = '';
