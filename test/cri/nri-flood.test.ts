@@ -1,6 +1,8 @@
 // What a plugin sends cannot make skiffd's work grow faster than what it sent: a request of nearly
 // ttrpc's 4 MiB limit cut into the smallest multiplexer frames is read and answered (each piece is
-// kept, and the message copied once when it is whole), and skiffd goes on serving the CRI.
+// kept, and the message copied once when it is whole), and skiffd goes on serving the CRI. A plugin
+// that sends requests and never reads the answers is cut off once a bounded amount waits for it,
+// rather than having skiffd hold every answer.
 import { type TestContext, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
@@ -16,7 +18,8 @@ import {
   UpdateContainersRequest,
   UpdateContainersResponse,
 } from '../../proto/gen/nri/v1alpha1/api.ts';
-import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from '../../node/skiffd/nri/wire/mux.ts';
+import { MAX_UNSENT, Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from '../../node/skiffd/nri/wire/mux.ts';
+import { Request } from '../../proto/gen/ttrpc/request.ts';
 import { TtrpcEndpoint } from '../../node/skiffd/nri/wire/ttrpc.ts';
 import { needs } from '../support/prereq.ts';
 import { startSkiffd, type SkiffdHandle } from '../support/skiffd.ts';
@@ -87,4 +90,28 @@ test('NRI: a plugin sending a large request in tiny frames is answered, and skif
   assert.deepEqual(UpdateContainersResponse.decode(reply).failed, []);
   assert.ok((await d.runtime.version({})).runtimeName);
   assert.doesNotMatch(d.logs(), /connection to plugin closed.* plugin=40-tiny-frames/);
+});
+
+test('NRI: a plugin that never reads its answers is cut off, and skiffd goes on serving', { timeout: 300_000 }, async (t) => {
+  if (!needs(t, { root: true })) return;
+  const { d, socket } = await connected(t, 'never-reads');
+  // From here on nothing is read; each request names a method of 1 MiB, which the refusal repeats.
+  socket.pause();
+  const method = 'm'.repeat(1024 * 1024);
+  const requests = Math.ceil((2 * MAX_UNSENT) / method.length);
+  for (let i = 0; i < requests; i++) {
+    const body = Request.encode({ service: RUNTIME_SERVICE, method, payload: Buffer.alloc(0), timeoutNano: 0n, metadata: [] }).finish();
+    const header = Buffer.alloc(10);
+    header.writeUInt32BE(body.length, 0);
+    header.writeUInt32BE(101 + 2 * i, 4); // client streams: odd, increasing
+    header[8] = 1; // request
+    header[9] = 1; // remote closed
+    socket.write(frames(RUNTIME_SERVICE_CONN, Buffer.concat([header, body]), 4096));
+  }
+  await until(
+    'skiffd to cut off the plugin that does not read',
+    () => /connection to plugin closed.* plugin=40-never-reads reason="the peer does not read/.test(d.logs()),
+    60_000,
+  );
+  assert.ok((await d.runtime.version({})).runtimeName);
 });

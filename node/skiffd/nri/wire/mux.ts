@@ -20,6 +20,12 @@ export const MAX_FRAME_PAYLOAD = 10 + 4 * 1024 * 1024;
  * buffer, so no frame may be larger than that.
  */
 const SEND_FRAME_PAYLOAD = 4096;
+/**
+ * What may wait, unsent, for a peer to read: a few of the largest messages. Beyond that the peer is
+ * not reading (a plugin that sends requests and never reads the answers would otherwise have us hold
+ * every answer in memory), and the connection ends.
+ */
+export const MAX_UNSENT = 16 * 1024 * 1024;
 
 export class MuxProtocolError extends Error {
   override name = 'MuxProtocolError';
@@ -76,6 +82,8 @@ export class Mux {
       this.socket.write(Buffer.concat([header, part]));
       offset += part.length;
     } while (offset < data.length);
+    const unsent = this.socket.writableLength;
+    if (unsent > MAX_UNSENT) this.close(new MuxProtocolError(`the peer does not read: ${unsent} bytes wait to be sent (at most ${MAX_UNSENT})`));
   }
 
   private onData(chunk: Buffer): void {
