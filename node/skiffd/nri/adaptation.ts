@@ -4,7 +4,7 @@
 // plugins runs one at a time (`exclusive`), so every plugin sees events in the order they happened
 // and a plugin that connects is synchronized between two events, never during one.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import type {
@@ -19,6 +19,7 @@ import type {
   UpdateContainersRequest,
 } from '../../../proto/gen/nri/v1alpha1/api.ts';
 import type { Logger } from '../logger.ts';
+import { checkPrivateDir } from '../oci/exec-helper.ts';
 import type { NriConfig } from './config.ts';
 import { CreateResult, StopResult, UpdateResult } from './merge.ts';
 import { checkPluginIndex, Plugin, type PluginHost, type PluginTimeouts } from './plugin.ts';
@@ -30,6 +31,9 @@ export interface RuntimeState {
   /** Applies resource updates and evictions plugins asked for; resolves with the updates that failed. */
   apply(updates: ContainerUpdate[], evictions: ContainerEviction[], why: string): Promise<ContainerUpdate[]>;
 }
+
+/** Only root (skiffd) may connect: a plugin can change every container. */
+const SOCKET_MODE = 0o600;
 
 export class Adaptation implements PluginHost {
   readonly timeouts: PluginTimeouts;
@@ -177,19 +181,35 @@ export class Adaptation implements PluginHost {
     }
   }
 
+  /**
+   * Whoever connects here can change any container (mounts, hooks, devices): the socket is root's
+   * alone, whatever umask skiffd was started with, and its directory is ours (not a link, not
+   * another user's, parents others cannot write), so nobody else can put a socket of theirs there.
+   */
   private async listen(): Promise<void> {
     const path = this.config.socketPath;
+    const dir = dirname(path);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    checkPrivateDir(dir, 'NRI socket directory');
     // As containerd does: a stale socket (or another runtime's) is replaced.
     rmSync(path, { force: true });
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const server = createServer((socket) => this.accept(socket));
-    await new Promise<void>((resolve, reject) => {
+    const listening = new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(path, () => {
+      server.once('listening', () => {
         server.off('error', reject);
         resolve();
       });
     });
+    // A unix socket is bound inside listen(): 0600 from the first moment it exists.
+    const previous = process.umask(0o177);
+    try {
+      server.listen(path);
+    } finally {
+      process.umask(previous);
+    }
+    await listening;
+    chmodSync(path, SOCKET_MODE);
     server.on('error', (err) => this.log.error('NRI socket failed', { socket: path, err: err.message }));
     this.server = server;
     this.socketIno = statSync(path).ino;

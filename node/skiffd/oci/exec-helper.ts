@@ -233,7 +233,7 @@ export function checkPrivateDir(dir: string, what = 'exec file directory'): void
   for (let parent = realpathSync(dirname(dir)); ; parent = dirname(parent)) {
     const st = statSync(parent);
     const sticky = (st.mode & 0o1000) !== 0;
-    if (st.uid !== 0 && st.uid !== euid) throw new Error(`the ${what} ${dir} is under ${parent}, owned by uid ${st.uid}: move the state directory elsewhere`);
+    if (st.uid !== 0 && st.uid !== euid) throw new Error(`the ${what} ${dir} is under ${parent}, owned by uid ${st.uid}: choose a directory elsewhere`);
     if (!sticky && ((st.mode & 0o002) !== 0 || ((st.mode & 0o020) !== 0 && st.gid !== 0)))
       throw new Error(`the ${what} ${dir} is under ${parent}, which others can write (mode ${(st.mode & 0o7777).toString(8)}): chmod go-w ${parent}`);
     if (parent === '/') break;

@@ -4,6 +4,7 @@
 // connection 2 the runtime's (the plugin calls it). A frame that cannot be one ends the whole
 // connection: after garbage nothing on the stream can be trusted.
 import type { Socket } from 'node:net';
+import { ByteQueue } from './byte-queue.ts';
 
 /** Logical connection of the Plugin service (the runtime is its client). */
 export const PLUGIN_SERVICE_CONN = 1;
@@ -19,6 +20,12 @@ export const MAX_FRAME_PAYLOAD = 10 + 4 * 1024 * 1024;
  * buffer, so no frame may be larger than that.
  */
 const SEND_FRAME_PAYLOAD = 4096;
+/**
+ * What may wait, unsent, for a peer to read: a few of the largest messages. Beyond that the peer is
+ * not reading (a plugin that sends requests and never reads the answers would otherwise have us hold
+ * every answer in memory), and the connection ends.
+ */
+export const MAX_UNSENT = 16 * 1024 * 1024;
 
 export class MuxProtocolError extends Error {
   override name = 'MuxProtocolError';
@@ -32,8 +39,7 @@ type Receiver = (data: Buffer) => void;
 
 export class Mux {
   private readonly receivers = new Map<number, Receiver>();
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  private readonly pending = new ByteQueue();
   private closed = false;
   private readonly closeListeners: ((err: Error | undefined) => void)[] = [];
 
@@ -76,39 +82,26 @@ export class Mux {
       this.socket.write(Buffer.concat([header, part]));
       offset += part.length;
     } while (offset < data.length);
+    const unsent = this.socket.writableLength;
+    if (unsent > MAX_UNSENT) this.close(new MuxProtocolError(`the peer does not read: ${unsent} bytes wait to be sent (at most ${MAX_UNSENT})`));
   }
 
   private onData(chunk: Buffer): void {
     if (this.closed) return;
     this.pending.push(chunk);
-    this.pendingBytes += chunk.length;
-    while (this.pendingBytes >= HEADER_LENGTH) {
-      const head = this.peek(HEADER_LENGTH);
+    while (this.pending.length >= HEADER_LENGTH) {
+      const head = this.pending.peek(HEADER_LENGTH);
       const id = head.readUInt32BE(0);
       const length = head.readUInt32BE(4);
       if (length > MAX_FRAME_PAYLOAD) {
         this.close(new MuxProtocolError(`frame of ${length} bytes on connection ${id} (at most ${MAX_FRAME_PAYLOAD})`));
         return;
       }
-      if (this.pendingBytes < HEADER_LENGTH + length) return;
-      const frame = this.take(HEADER_LENGTH + length).subarray(HEADER_LENGTH);
+      if (this.pending.length < HEADER_LENGTH + length) return;
+      const frame = this.pending.take(HEADER_LENGTH + length).subarray(HEADER_LENGTH);
       // Frames for a connection nobody opened are dropped, as the reference multiplexer does.
       this.receivers.get(id)?.(frame);
       if (this.closed) return;
     }
-  }
-
-  private peek(n: number): Buffer {
-    if (this.pending[0].length < n) this.pending = [Buffer.concat(this.pending)];
-    return this.pending[0].subarray(0, n);
-  }
-
-  private take(n: number): Buffer {
-    const all = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
-    const out = all.subarray(0, n);
-    const rest = all.subarray(n);
-    this.pending = rest.length > 0 ? [rest] : [];
-    this.pendingBytes = rest.length;
-    return out;
   }
 }

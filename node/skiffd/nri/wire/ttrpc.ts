@@ -4,6 +4,7 @@
 // the envelopes are ttrpc.Request and ttrpc.Response (proto/ttrpc/request.proto). One TtrpcEndpoint
 // can both call and serve, as NRI needs only unary calls.
 import { Request, Response } from '../../../../proto/gen/ttrpc/request.ts';
+import { ByteQueue } from './byte-queue.ts';
 
 const HEADER_LENGTH = 10;
 export const MAX_MESSAGE_LENGTH = 4 * 1024 * 1024;
@@ -50,7 +51,7 @@ interface Pending {
 }
 
 export class TtrpcEndpoint {
-  private buffer: Buffer = Buffer.alloc(0);
+  private readonly received = new ByteQueue();
   private nextStreamId = 1;
   private lastServedStreamId = 0;
   private readonly pending = new Map<number, Pending>();
@@ -100,18 +101,18 @@ export class TtrpcEndpoint {
   /** Bytes from the logical stream. */
   receive(chunk: Buffer): void {
     if (this.failure) return;
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    while (this.buffer.length >= HEADER_LENGTH) {
-      const length = this.buffer.readUInt32BE(0);
-      const streamId = this.buffer.readUInt32BE(4);
-      const type = this.buffer[8];
+    this.received.push(chunk);
+    while (this.received.length >= HEADER_LENGTH) {
+      const head = this.received.peek(HEADER_LENGTH);
+      const length = head.readUInt32BE(0);
+      const streamId = head.readUInt32BE(4);
+      const type = head[8];
       if (length > MAX_MESSAGE_LENGTH) {
         this.protocolError(`message of ${length} bytes on stream ${streamId} (at most ${MAX_MESSAGE_LENGTH})`);
         return;
       }
-      if (this.buffer.length < HEADER_LENGTH + length) return;
-      const payload = this.buffer.subarray(HEADER_LENGTH, HEADER_LENGTH + length);
-      this.buffer = this.buffer.subarray(HEADER_LENGTH + length);
+      if (this.received.length < HEADER_LENGTH + length) return;
+      const payload = this.received.take(HEADER_LENGTH + length).subarray(HEADER_LENGTH);
       if (type === TYPE_RESPONSE) this.onResponse(streamId, payload);
       else if (type === TYPE_REQUEST) this.onRequest(streamId, payload);
       else {
