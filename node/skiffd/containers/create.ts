@@ -14,6 +14,7 @@ import {
 } from '../../../proto/gen/runtime/v1/api.ts';
 import { containerAppArmorProfile } from '../confinement/apparmor/index.ts';
 import { applyDevices as applyCdiDevices, resolveDevices as resolveCdiDevices } from '../cdi/index.ts';
+import { cgroupPathOfSpec } from '../cgroups/layout.ts';
 import { recursiveReadOnlySupport } from '../oci/features.ts';
 import { OciRuntimeError, type OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
@@ -189,6 +190,7 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
       ]);
       applyCdiDevices(built.spec, cdiDevices);
       const plugins = store.options.plugins?.();
+      const ownCgroupsPath = built.spec.linux.cgroupsPath;
       if (plugins) {
         pluginSpec = built.spec;
         await plugins.createContainer(pod, record, built.spec, (spec, names) =>
@@ -205,8 +207,10 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         stopSignal: built.stopSignal,
         stopSignalName: built.stopSignalName,
         criStopSignal: config.stopSignal || criSignalFromNumber(built.stopSignal),
-        // A plugin may have moved it.
-        cgroupsPath: built.spec.linux.cgroupsPath ?? built.cgroupPath,
+        // Where the cgroup is in the hierarchy (not the spec's form: the systemd driver's is slice:prefix:name),
+        // unless a plugin moved it.
+        cgroupsPath:
+          built.spec.linux.cgroupsPath && built.spec.linux.cgroupsPath !== ownCgroupsPath ? cgroupPathOfSpec(built.spec.linux.cgroupsPath) : built.cgroupPath,
         killAll: !pidNs || !!pidNs.path,
       };
       // The record does not wait for the mount: recovery mounts the rootfs of a created container
