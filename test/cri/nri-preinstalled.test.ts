@@ -4,7 +4,7 @@
 // after a restart.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kitMissing, startKitRegistry } from '../support/cri-conformance.ts';
@@ -39,6 +39,11 @@ test('NRI: pre-installed plugins start with their configuration and are synchron
   writeFileSync(join(confDir, '05-logger.conf'), 'addEnv: NRI_FROM_CONF\n');
   writeFileSync(join(pluginDir, 'no-index'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
   writeFileSync(join(pluginDir, '10-not-executable'), '#!/bin/sh\nexit 1\n', { mode: 0o644 });
+  // Files another user could change are never run as root.
+  const marker = join(dir, 'untrusted-ran');
+  for (const name of ['20-writable', '21-nobodys']) writeFileSync(join(pluginDir, name), `#!/bin/sh\ntouch ${marker}\nexit 1\n`, { mode: 0o755 });
+  chmodSync(join(pluginDir, '20-writable'), 0o757);
+  chownSync(join(pluginDir, '21-nobodys'), 65534, 65534);
 
   const registry = await startKitRegistry(await freePort());
   cleanups.push(() => registry.stop());
@@ -60,6 +65,9 @@ test('NRI: pre-installed plugins start with their configuration and are synchron
   await synced(d, 1);
   assert.match(d.logs(), /ignoring file in the NRI plugin directory[^\n]*no-index[^\n]*invalid plugin index/);
   assert.doesNotMatch(d.logs(), /10-not-executable/);
+  assert.match(d.logs(), /ignoring file in the NRI plugin directory[^\n]*20-writable[^\n]*writable by group or others \(mode 0757\)/);
+  assert.match(d.logs(), /ignoring file in the NRI plugin directory[^\n]*21-nobodys[^\n]*owned by uid 65534/);
+  assert.equal(existsSync(marker), false, 'neither untrusted plugin ran');
   assert.match(d.logs(), /connections from external NRI plugins are disabled/);
 
   await d.images.pullImage({ image: { image: BUSYBOX } });

@@ -241,6 +241,11 @@ export class Adaptation implements PluginHost {
   private discover(): { idx: string; name: string; path: string; config: string }[] {
     let entries: string[];
     try {
+      const dirProblem = untrusted(statSync(this.config.pluginPath));
+      if (dirProblem) {
+        this.log.warn('not starting plugins from the NRI plugin directory', { dir: this.config.pluginPath, reason: dirProblem });
+        return [];
+      }
       entries = readdirSync(this.config.pluginPath).sort();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
@@ -258,7 +263,7 @@ export class Adaptation implements PluginHost {
       if (!st.isFile() || (st.mode & 0o111) === 0) continue;
       const dash = entry.indexOf('-');
       const idx = dash < 0 ? entry : entry.slice(0, dash);
-      const problem = dash < 0 ? `invalid plugin name "${entry}", idx-pluginname expected` : checkPluginIndex(idx);
+      const problem = untrusted(st) ?? (dash < 0 ? `invalid plugin name "${entry}", idx-pluginname expected` : checkPluginIndex(idx));
       if (problem) {
         this.log.warn('ignoring file in the NRI plugin directory', { file: path, reason: problem });
         continue;
@@ -299,4 +304,15 @@ export class Adaptation implements PluginHost {
     });
     return plugin;
   }
+}
+
+/**
+ * Why a plugin file (or the directory holding them) must not be run from: it runs as root and sees every
+ * pod, so only root (or skiffd's own user) may be able to change it.
+ */
+function untrusted(st: { uid: number; mode: number }): string | undefined {
+  const self = process.getuid?.() ?? 0;
+  if (st.uid !== 0 && st.uid !== self) return `owned by uid ${st.uid}: only root's plugins are run (chown root)`;
+  if (st.mode & 0o022) return `writable by group or others (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}): chmod go-w`;
+  return undefined;
 }
