@@ -107,7 +107,7 @@ test('the kernel counts CPU pressure of a cgroup whose tasks outnumber the CPUs'
   if (!existsSync(join(dir, 'cpu.pressure'))) return unavailable(t, 'the kernel keeps no pressure information (CONFIG_PSI, psi=1)');
   const start = await readPressure(cgroup, v2);
   assert.equal(start?.cpu?.some?.totalUs, 0n, 'a new cgroup has stalled no time');
-  // Three busy loops more than there are CPUs: at any instant one of them waits for a CPU.
+  // One busy loop more than there are CPUs: at any instant one of them waits for a CPU.
   const cpus = Number(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor\s*:/gm)?.length ?? 1);
   for (let i = 0; i < cpus + 1; i++)
     busy.push(spawn('sh', ['-c', `echo $$ > ${dir}/cgroup.procs && exec busybox sh -c 'while :; do :; done'`], { stdio: 'ignore' }));
