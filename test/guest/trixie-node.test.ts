@@ -11,7 +11,15 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { build } from '../../scripts/build-skiffd.mjs';
 import { kitDir, kitMissing } from '../support/cri-conformance.ts';
-import { counts, GUEST_TIME_SCALE, GUEST_TIMEOUT_MS, insideCommand, runOnNode, runOnNodeAllowingOneLockup, skippedTests } from '../support/guest-node.ts';
+import {
+  counts,
+  GUEST_TIME_SCALE,
+  GUEST_TIMEOUT_MS,
+  insideCommand,
+  runOnNode,
+  runOnNodeAllowingOneKernelFailure,
+  skippedTests,
+} from '../support/guest-node.ts';
 import { kubeBin } from '../support/kubelet-host.ts';
 import { needs, unavailable } from '../support/prereq.ts';
 import { buildSeccompProbe } from '../support/seccomp-probe.ts';
@@ -57,7 +65,7 @@ test(name, { timeout: 2 * GUEST_TIMEOUT_MS + 30 * 60_000 }, async (t) => {
     `the Debian 13 node was ready in ${Math.round((Date.now() - buildStarted) / 1000)} s${/building the node/.test(prepared.output) ? ' (built now)' : ' (cached)'}`,
   );
   const started = Date.now();
-  const run = await runOnNodeAllowingOneLockup('the Debian 13 node', () =>
+  const run = await runOnNodeAllowingOneKernelFailure('the Debian 13 node', () =>
     runOnNode(NODE, ['--mem', '6G', ...dirs.flatMap((d) => ['--share', d]), '--', 'bash', '-c', inside], out),
   );
   const c = counts(run.output);
