@@ -11,7 +11,9 @@ import {
   specifiedRules,
   validate,
   type DocumentNode,
+  subscribe,
   type ExecutionArgs,
+  type ExecutionResult,
   type GraphQLSchema,
   type ValidationRule,
 } from 'graphql';
@@ -44,8 +46,8 @@ export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionPa
   /** Rules run after graphql-js's `specifiedRules` (as on the HTTP handler), e.g. a depth limit. */
   validationRules?: readonly ValidationRule[];
   /**
-   * Refuses `__schema` and `__type`, and leaves graphql-js's "Did you mean …?" out of syntax and
-   * validation errors, as the HTTP handler does with `introspection: false`. Default true.
+   * Refuses `__schema` and `__type`, and leaves graphql-js's "Did you mean …?" out of syntax,
+   * validation and variable errors, as the HTTP handler does with `introspection: false`. Default true.
    */
   introspection?: boolean;
   /**
@@ -106,9 +108,13 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
     validationRules = [],
     introspection = true,
     subscriptionShareKey,
-    ...serverOptions
+    ...given
   } = options;
   assertSchemaOption(options);
+  // Variables are coerced in execute and subscribe, after validation: their errors lose suggestions there.
+  const serverOptions = introspection
+    ? given
+    : { ...given, execute: hidingSuggestions(given.execute ?? executeWhole), subscribe: hidingSuggestions(given.subscribe ?? subscribe) };
   const documents = new DocumentCache(schema, {
     parse: serverOptions.parse,
     validate: serverOptions.validate,
@@ -320,4 +326,18 @@ class DocumentCache {
     }
     return { ...args, document };
   }
+}
+
+type Run = NonNullable<ServerOptions['execute']>;
+
+/** `run` with suggestions taken out of the errors of a result that ends the operation at once. */
+function hidingSuggestions(run: Run): Run {
+  const strip = (result: Awaited<ReturnType<Run>>) =>
+    Symbol.asyncIterator in result || result.errors === undefined
+      ? result
+      : ({ ...result, errors: result.errors.map((error) => withoutSuggestionsIn(error)) } as ExecutionResult);
+  return (args) => {
+    const result = run(args);
+    return result instanceof Promise ? result.then(strip) : strip(result as Awaited<ReturnType<Run>>);
+  };
 }
