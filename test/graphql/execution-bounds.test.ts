@@ -132,6 +132,8 @@ describe('execution bounds', () => {
     });
   }
 
+  // On Node two paths end it, the socket's close (stream-responses.ts) and the request's signal: with
+  // either one removed this still passes; with both (and the body's cancel) the source is never returned.
   it('a subscription torn down releases its event source', async () => {
     const { schema, state } = tickingSchema();
     const server = await startServer({ handler: createGraphQLHandler({ schema }), port: 0, hostname: '127.0.0.1' });
