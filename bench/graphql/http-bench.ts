@@ -54,10 +54,10 @@ export interface StartedServer {
 }
 
 /**
- * The servers whose library runs on graphql 16 only (Mercurius with graphql-jit): their process resolves
- * `graphql` to the graphql 16 install, whichever graphql the repository has.
+ * The servers whose process resolves `graphql` to the graphql 16 install, whichever graphql the
+ * repository has: Mercurius with graphql-jit runs on 16 only; skiff-graphql16 is skiff on it.
  */
-export const onGraphQL16Only: ReadonlySet<string> = new Set(['mercurius', 'chat-mercurius']);
+export const onGraphQL16Only: ReadonlySet<string> = new Set(['mercurius', 'chat-mercurius', 'skiff-graphql16']);
 const graphql16Hooks = fileURLToPath(new URL('./graphql16-hooks.mjs', import.meta.url));
 
 /** Starts `name` in a child process (run with `nodeFlags`) and waits (bounded) for it to listen. */

@@ -158,6 +158,17 @@ export const benchServers: readonly BenchServer[] = [
     },
   },
   {
+    name: 'skiff-graphql16',
+    label: 'skiff on graphql 16',
+    optional: true,
+    async start() {
+      // The same server with graphql 16 in its process (http-bench.ts resolves it there): what graphql
+      // 17 costs or saves, against `skiff` in the same run, `--only skiff,skiff-graphql16`.
+      const server = await startServer({ handler: createCountriesHandler(), port: 0, hostname: '127.0.0.1' });
+      return { port: server.port, close: () => server.close() };
+    },
+  },
+  {
     name: 'skiff-metrics',
     label: 'skiff with Prometheus metrics on',
     optional: true,
