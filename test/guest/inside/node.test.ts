@@ -78,6 +78,7 @@ const FOCUS = [
 ].join('|');
 /** Why the crun test skips on the node without systemd (../debian-node.test.ts allows that one skip there). */
 const CRUN_SKIP = 'crun runs as a handler on the node booted with systemd only';
+const TRUST_STORE_SKIP = "the node's trust store is shown on the Debian 13 node only (update-ca-certificates takes minutes on this emulated CPU)";
 /**
  * The specs run again on the crun runtime handler, one per thing the handler changes (the OCI runtime
  * creates, starts, kills, deletes, execs and reports state; the OOM reason and stats come through its
@@ -308,6 +309,8 @@ test(`user namespaces with skiffd's files on tmpfs (Linux ${kernel.join('.')}): 
 });
 
 test('a registry whose CA the node trusts through update-ca-certificates: refused before, pulled after a restart', { timeout: 10 * 60_000 }, async (t) => {
+  // Both Debian releases keep the store where skiffd reads it; the node a new install is today shows it.
+  if (!systemd) return t.skip(TRUST_STORE_SKIP);
   const registry = await startKitRegistryTls();
   t.after(() => registry.stop());
   const dir = mkdtempSync(join(tmpdir(), 'trust-'));
