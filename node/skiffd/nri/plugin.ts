@@ -161,6 +161,7 @@ export class Plugin {
       throw new Error(`invalid plugin events: 0x${extra.toString(16)}`);
     }
     this.events = reply.events === 0 ? VALID_EVENTS : reply.events;
+    this.host.log.info('plugin configured', { plugin: this.fullName });
   }
 
   /**
