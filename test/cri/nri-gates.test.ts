@@ -1,7 +1,9 @@
 // The bounds NRI keeps on work in flight, on their own: a plugin's synchronization waits for pod and
-// container creations under way (bounded), and new ones wait for it.
+// container creations under way (bounded), and new ones wait for it; a plugin's unsolicited
+// requests run a few at a time, with a bounded number waiting.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { RequestLimit, RequestLimitExceeded } from '../../node/skiffd/nri/request-limit.ts';
 import { SyncBusyError, SyncGate } from '../../node/skiffd/nri/sync-gate.ts';
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -50,4 +52,31 @@ test('NRI sync gate: a plugin that goes away stops waiting at once', async () =>
   await assert.rejects(sync, /the plugin went away/);
   release();
   (await gate.block())();
+});
+
+test('NRI request limit: a few at a time, a bounded number waiting, the rest refused', async () => {
+  const limit = new RequestLimit(2, 3);
+  let running = 0;
+  let most = 0;
+  const gates: (() => void)[] = [];
+  const job = () =>
+    limit.run(async () => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      running--;
+      return 'done';
+    });
+  const taken = Array.from({ length: 5 }, job);
+  await tick();
+  assert.equal(running, 2);
+  await assert.rejects(job(), (err: Error) => err instanceof RequestLimitExceeded && /2 requests in progress and 3 waiting/.test(err.message));
+  // Finish them one by one: each freed slot goes to one waiting request.
+  while (gates.length > 0) {
+    gates.shift()?.();
+    await tick();
+  }
+  assert.deepEqual(await Promise.all(taken), ['done', 'done', 'done', 'done', 'done']);
+  assert.equal(most, 2);
+  assert.equal(await limit.run(async () => 'after'), 'after');
 });
