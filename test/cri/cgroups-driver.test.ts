@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cgroupDriver, cgroupfsDriver, systemdDriver, unitProperties } from '../../node/skiffd/cgroups/driver.ts';
-import { cgroupPathOfSpec, parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
+import { parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
 import { writeLimits } from '../../node/skiffd/cgroups/limits.ts';
 import { parseConfig } from '../../node/skiffd/config.ts';
 
@@ -117,11 +117,22 @@ test('pod limits under cgroupfs: cpu.weight, cpu.max and memory.max on v2; cpu.s
 });
 
 test('a container cgroup named in an OCI spec is found in the hierarchy: paths as they are, runc systemd form as its scope', () => {
-  assert.equal(cgroupPathOfSpec('/skiffd/pod-1/abc'), '/skiffd/pod-1/abc');
+  assert.equal(cgroupfsDriver.cgroupPathOfSpec('/skiffd/pod-1/abc'), '/skiffd/pod-1/abc');
+  assert.equal(cgroupfsDriver.cgroupPathOfSpec('skiffd/pod-1/abc'), '/skiffd/pod-1/abc');
   assert.equal(
-    cgroupPathOfSpec('kubepods-burstable-pod1.slice:skiffd:abc'),
+    systemdDriver.cgroupPathOfSpec('kubepods-burstable-pod1.slice:skiffd:abc'),
     '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/skiffd-abc.scope',
   );
-  assert.equal(cgroupPathOfSpec(':cri:abc'), '/system.slice/cri-abc.scope');
-  assert.equal(cgroupPathOfSpec('-.slice:p:abc'), '/p-abc.scope');
+  assert.equal(systemdDriver.cgroupPathOfSpec(':cri:abc'), '/system.slice/cri-abc.scope');
+  assert.equal(systemdDriver.cgroupPathOfSpec('-.slice:p:abc'), '/p-abc.scope');
+  assert.equal(systemdDriver.cgroupPathOfSpec('/skiffd/pod-1/abc'), '/skiffd/pod-1/abc');
+  // The inverse of what each driver writes into the spec.
+  for (const [driver, pod] of [
+    [cgroupfsDriver, '/kubepods/burstable/pod1'],
+    [cgroupfsDriver, '/'],
+    [systemdDriver, '/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice'],
+    [systemdDriver, '/'],
+  ] as const) {
+    assert.equal(driver.cgroupPathOfSpec(driver.containerCgroupsPath(pod, cid)), driver.containerCgroupPath(pod, cid), `${driver.name} ${pod}`);
+  }
 });

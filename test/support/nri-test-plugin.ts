@@ -9,7 +9,10 @@ import {
   CreateContainerRequest,
   CreateContainerResponse,
   Empty,
+  Event,
   RegisterPluginRequest,
+  StateChangeEvent,
+  StopContainerRequest,
   SynchronizeResponse,
   UpdateContainersRequest,
   UpdateContainersResponse,
@@ -29,12 +32,24 @@ export interface TestPluginBehaviour {
   /** Do not register at all (the runtime is to give up after its registration timeout). */
   neverRegister?: boolean;
   /** What to answer CreateContainer with: an adjustment, or bytes that are no message. */
-  onCreate?: (pod: PodSandbox, container: Container) => { adjust?: DeepPartial<ContainerAdjustment>; garbage?: Uint8Array };
+  onCreate?: (
+    pod: PodSandbox,
+    container: Container,
+  ) => { adjust?: DeepPartial<ContainerAdjustment>; garbage?: Uint8Array } | Promise<{ adjust?: DeepPartial<ContainerAdjustment>; garbage?: Uint8Array }>;
+}
+
+/** An event the runtime told the plugin of, with the ids it named. */
+export interface SeenEvent {
+  event: string;
+  pod?: string;
+  container?: string;
 }
 
 export interface TestPlugin {
   /** What the runtime synchronized it with. */
   synced: Promise<{ pods: PodSandbox[]; containers: Container[] }>;
+  /** Every event since, in the order they came. */
+  events: SeenEvent[];
   /** Asks the runtime for updates and evictions unprompted; resolves with the updates that failed. */
   updateContainers(update: ContainerUpdate[], evict?: ContainerEviction[]): Promise<ContainerUpdate[]>;
   /** Resolves when the runtime closes the connection. */
@@ -53,6 +68,9 @@ export function connectTestPlugin(socketPath: string, behaviour: TestPluginBehav
       const closed = new Promise<void>((r) => mux.onClose(() => r()));
       const pods: PodSandbox[] = [];
       const containers: Container[] = [];
+      const events: SeenEvent[] = [];
+      const seen = (event: string, pod?: PodSandbox, container?: Container) =>
+        events.push({ event, ...(pod ? { pod: pod.id } : {}), ...(container ? { container: container.id } : {}) });
       const serve = async (_service: string, method: string, payload: Uint8Array): Promise<Uint8Array> => {
         switch (method) {
           case 'Configure':
@@ -66,10 +84,21 @@ export function connectTestPlugin(socketPath: string, behaviour: TestPluginBehav
           }
           case 'CreateContainer': {
             const req = CreateContainerRequest.decode(payload);
-            const answer = behaviour.onCreate?.(req.pod!, req.container!);
+            seen('CREATE_CONTAINER', req.pod, req.container);
+            const answer = await behaviour.onCreate?.(req.pod!, req.container!);
             if (answer?.garbage) return answer.garbage;
             const adjust = answer?.adjust ? ContainerAdjustment.fromPartial(answer.adjust) : undefined;
             return CreateContainerResponse.encode({ adjust, update: [], evict: [] }).finish();
+          }
+          case 'StateChange': {
+            const req = StateChangeEvent.decode(payload);
+            seen(Event[req.event], req.pod, req.container);
+            return Empty.encode({}).finish();
+          }
+          case 'StopContainer': {
+            const req = StopContainerRequest.decode(payload);
+            seen('STOP_CONTAINER', req.pod, req.container);
+            return Empty.encode({}).finish();
           }
           default:
             return Empty.encode({}).finish();
@@ -89,6 +118,7 @@ export function connectTestPlugin(socketPath: string, behaviour: TestPluginBehav
       const call = (method: string, payload: Uint8Array) => client.call('nri.pkg.api.v1alpha1.Runtime', method, payload, 10_000);
       const plugin: TestPlugin = {
         synced,
+        events,
         closed,
         close: () => mux.close(),
         updateContainers: async (update, evict = []) =>

@@ -36,6 +36,11 @@ export interface CgroupDriver {
   containerCgroupsPath(podPath: string, containerId: string): string;
   /** Where the container's cgroup appears in the hierarchy once the runtime made it. */
   containerCgroupPath(podPath: string, containerId: string): string;
+  /**
+   * The inverse of containerCgroupsPath: where the cgroup a spec's `linux.cgroupsPath` names appears
+   * in the hierarchy, whoever wrote it (a node plugin may move a container).
+   */
+  cgroupPathOfSpec(cgroupsPath: string): string;
   /** Sets the pod cgroup's limits (UpdatePodSandboxResources). */
   setPodLimits(podPath: string, limits: CgroupLimits): Promise<void>;
   /** Removes a pod cgroup skiffd owns; a missing one is fine. */
@@ -67,6 +72,7 @@ export const cgroupfsDriver: CgroupDriver = {
   containerCgroupPath(podPath, containerId) {
     return `${podPath === '/' ? '' : podPath}/${UNIT_PREFIX}-${containerId}`;
   },
+  cgroupPathOfSpec: (cgroupsPath) => absolute(cgroupsPath),
   setPodLimits: (podPath, limits) => writeLimits(podPath, limits),
   async removePod(podPath) {
     // A pod made under the other driver (the setting changed across a restart) is systemd's to remove.
@@ -125,6 +131,14 @@ export const systemdDriver: CgroupDriver = {
   containerCgroupPath(podPath, containerId) {
     return `${podPath === '/' ? '' : podPath}/${UNIT_PREFIX}-${containerId}.scope`;
   },
+  cgroupPathOfSpec(cgroupsPath) {
+    // runc's systemd form names the scope prefix-name.scope in the slice (runc's default one when none
+    // is named); anything else runc refuses at create, and is kept as a path meanwhile.
+    const systemd = /^([^:/]*):([^:/]+):([^:/]+)$/.exec(cgroupsPath);
+    if (!systemd) return absolute(cgroupsPath);
+    const slice = cgroupfsPath(systemd[1] || 'system.slice');
+    return `${slice === '/' ? '' : slice}/${systemd[2]}-${systemd[3]}.scope`;
+  },
   async setPodLimits(podPath, limits) {
     const properties = unitProperties(limits);
     if (properties.length === 0) return;
@@ -133,6 +147,8 @@ export const systemdDriver: CgroupDriver = {
   },
   removePod: (podPath) => stopUnit(sliceOf(podPath)),
 };
+
+const absolute = (path: string) => (path.startsWith('/') ? path : `/${path}`);
 
 /** The slice unit a pod path names (its last component), or -.slice for the root. */
 function sliceOf(podPath: string): string {

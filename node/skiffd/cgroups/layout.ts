@@ -124,18 +124,6 @@ export function cgroupfsPath(parent: string): string {
   return `/${path.join('/')}`;
 }
 
-/**
- * Where a container's cgroup appears in the hierarchy for an OCI `linux.cgroupsPath`: a path as it is, or
- * runc's systemd form `slice:prefix:name` as the scope `prefix-name.scope` in that slice (runc's default
- * slice when none is named).
- */
-export function cgroupPathOfSpec(cgroupsPath: string): string {
-  const systemd = /^([^:/]*):([^:/]+):([^:/]+)$/.exec(cgroupsPath);
-  if (!systemd) return cgroupsPath.startsWith('/') ? cgroupsPath : `/${cgroupsPath}`;
-  const slice = cgroupfsPath(systemd[1] || 'system.slice');
-  return `${slice === '/' ? '' : slice}/${systemd[2]}-${systemd[3]}.scope`;
-}
-
 /** Removes an (empty) cgroup from every hierarchy; a missing one is fine, a busy one is reported. */
 export async function removeCgroup(cgroupPath: string, layout: CgroupLayout = cgroupLayout()): Promise<void> {
   const busy: string[] = [];

@@ -14,7 +14,6 @@ import {
 } from '../../../proto/gen/runtime/v1/api.ts';
 import { containerAppArmorProfile } from '../confinement/apparmor/index.ts';
 import { applyDevices as applyCdiDevices, resolveDevices as resolveCdiDevices } from '../cdi/index.ts';
-import { cgroupPathOfSpec } from '../cgroups/layout.ts';
 import { recursiveReadOnlySupport } from '../oci/features.ts';
 import { OciRuntimeError, type OciRuntime } from '../oci/runtime.ts';
 import type { OciSpec } from '../oci/spec.ts';
@@ -210,7 +209,9 @@ async function createInPod(store: ContainerStore, podId: string, config: Contain
         // Where the cgroup is in the hierarchy (not the spec's form: the systemd driver's is slice:prefix:name),
         // unless a plugin moved it.
         cgroupsPath:
-          built.spec.linux.cgroupsPath && built.spec.linux.cgroupsPath !== ownCgroupsPath ? cgroupPathOfSpec(built.spec.linux.cgroupsPath) : built.cgroupPath,
+          built.spec.linux.cgroupsPath && built.spec.linux.cgroupsPath !== ownCgroupsPath
+            ? store.host.cgroups.cgroupPathOfSpec(built.spec.linux.cgroupsPath)
+            : built.cgroupPath,
         killAll: !pidNs || !!pidNs.path,
       };
       // The record does not wait for the mount: recovery mounts the rootfs of a created container

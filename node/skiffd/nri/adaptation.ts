@@ -2,7 +2,8 @@
 // the NRI socket, pre-installed ones the runtime starts from its plugin directory), in index order;
 // the events handed to each in turn; their answers merged (merge.ts). Everything that reaches the
 // plugins runs one at a time (`exclusive`), so every plugin sees events in the order they happened
-// and a plugin that connects is synchronized between two events, never during one.
+// and a plugin that connects is synchronized between two events, never during one, nor while a pod
+// or container is being made (sync-gate.ts).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -23,6 +24,7 @@ import { checkPrivateDir } from '../oci/exec-helper.ts';
 import type { NriConfig } from './config.ts';
 import { CreateResult, StopResult, UpdateResult } from './merge.ts';
 import { checkPluginIndex, Plugin, type PluginHost, type PluginTimeouts } from './plugin.ts';
+import { SyncGate } from './sync-gate.ts';
 
 /** What the adaptation needs from the runtime. */
 export interface RuntimeState {
@@ -37,6 +39,8 @@ const SOCKET_MODE = 0o600;
 
 export class Adaptation implements PluginHost {
   readonly timeouts: PluginTimeouts;
+  /** CRI calls that make pods and containers hold synchronizations off. */
+  readonly gate = new SyncGate();
   private plugins: Plugin[] = [];
   private server: Server | undefined;
   private socketIno: number | undefined;
@@ -224,15 +228,30 @@ export class Adaptation implements PluginHost {
     this.connections.add(socket);
     socket.once('close', () => this.connections.delete(socket));
     const plugin = new Plugin(socket, this);
+    // A plugin that goes away while its synchronization waits for CRI calls stops waiting.
+    const gone = new AbortController();
+    socket.once('close', () => gone.abort());
     plugin.start(this.runtime.name, this.runtime.version).then(
-      () =>
-        this.exclusive(async () => {
-          if (this.stopped) return plugin.close('the runtime is shutting down');
-          if (await this.synchronize(plugin)) {
-            this.add(plugin);
-            this.log.info('NRI plugin connected and synchronized', { plugin: plugin.fullName });
-          }
-        }),
+      () => {
+        if (this.gate.blocks > 0)
+          this.log.info('NRI plugin synchronization waits for pod and container creations in flight', { plugin: plugin.fullName, calls: this.gate.blocks });
+        return this.gate
+          .synchronize(
+            () =>
+              this.exclusive(async () => {
+                if (this.stopped) return plugin.close('the runtime is shutting down');
+                if (await this.synchronize(plugin)) {
+                  this.add(plugin);
+                  this.log.info('NRI plugin connected and synchronized', { plugin: plugin.fullName });
+                }
+              }),
+            gone.signal,
+          )
+          .catch((err: Error) => {
+            this.log.warn('failed to synchronize NRI plugin', { plugin: plugin.fullName, err: err.message });
+            plugin.close(`failed to synchronize: ${err.message}`);
+          });
+      },
       (err: Error) => this.log.warn('failed to start external NRI plugin', { plugin: plugin.fullName, err: err.message }),
     );
   }

@@ -80,6 +80,15 @@ export class NodePlugins {
     await this.adaptation?.stop();
   }
 
+  /**
+   * Held by a CRI call that makes a pod or container, for its whole length: no plugin is synchronized
+   * meanwhile, so one that connects sees it either in its snapshot or in the events that follow.
+   * Waits first for a synchronization under way (bounded). Call the result once the call is done.
+   */
+  async blockSync(): Promise<() => void> {
+    return this.adaptation ? this.adaptation.gate.block() : () => {};
+  }
+
   /** Resolves once everything plugins were to be told so far has been told. */
   async flush(): Promise<void> {
     if (this.adaptation?.active) await this.adaptation.exclusive(async () => {});

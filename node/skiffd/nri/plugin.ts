@@ -29,6 +29,7 @@ import {
   type PodSandbox,
 } from '../../../proto/gen/nri/v1alpha1/api.ts';
 import type { Logger } from '../logger.ts';
+import { RequestLimit, RequestLimitExceeded } from './request-limit.ts';
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from './wire/mux.ts';
 import { Code, MAX_MESSAGE_LENGTH, TtrpcConnectionError, TtrpcEndpoint, TtrpcStatusError } from './wire/ttrpc.ts';
 
@@ -83,6 +84,8 @@ export class Plugin {
   private readonly child: ChildProcess | undefined;
   private closedReason: string | undefined;
   private registered?: { resolve(): void; reject(err: Error): void };
+  /** Its unsolicited UpdateContainers requests: a few at a time, a bounded number waiting. */
+  private readonly unsolicited = new RequestLimit();
 
   constructor(
     socket: Socket,
@@ -161,6 +164,7 @@ export class Plugin {
       throw new Error(`invalid plugin events: 0x${extra.toString(16)}`);
     }
     this.events = reply.events === 0 ? VALID_EVENTS : reply.events;
+    this.host.log.info('plugin configured', { plugin: this.fullName });
   }
 
   /**
@@ -253,7 +257,17 @@ export class Plugin {
     if (method === 'UpdateContainers') {
       const req = UpdateContainersRequest.decode(payload);
       this.host.log.info('plugin requested container updates', { plugin: this.fullName, updates: req.update.length, evictions: req.evict.length });
-      const failed = await this.host.updateContainers(this, req);
+      const failed = await this.unsolicited
+        .run(async () => {
+          // Gone while it waited: nobody is left to answer.
+          if (this.isClosed) throw new TtrpcStatusError(Code.FAILED_PRECONDITION, 'the plugin connection is closed');
+          return this.host.updateContainers(this, req);
+        })
+        .catch((err: Error) => {
+          if (!(err instanceof RequestLimitExceeded)) throw err;
+          this.host.log.warn('refusing NRI plugin request: too many in progress', { plugin: this.fullName, method, err: err.message });
+          throw new TtrpcStatusError(Code.RESOURCE_EXHAUSTED, `too many UpdateContainers requests from plugin "${this.fullName}": ${err.message}`);
+        });
       return UpdateContainersResponse.encode({ failed }).finish();
     }
     throw new TtrpcStatusError(Code.UNIMPLEMENTED, `method ${method} is not served here`);
