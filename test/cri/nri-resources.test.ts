@@ -1,7 +1,7 @@
 // CreateContainer adjustments of the resources the other NRI tests leave out, from a plugin of our own:
 // the pids limit and CDI devices, checked in the spec skiffd hands runc and inside the running container
 // (its cgroup, its device node, the CDI spec's environment); hugepage limits, cgroup v2 unified
-// settings and the RDT class in the spec; and an unknown CDI device refused with its name.
+// settings and the RDT class in the spec; an unknown CDI device and a cgroups path with ".." refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -75,6 +75,7 @@ test('NRI: a plugin sets the pids limit and CDI devices, hugepage limits, unifie
     onCreate: (_pod, container) => {
       if (container.name === 'limited') return { adjust: { CDIDevices: [{ name: 'example.com/dev=null0' }], linux: { resources: { pids: { limit: 77n } } } } };
       if (container.name === 'unknown-device') return { adjust: { CDIDevices: [{ name: 'example.com/dev=nope' }] } };
+      if (container.name === 'escape') return { adjust: { linux: { cgroupsPath: '/../../../tmp/planted' } } };
       if (container.name === 'spec-only')
         return {
           adjust: {
@@ -126,6 +127,12 @@ test('NRI: a plugin sets the pids limit and CDI devices, hugepage limits, unifie
   // An unknown device fails the create and names it; the pod goes on.
   await assert.rejects(create('unknown-device'), (e: Error) => {
     assert.match(e.message, /example\.com\/dev=nope/);
+    return true;
+  });
+
+  // A cgroups path that climbs out of the hierarchy (skiffd reads the container's stats there) is refused.
+  await assert.rejects(create('escape'), (e: Error) => {
+    assert.match(e.message, /cgroups path "\/\.\.\/\.\.\/\.\.\/tmp\/planted" is neither an absolute path without/);
     return true;
   });
 

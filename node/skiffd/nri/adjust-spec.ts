@@ -35,7 +35,7 @@ export function adjustSpec(spec: OciSpec, a: ContainerAdjustment, options: Adjus
   const linux = a.linux;
   if (linux) {
     adjustDevices(spec, linux.devices);
-    if (linux.cgroupsPath) spec.linux.cgroupsPath = linux.cgroupsPath;
+    if (linux.cgroupsPath) spec.linux.cgroupsPath = checkedCgroupsPath(linux.cgroupsPath);
     if (linux.oomScoreAdj) spec.process.oomScoreAdj = safe(linux.oomScoreAdj.value, 'OOM score adjustment');
     const r = linux.resources;
     if (r) {
@@ -72,6 +72,19 @@ export function adjustSpec(spec: OciSpec, a: ContainerAdjustment, options: Adjus
   }
   adjustMounts(spec, a.mounts);
   for (const l of a.rlimits) (spec.process.rlimits ??= []).push({ type: l.type, hard: num(l.hard), soft: num(l.soft) });
+}
+
+/**
+ * A plugin's cgroups path, in one of the forms runc takes: an absolute path (cgroupfs) or
+ * slice:prefix:name (systemd). "." and ".." are refused: skiffd reads the container's stats there,
+ * and a path that climbs out of the cgroup hierarchy would have it read files anywhere.
+ */
+function checkedCgroupsPath(path: string): string {
+  const systemd = /^[^:/]*:[^:/]+:[^:/]+$/.test(path);
+  const parts = systemd ? path.split(':') : path.split('/');
+  if ((!systemd && !path.startsWith('/')) || parts.some((p) => p === '.' || p === '..'))
+    throw new AdjustmentError(`cgroups path "${path}" is neither an absolute path without "." or ".." nor slice:prefix:name`);
+  return path;
 }
 
 function adjustAnnotations(spec: OciSpec, annotations: Record<string, string>): void {
