@@ -41,7 +41,11 @@ export type { ConnectionParams, SubscriptionShareKey };
 
 export interface GraphQLWebSocketOptions extends Omit<ServerOptions<ConnectionParams, GraphQLWebSocketExtra>, 'schema' | 'onSubscribe'> {
   schema: GraphQLSchema;
-  /** Replaces the default parse+validate step (see graphql-ws `onSubscribe`). */
+  /**
+   * Runs before each operation (see graphql-ws `onSubscribe`): its execution arguments or errors are
+   * used; when it returns nothing, the adapter's own parse and validation run (with `validationRules`
+   * and `introspection`), not graphql-ws's.
+   */
   onSubscribe?: ServerOptions<ConnectionParams, GraphQLWebSocketExtra>['onSubscribe'];
   /** Rules run after graphql-js's `specifiedRules` (as on the HTTP handler), e.g. a depth limit. */
   validationRules?: readonly ValidationRule[];
@@ -160,7 +164,9 @@ export function createGraphQLWebSocketServer(options: GraphQLWebSocketOptions): 
       if (streaming.get(ctx)?.delete(id)) coreStreaming--;
       await onComplete?.(ctx, id, payload);
     },
-    onSubscribe: serverOptions.onSubscribe ?? ((_ctx, _id, payload) => documents.prepare(payload)),
+    onSubscribe: serverOptions.onSubscribe
+      ? withOwnDefault(serverOptions.onSubscribe, documents, !introspection)
+      : (_ctx, _id, payload) => documents.prepare(payload),
     schema,
   });
   const live = new Map<WebSocketLike, Promise<void>>();
@@ -338,6 +344,21 @@ function hidingSuggestions(run: Run): Run {
       : ({ ...result, errors: result.errors.map((error) => withoutSuggestionsIn(error)) } as ExecutionResult);
   return (args) => {
     const result = run(args);
-    return result instanceof Promise ? result.then(strip) : strip(result as Awaited<ReturnType<Run>>);
+    return isThenable(result) ? Promise.resolve(result).then(strip) : strip(result as Awaited<ReturnType<Run>>);
+  };
+}
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null && typeof value === 'object' && typeof (value as { then?: unknown }).then === 'function';
+
+type OnSubscribe = NonNullable<ServerOptions<ConnectionParams, GraphQLWebSocketExtra>['onSubscribe']>;
+
+/** A custom onSubscribe that returns nothing gets the adapter's parse and validation; its errors lose suggestions when asked. */
+function withOwnDefault(custom: OnSubscribe, documents: DocumentCache, hideSuggestions: boolean): OnSubscribe {
+  return async (ctx, id, payload) => {
+    const given = await custom(ctx, id, payload);
+    if (given === undefined || given === null) return documents.prepare(payload);
+    if (hideSuggestions && Array.isArray(given)) return (given as readonly GraphQLError[]).map((error) => withoutSuggestionsIn(error));
+    return given;
   };
 }

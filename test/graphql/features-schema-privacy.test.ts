@@ -161,3 +161,30 @@ test('GraphQL over WebSocket with introspection: false refuses __schema and sugg
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+test('GraphQL over WebSocket: an onSubscribe that returns nothing keeps introspection off and suggestions out', async () => {
+  const server = serve({ fetch: createApp(createGraphQLHandler({ schema })).fetch, port: 0, hostname: '127.0.0.1' }) as Server;
+  await within(new Promise((resolve) => server.once('listening', resolve)), 5000, 'the server to listen');
+  let seen = 0;
+  // An authentication-only hook, as apps write them: it checks and returns nothing.
+  const ws = attachGraphQLWebSocket(server, { schema, introspection: false, onSubscribe: () => void seen++ });
+  const client = graphqlWsClient(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`);
+  try {
+    const messages = async (query: string) => {
+      const operation = new RecordedSubscription(client, query);
+      await operation.settled(5000);
+      return JSON.stringify([operation.error, operation.results]);
+    };
+    const schemaAnswer = await messages('{ __schema { queryType { name } } }');
+    assert.match(schemaAnswer, /introspection/i);
+    assert.doesNotMatch(schemaAnswer, /"queryType"/);
+    const typo = await messages('{ secretFeld }');
+    assert.match(typo, /Cannot query field \\"secretFeld\\"/);
+    assert.doesNotMatch(typo, /Did you mean|secretField/);
+    assert.equal(seen, 2, 'the hook ran for each operation');
+  } finally {
+    await client.dispose();
+    await ws.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
