@@ -15,11 +15,12 @@ export const GUEST_TIME_SCALE = 4;
 /** What the emulated kernel prints when a CPU has spun in the kernel for over 20 s (its watchdog). */
 export const SOFT_LOCKUP = /watchdog: BUG: soft lockup - CPU#\d+ stuck for \d+s! \[[^\]]*\]/;
 /**
- * What it prints when it stops on a fault in its own code. Seen once under QEMU 7.2's multi-threaded TCG
- * with trixie's 6.12: `Oops: int3` in the page allocator, a breakpoint left from patching the kernel's
- * code executed after the patch was done (QEMU's translated code, not the kernel, kept it).
+ * What it prints when it stops on a fault in its own code (an Oops), not on what a suite could cause
+ * (out of memory, init killed). Seen once under QEMU 7.2's multi-threaded TCG with trixie's 6.12:
+ * `Oops: int3` in the page allocator, a breakpoint left from patching the kernel's code executed after
+ * the patch was done (QEMU's translated code, not the kernel, kept it).
  */
-export const KERNEL_PANIC = /Kernel panic - not syncing: .*/;
+export const KERNEL_PANIC = /Kernel panic - not syncing: Fatal exception.*/;
 
 export interface NodeRun {
   status: number | null;
