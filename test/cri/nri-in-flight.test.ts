@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ContainerUpdate } from '../../proto/gen/nri/v1alpha1/api.ts';
+import { type ContainerUpdate, LinuxMemory } from '../../proto/gen/nri/v1alpha1/api.ts';
 import type { PodSandboxConfig, DeepPartial } from '../../proto/gen/runtime/v1/api.ts';
 import { UNSOLICITED_CONCURRENCY } from '../../node/skiffd/nri/request-limit.ts';
 import { TtrpcStatusError } from '../../node/skiffd/nri/wire/ttrpc.ts';
@@ -184,6 +184,28 @@ test('NRI: what is in flight when a plugin connects or floods the runtime', { ti
     const status = await d.runtime.containerStatus({ containerId });
     assert.equal(status.status?.resources?.linux?.cpuShares, 4242n);
     assert.doesNotMatch(d.logs(), /connection to plugin closed.* plugin=30-flood/);
+
+    // Two requests at once changing different fields of one container: each merges with what the other
+    // left, so neither is lost.
+    const memory = 96n * 1024n * 1024n;
+    const [sharesOnly] = update(0n);
+    const memoryOnly: ContainerUpdate = {
+      ...sharesOnly,
+      linux: {
+        resources: {
+          ...sharesOnly.linux!.resources!,
+          cpu: undefined,
+          memory: { ...LinuxMemory.fromPartial({}), limit: { value: memory } },
+        },
+      },
+    };
+    for (let round = 0; round < 5; round++) {
+      const shares = 700n + BigInt(round);
+      await Promise.all([plugin.updateContainers(update(shares)), plugin.updateContainers([memoryOnly])]);
+      const after = (await d.runtime.containerStatus({ containerId })).status?.resources?.linux;
+      assert.equal(after?.cpuShares, shares, `round ${round}: the CPU shares`);
+      assert.equal(after?.memoryLimitInBytes, memory, `round ${round}: the memory limit`);
+    }
     plugin.close();
   });
 });

@@ -1,7 +1,7 @@
 // The container subsystem as the rest of the daemon sees it: one object per daemon, each call
 // handed to the file of its operation (create.ts, start.ts, stop.ts, exec.ts, status.ts,
 // resources.ts, recovery.ts) over the store (store.ts) that owns records, locking and persistence.
-import type { CreateContainerRequest, LinuxContainerResources } from '../../../proto/gen/runtime/v1/api.ts';
+import type { CreateContainerRequest } from '../../../proto/gen/runtime/v1/api.ts';
 import type { CpuRate } from '../cgroups/cpu-rate.ts';
 import type { RuntimeHandlers } from '../oci/handlers.ts';
 import type { OciRuntime } from '../oci/runtime.ts';
@@ -11,7 +11,7 @@ import { checkpoint } from './checkpoint.ts';
 import { execSync, reopenLog } from './exec.ts';
 import type { ContainerRecord } from './record.ts';
 import { recoverContainers } from './recovery.ts';
-import { updateResources, writableLayerUsage } from './resources.ts';
+import { type ResourcesUpdate, updateResources, writableLayerUsage } from './resources.ts';
 import { startContainer } from './start.ts';
 import { listViews, viewOf } from './status.ts';
 import { removeContainer, stopContainer } from './stop.ts';
@@ -150,7 +150,7 @@ export class ContainerManager {
     return reopenLog(this.store, id);
   }
 
-  updateResources(id: string, resources: LinuxContainerResources | undefined): Promise<void> {
-    return updateResources(this.store, id, resources);
+  updateResources(id: string, update: ResourcesUpdate | undefined): Promise<void> {
+    return updateResources(this.store, id, update);
   }
 }

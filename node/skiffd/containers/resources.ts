@@ -9,11 +9,16 @@ import { toOciResources } from './spec-builder.ts';
 import { viewOf } from './status.ts';
 import type { ContainerStore } from './store.ts';
 
-export async function updateResources(store: ContainerStore, id: string, resources: LinuxContainerResources | undefined): Promise<void> {
+/** New resources, or how to make them from the current ones (read under the container's lock). */
+export type ResourcesUpdate = LinuxContainerResources | ((current: LinuxContainerResources) => LinuxContainerResources);
+
+export async function updateResources(store: ContainerStore, id: string, update: ResourcesUpdate | undefined): Promise<void> {
   const found = store.find(id);
-  if (!resources) throw invalidArgument('linux', 'missing');
+  if (!update) throw invalidArgument('linux', 'missing');
   await store.withLock(found.id, async () => {
     const record = store.find(found.id);
+    // A plugin changes some fields: merged here, so an update running beside it is not lost.
+    const resources = typeof update === 'function' ? update(resourcesFromJson(record.resources)) : update;
     const view = await viewOf(store, record);
     if (view.state === ContainerState.CONTAINER_EXITED) throw failedPrecondition(`container ${record.id} has exited`);
     const oci = toOciResources(resources, store.host);

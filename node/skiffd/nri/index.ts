@@ -8,7 +8,6 @@ import { ContainerEventType } from '../../../proto/gen/runtime/v1/api.ts';
 import { ContainerState, Event, type Container, type ContainerEviction, type ContainerUpdate, type PodSandbox } from '../../../proto/gen/nri/v1alpha1/api.ts';
 import type { ContainerEvent, ContainerView } from '../containers/manager.ts';
 import type { ContainerRecord } from '../containers/record.ts';
-import { resourcesFromJson } from '../containers/record.ts';
 import type { Logger } from '../logger.ts';
 import type { OciSpec } from '../oci/spec.ts';
 import type { PodSandboxRecord } from '../pods/types.ts';
@@ -30,7 +29,8 @@ export interface NriRuntime {
   /** Every container with its state. */
   containers(): Promise<ContainerView[]>;
   spec(id: string): Promise<OciSpec | undefined>;
-  updateResources(id: string, resources: LinuxContainerResources): Promise<void>;
+  /** Changes a container's resources; `merge` gets the current ones under the container's lock. */
+  updateResources(id: string, merge: (current: LinuxContainerResources) => LinuxContainerResources): Promise<void>;
   stop(id: string, timeoutSeconds: number): Promise<void>;
   /** Container lifecycle events (stops and removals that no CRI call asked for, such as exits). */
   events: { on(event: 'event', listener: (e: ContainerEvent) => void): unknown };
@@ -316,9 +316,8 @@ export class NodePlugins {
       const record = runtime.container(u.containerId);
       const r = u.linux?.resources;
       if (!record || !r) continue;
-      const current = resourcesFromJson(record.resources);
       const asked = toCriResources(r);
-      const merged: LinuxContainerResources = {
+      const merge = (current: LinuxContainerResources): LinuxContainerResources => ({
         ...current,
         cpuShares: r.cpu?.shares ? asked.cpuShares : current.cpuShares,
         cpuQuota: r.cpu?.quota ? asked.cpuQuota : current.cpuQuota,
@@ -329,9 +328,9 @@ export class NodePlugins {
         memorySwapLimitInBytes: r.memory?.swap ? asked.memorySwapLimitInBytes : current.memorySwapLimitInBytes,
         hugepageLimits: r.hugepageLimits.length > 0 ? asked.hugepageLimits : current.hugepageLimits,
         unified: { ...current.unified, ...asked.unified },
-      };
+      });
       try {
-        await runtime.updateResources(record.id, merged);
+        await runtime.updateResources(record.id, merge);
         this.log.info('NRI plugin updated container resources', { id: record.id, by: why });
       } catch (err) {
         this.log.warn('NRI container update failed', { id: record.id, by: why, err: (err as Error).message });
