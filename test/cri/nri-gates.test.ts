@@ -54,6 +54,21 @@ test('NRI sync gate: a plugin that goes away stops waiting at once', async () =>
   (await gate.block())();
 });
 
+test('NRI sync gate: a creation behind synchronizations that never end goes ahead after the bound', { timeout: 10_000 }, async () => {
+  const gate = new SyncGate(300);
+  // Synchronizations queued one after another, the first never answering until the test lets it.
+  let answer!: () => void;
+  const unanswered = new Promise<void>((resolve) => (answer = resolve));
+  let syncsDone = false;
+  const syncs = Promise.allSettled(Array.from({ length: 10 }, () => gate.synchronize(() => unanswered))).then(() => (syncsDone = true));
+  // Without the bound this never returns, and the test's timeout fails it.
+  const release = await gate.block();
+  assert.equal(syncsDone, false, 'the creation went ahead while the synchronizations still waited');
+  release();
+  answer();
+  await syncs;
+});
+
 test('NRI request limit: a few at a time, a bounded number waiting, the rest refused', async () => {
   const limit = new RequestLimit(2, 3);
   let running = 0;

@@ -26,10 +26,13 @@ export class SyncGate {
 
   /**
    * Holds synchronizations off until the returned release is called (once is enough; more is
-   * harmless). Waits first for a synchronization already waiting or running, which is itself bounded.
+   * harmless). Waits first for synchronizations already waiting or running: each is bounded, and so
+   * is the whole wait (plugins connecting over and over must not stall every creation), after which
+   * the block is taken anyway and the synchronizations wait for it.
    */
   async block(): Promise<() => void> {
-    while (this.syncing) await this.syncing;
+    const deadline = Date.now() + this.waitMs;
+    while (this.syncing && Date.now() < deadline) await within(this.syncing, deadline - Date.now());
     this.held++;
     let released = false;
     return () => {
@@ -79,4 +82,10 @@ export class SyncGate {
       this.idle.push(wake);
     });
   }
+}
+
+/** Settles when `promise` does or `ms` have passed, whichever is first. */
+function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
 }
