@@ -286,7 +286,11 @@ export class NodePlugins {
   private async snapshot(): Promise<{ pods: PodSandbox[]; containers: Container[] }> {
     const runtime = this.runtime;
     if (!runtime) return { pods: [], containers: [] };
-    const pods = runtime.pods().map(podToNri);
+    // Only pods plugins have been or are about to be told of: one being made is told by its own event.
+    const pods = runtime
+      .pods()
+      .filter((pod) => this.lifecycle.has(pod.id))
+      .map(podToNri);
     const containers: Container[] = [];
     for (const view of await runtime.containers()) {
       const state = criStateToNri(view.state);
