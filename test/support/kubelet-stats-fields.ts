@@ -28,7 +28,7 @@ export function cadvisorMetricNames(text: string, podName: string): string[] {
   const out = new Set<string>();
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\}\s/.exec(line);
-    if (!m || !m[2].includes(`pod="${podName}"`)) continue;
+    if (!m?.[2].includes(`pod="${podName}"`)) continue;
     const container = /(?:^|,)container="([^"]*)"/.exec(m[2])?.[1];
     out.add(container ? `${m[1]}{container}` : m[1]);
   }

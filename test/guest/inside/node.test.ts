@@ -20,7 +20,7 @@ import { runCommand } from '../../support/commands.ts';
 import { crictlBin, describeFailures, judgeCritest, runCritest, startKitRegistry, startKitRegistryTls } from '../../support/cri-conformance.ts';
 import { container, pod } from '../../support/kube-manifests.ts';
 import { containerInfo, runtimeId } from '../../support/kube-host-reads.ts';
-import { containerStatus, type KubePod } from '../../support/kube-types.ts';
+import { containerStatus, type KubePod, type StatsSummary } from '../../support/kube-types.ts';
 import { startKubeletNode } from '../../support/kubelet.ts';
 import { startContainerdKubelet } from '../../support/kubelet-containerd.ts';
 import { cadvisorMetricNames, lacking, summaryFieldPaths } from '../../support/kubelet-stats-fields.ts';
@@ -652,30 +652,52 @@ const pressurePod = () =>
  * Runs the pressure pod under a kubelet and waits, bounded, until its CPU, memory and I/O pressure totals
  * grow in /stats/summary; the summary's field paths (over every read) and /metrics/cadvisor's series names.
  */
-async function readUnderPressure(k: {
+interface PressureTarget {
+  runtime: string;
   writePod(p: ReturnType<typeof pod>): string;
   pods(): Promise<KubePod[]>;
-  summary(): Promise<import('../../support/kube-types.ts').StatsSummary>;
+  summary(): Promise<StatsSummary>;
   text(path: string): Promise<string>;
   logs(): string;
-}): Promise<PressureRead> {
+}
+
+async function readUnderPressure(k: PressureTarget): Promise<PressureRead> {
   const started = Date.now();
+  // On the console as it goes: a stalled run shows where it stood.
+  const say = (what: string) => console.log(`# ${k.runtime}, ${Math.round((Date.now() - started) / 1000)} s: ${what}`);
+  let state = 'pod written';
+  const ticker = setInterval(() => say(`waiting; last seen: ${state}`), 30_000);
+  try {
+    return await pressureReads(k, say, (s) => (state = s), started);
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+async function pressureReads(k: PressureTarget, say: (what: string) => void, seen: (state: string) => void, started: number): Promise<PressureRead> {
   const full = k.writePod(pressurePod());
   const names = ['spin', 'thrash', 'disk'];
   await until(
     `${full}: every container running`,
     async () => {
       const p = (await k.pods()).find((x) => x.metadata.name === full);
+      seen(JSON.stringify(p?.status?.containerStatuses?.map((c) => [c.name, c.state]) ?? p?.status ?? 'not listed').slice(0, 600));
       return p && names.every((n) => containerStatus(p, n)?.state.running);
     },
-    scaled(180_000),
+    scaled(120_000),
   ).catch((err: Error) => {
     throw new Error(`${err.message}\nkubelet log tail:\n${k.logs().slice(-3000)}`);
   });
+  say('every container running');
   const paths = new Set<string>();
   const entry = async () => {
     const p = (await k.summary()).pods?.find((x) => x.podRef.name === full);
     if (p) for (const f of summaryFieldPaths(p)) paths.add(f);
+    seen(
+      p
+        ? `summary: ${[...paths].filter((f) => f.includes('psi')).length} PSI fields; ${JSON.stringify({ cpu: p.cpu?.psi?.some, memory: p.memory?.psi?.some, io: p.io?.psi?.some })}`
+        : 'not in the summary',
+    );
     return p;
   };
   const first = await until(
@@ -684,8 +706,9 @@ async function readUnderPressure(k: {
       const p = await entry();
       return p?.cpu?.psi && p.memory?.psi && p.io?.psi && p.containers?.find((c) => c.name === 'spin')?.cpu?.psi ? p : undefined;
     },
-    scaled(120_000),
+    scaled(60_000),
   );
+  say('pressure in the summary');
   const spin = (p: typeof first) => p.containers?.find((c) => c.name === 'spin')?.cpu?.psi?.some.total ?? 0;
   const moved: string[] = [];
   const grows = async (what: string, read: (p: typeof first) => number) => {
@@ -698,9 +721,10 @@ async function readUnderPressure(k: {
         to = p ? read(p) : to;
         return to > from;
       },
-      scaled(120_000),
+      scaled(60_000),
     );
     moved.push(`${what} ${from} -> ${to}`);
+    say(`${what} grew`);
   };
   await grows("the spinning container's CPU pressure", spin);
   await grows("the pod's memory pressure", (p) => p.memory?.psi?.some.total ?? 0);
@@ -724,7 +748,7 @@ if (systemd) {
     const ctd = await startContainerdKubelet();
     let reference: PressureRead;
     try {
-      reference = await readUnderPressure({ ...ctd, logs: ctd.kubeletLogs });
+      reference = await readUnderPressure({ ...ctd, runtime: 'containerd 2.1', logs: ctd.kubeletLogs });
     } finally {
       await ctd.cleanup();
     }
@@ -732,6 +756,7 @@ if (systemd) {
     if (!node) return;
     t.after(() => node.cleanup());
     const ours = await readUnderPressure({
+      runtime: 'skiffd',
       writePod: (p) => node.writePod(p),
       pods: () => node.pods(),
       summary: () => node.summary(),
