@@ -1,9 +1,9 @@
 // A standalone kubelet (the kit's, 1.36) on containerd 2.1 (the kit's containerd2.sh), with the systemd
 // cgroup driver where systemd is PID 1, static pods pulled from the kit's registry over plain HTTP: the
 // reference a skiffd node is compared with. The kubelet lock is held from start to cleanup.
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startContainerdPeer } from '../../bench/cri/containerd-peer.ts';
 import { KIT_PAUSE_IMAGE } from '../../bench/cri/kubelet-node.ts';
 import type { Peer } from '../../bench/cri/peer.ts';
@@ -13,6 +13,9 @@ import { podLogDirs, removeKubepodsCgroups, removeTree, spawnKubelet, standalone
 import { POD_LOGS_DIR } from './kubelet.ts';
 import { freePort } from './netns.ts';
 import { scaled } from './time-scale.ts';
+
+/** Where cAdvisor, inside the kubelet, looks for containerd. */
+const DEFAULT_SOCKET = '/run/containerd/containerd.sock';
 
 export interface ContainerdKubelet {
   containerd: Peer;
@@ -51,6 +54,17 @@ export async function startContainerdKubelet(kubeletConfig: Record<string, unkno
       const busy = removeKubepodsCgroups();
       if (busy.length > 0) throw new Error(`pod cgroups still in use after containerd stopped: ${busy.join(', ')}`);
     });
+    // The kubelet's cAdvisor finds containerd's containers (and their pod labels) only through containerd's
+    // default socket: on a node of its own, this containerd is reached there too.
+    if (!existsSync(DEFAULT_SOCKET)) {
+      const made = !existsSync(dirname(DEFAULT_SOCKET));
+      mkdirSync(dirname(DEFAULT_SOCKET), { recursive: true });
+      symlinkSync(containerd.socket, DEFAULT_SOCKET);
+      undo.push(() => {
+        rmSync(DEFAULT_SOCKET, { force: true });
+        if (made) rmSync(dirname(DEFAULT_SOCKET), { recursive: true, force: true });
+      });
+    }
     const manifestDir = join(dir, 'manifests');
     const rootDir = join(dir, 'kroot');
     for (const d of [manifestDir, rootDir]) mkdirSync(d, { recursive: true });
