@@ -725,7 +725,7 @@ async function pressureReads(k: PressureTarget, say: (what: string) => void, see
     moved.push(`${what} ${from} -> ${to}`);
     say(`${what} grew`);
   };
-  // The pod's: containerd 2.1's containers have none in the summary (the kubelet takes their CPU and memory from its CRI stats).
+  // The pod's: the kubelet has a containerd container's PSI only once cAdvisor has read its cgroup, the pod's from the start.
   await grows("the pod's CPU pressure", (p) => p.cpu?.psi?.some.total ?? 0);
   await grows("the pod's memory pressure", (p) => p.memory?.psi?.some.total ?? 0);
   await grows("the pod's I/O pressure", (p) => p.io?.psi?.some.total ?? 0);
