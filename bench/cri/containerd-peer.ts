@@ -25,6 +25,9 @@ export type ContainerdRelease = '1.6' | '2.1';
 /** Debian 12's containerd (1.6) on PATH, or the kit's containerd 2.1 (fetched into its cache on first use). */
 export function containerdBinary(release: ContainerdRelease = '1.6'): string | undefined {
   if (release === '1.6') return onPath('containerd');
+  // A node without network is handed the directory containerd2.sh filled on its host.
+  const given = process.env.SKIFF_CONTAINERD2_DIR;
+  if (given) return existsSync(join(given, 'containerd')) ? join(given, 'containerd') : undefined;
   const script = join(kitDir, 'containerd2.sh');
   if (!existsSync(script)) return undefined;
   try {

@@ -28,9 +28,9 @@ const PREREQS = { root: true, commands: ['runc', 'conmon', 'unshare', 'nsenter',
 const MEMORY_LIMIT = 64n << 20n;
 const HELD = 8_000_000;
 
-/** The one sample of `name` whose extra labels (after id, name, image) are `extra`. */
+/** The one sample of `name` whose extra labels (after id, name, image, container, pod, namespace) are `extra`. */
 function one(metrics: Metric[], family: string, extra: string[] = []): Metric | undefined {
-  const found = metrics.filter((m) => m.name === family && m.labelValues.slice(3).join('\0') === extra.join('\0'));
+  const found = metrics.filter((m) => m.name === family && m.labelValues.slice(6).join('\0') === extra.join('\0'));
   assert.ok(found.length <= 1, `${family}{${extra}} appears ${found.length} times`);
   return found[0];
 }
@@ -128,9 +128,9 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
     'container_network_transmit_packets_dropped_total',
   ])
     assert.ok(keys.has(name), `${name} is described`);
-  assert.deepEqual(keys.get('container_cpu_usage_seconds_total'), ['id', 'name', 'image', 'cpu']);
-  assert.deepEqual(keys.get('container_memory_failures_total'), ['id', 'name', 'image', 'failure_type', 'scope']);
-  assert.deepEqual(keys.get('container_network_receive_bytes_total'), ['id', 'name', 'image', 'interface']);
+  assert.deepEqual(keys.get('container_cpu_usage_seconds_total'), ['id', 'name', 'image', 'container', 'pod', 'namespace', 'cpu']);
+  assert.deepEqual(keys.get('container_memory_failures_total'), ['id', 'name', 'image', 'container', 'pod', 'namespace', 'failure_type', 'scope']);
+  assert.deepEqual(keys.get('container_network_receive_bytes_total'), ['id', 'name', 'image', 'container', 'pod', 'namespace', 'interface']);
 
   const list = async (): Promise<PodSandboxMetrics[]> => (await d.runtime.listPodSandboxMetrics({})).podMetrics;
   const podOf = (all: PodSandboxMetrics[], id = podSandboxId) => all.find((p) => p.podSandboxId === id);
@@ -199,6 +199,7 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
       assert.equal(m.labelValues[0], burner);
       assert.match(m.labelValues[1], /^burner_metered_skiff-test_/);
       assert.equal(m.labelValues[2], ref);
+      assert.deepEqual(m.labelValues.slice(3, 6), ['burner', 'metered', 'skiff-test'], 'container, pod and namespace, as cAdvisor labels them');
     }
   });
 
@@ -283,8 +284,8 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
     const packets = (p: PodSandboxMetrics | undefined) => (p ? sampleValue(p.metrics, 'container_network_receive_packets_total', ['eth0']) : 0n);
     const base = podOf(await list())!;
     for (const m of base.metrics) {
-      assert.deepEqual(m.labelValues.slice(0, 3), [podSandboxId, 'POD', '']);
-      assert.notEqual(m.labelValues[3], 'lo', 'loopback is not reported');
+      assert.deepEqual(m.labelValues.slice(0, 4), [podSandboxId, 'POD', '', '']);
+      assert.notEqual(m.labelValues[6], 'lo', 'loopback is not reported');
     }
     sampleValue(base.metrics, 'container_network_transmit_bytes_total', ['eth0']);
     sampleValue(base.metrics, 'container_network_receive_errors_total', ['eth0']);
@@ -349,9 +350,9 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
     assert.equal(limit?.value?.value, String(MEMORY_LIMIT));
     assert.equal(limit?.metricType, 'GAUGE');
     const cpu = metrics.find((m) => m.name === 'container_cpu_usage_seconds_total');
-    assert.deepEqual(cpu?.labelValues.slice(2), [ref, 'total']);
+    assert.deepEqual([cpu?.labelValues[2], cpu?.labelValues.at(-1)], [ref, 'total']);
     assert.ok(Number(cpu?.value?.value) >= 1);
-    assert.ok(pod.metrics?.some((m) => m.name === 'container_network_receive_bytes_total' && m.labelValues[3] === 'eth0'));
+    assert.ok(pod.metrics?.some((m) => m.name === 'container_network_receive_bytes_total' && m.labelValues[6] === 'eth0'));
   });
 
   await t.test('a removed pod disappears', async () => {

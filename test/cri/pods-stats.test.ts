@@ -228,6 +228,10 @@ test('PodSandboxStats reads CPU, memory and processes from the pod cgroup', { ti
   assert.ok(second.memory!.workingSetBytes!.value <= second.memory!.usageBytes!.value);
   if (layout.mode === 'v2' || layout.v1.has('pids')) assert.equal(second.process!.processCount!.value, 1n);
   assert.equal(second.network!.defaultInterface!.name, 'eth0');
+  assert.ok(
+    second.network!.interfaces.some((i) => i.name === 'eth0'),
+    'the default interface is in the list too, as cAdvisor lists it',
+  );
 });
 
 test('pod network counters are read through a process in the pod, checked to be in its namespace', { timeout: 30_000 }, async (t) => {

@@ -10,6 +10,7 @@ import { cpSync, existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { build } from '../../scripts/build-skiffd.mjs';
+import { containerdBinary, CONTAINERD2_HINT } from '../../bench/cri/containerd-peer.ts';
 import { kitDir, kitMissing } from '../support/cri-conformance.ts';
 import {
   counts,
@@ -32,6 +33,10 @@ test(name, { timeout: 2 * GUEST_TIMEOUT_MS + 30 * 60_000 }, async (t) => {
   if (!needs(t, { root: true, commands: ['qemu-system-x86_64', 'mmdebstrap', 'mkfs.ext4', 'gcc'] })) return;
   const missing = kitMissing('1.36') ?? (existsSync(kubeBin) ? undefined : `the kit has no ${kubeBin}`);
   if (missing) return unavailable(t, missing);
+  // containerd 2.1, the reference the node's kubelet test compares skiffd with: fetched here (the node has
+  // no network) into the kit's cache, and its binaries shared in.
+  const containerd = containerdBinary('2.1');
+  if (!containerd) return unavailable(t, `containerd 2.1 could not be brought here: ${CONTAINERD2_HINT}`);
   const out = mkdtempSync(join(tmpdir(), 'skiff-trixie-node-'));
   t.after(() => rmSync(out, { recursive: true, force: true }));
   // The bundle, as a node runs it: Node starts it in a second, where the sources through tsx take much longer there.
@@ -44,7 +49,7 @@ test(name, { timeout: 2 * GUEST_TIMEOUT_MS + 30 * 60_000 }, async (t) => {
   const kit = realpathSync(kitDir);
   const nodeHome = dirname(dirname(realpathSync(process.execPath)));
   const modules = realpathSync(join(repoRoot, 'node_modules'));
-  const dirs = [out, repoRoot, kit, nodeHome, ...(modules.startsWith(`${repoRoot}/`) ? [] : [modules])];
+  const dirs = [out, repoRoot, kit, nodeHome, dirname(containerd), ...(modules.startsWith(`${repoRoot}/`) ? [] : [modules])];
   const inside = insideCommand({
     prepare: [`cp -a ${join(out, basename(probe))} /var/tmp/`],
     env: {
@@ -53,6 +58,7 @@ test(name, { timeout: 2 * GUEST_TIMEOUT_MS + 30 * 60_000 }, async (t) => {
       SKIFFD_BIN: built.cjs,
       CI: process.env.CI ?? '',
       CRI_CONFORMANCE_DIR: kit,
+      SKIFF_CONTAINERD2_DIR: dirname(containerd),
       SKIFF_TEST_TIME_SCALE: String(GUEST_TIME_SCALE),
     },
     repoRoot,

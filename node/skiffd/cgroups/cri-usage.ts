@@ -24,3 +24,6 @@ export function criSwap(m: CgroupMemory, at: bigint): DeepPartial<SwapUsage> {
     ...(m.swapLimitBytes !== undefined ? { swapAvailableBytes: { value: m.swapLimitBytes > m.swapBytes ? m.swapLimitBytes - m.swapBytes : 0n } } : {}),
   };
 }
+
+/** What a memory limit leaves over the working set (none once it is reached). */
+export const availableBytes = (limit: bigint, workingSet: bigint): bigint => (limit > workingSet ? limit - workingSet : 0n);

@@ -8,8 +8,9 @@ import {
   type ContainerStatus,
   type DeepPartial,
 } from '../../../proto/gen/runtime/v1/api.ts';
+import { totalmem } from 'node:os';
 import { nowNs } from '../util/clock.ts';
-import { criIo, criPsi, criSwap } from '../cgroups/cri-usage.ts';
+import { availableBytes, criIo, criPsi, criSwap } from '../cgroups/cri-usage.ts';
 import { readPressure } from '../cgroups/pressure.ts';
 import { readCpu, readMemory } from '../cgroups/stats.ts';
 import type { ContainerManager, ContainerView } from './manager.ts';
@@ -129,8 +130,9 @@ export async function containerStats(manager: ContainerManager, v: ContainerView
       rssBytes: { value: memory?.rssBytes ?? 0n },
       pageFaults: { value: memory?.pageFaults ?? 0n },
       majorPageFaults: { value: memory?.majorPageFaults ?? 0n },
-      availableBytes:
-        memory?.limitBytes !== undefined ? { value: memory.limitBytes > memory.workingSetBytes ? memory.limitBytes - memory.workingSetBytes : 0n } : undefined,
+      // Without a limit, what the node's memory leaves: cAdvisor takes the machine's memory as an unlimited
+      // cgroup's limit, and the kubelet shows containerd's containers so.
+      availableBytes: memory ? { value: availableBytes(memory.limitBytes ?? BigInt(totalmem()), memory.workingSetBytes) } : undefined,
       psi: criPsi(pressure?.memory),
     },
     swap: memory ? criSwap(memory, now) : undefined,

@@ -34,12 +34,16 @@ class Samples {
   }
 }
 
+/** The `pod` and `namespace` label values. */
+const podLabels = (pod: PodEntry) => [pod.config.metadata?.name ?? '', pod.config.metadata?.namespace ?? ''];
+
 async function podNetworkMetrics(pod: PodEntry): Promise<DeepPartial<Metric>[]> {
   // A host-network pod has no interfaces of its own; the node's belong to no pod.
   if (pod.networkMode === 'NODE') return [];
   const text = await podNetDev(pod);
   if (!text) return [];
-  const s = new Samples([pod.id, 'POD', ''], nowNs());
+  // The pod's own series carry an empty container name, as cAdvisor's for the pod's cgroup.
+  const s = new Samples([pod.id, 'POD', '', '', ...podLabels(pod)], nowNs());
   for (const c of parseNetDev(text)) {
     if (c.name === 'lo') continue;
     const i = [c.name];
@@ -55,7 +59,7 @@ async function podNetworkMetrics(pod: PodEntry): Promise<DeepPartial<Metric>[]> 
   return s.metrics;
 }
 
-async function containerMetrics(manager: ContainerManager, v: ContainerView, log: Logger): Promise<DeepPartial<Metric>[]> {
+async function containerMetrics(manager: ContainerManager, v: ContainerView, pod: PodEntry, log: Logger): Promise<DeepPartial<Metric>[]> {
   const r = v.record;
   const soft = <T>(what: string, p: Promise<T>): Promise<T | undefined> =>
     p.catch((err) => {
@@ -73,7 +77,7 @@ async function containerMetrics(manager: ContainerManager, v: ContainerView, log
   ]);
   const at = nowNs();
   // The kubelet puts the name from the pod spec in user_specified_image and may send an image id in image.
-  const s = new Samples([r.id, r.fullName, r.image.userSpecifiedImage || r.image.image], at);
+  const s = new Samples([r.id, r.fullName, r.image.userSpecifiedImage || r.image.image, r.metadata?.name ?? '', ...podLabels(pod)], at);
   if (cpu) {
     s.add('container_cpu_usage_seconds_total', cpu.usageNs / NS_PER_S, ['total']);
     s.add('container_cpu_user_seconds_total', cpu.userNs === undefined ? undefined : cpu.userNs / NS_PER_S);
@@ -150,7 +154,7 @@ export async function collectPodMetrics(
       log.warn('cannot read pod network counters', { pod: pod.id, err: String(err) });
       return [];
     }),
-    Promise.all(running.map(async (v) => ({ containerId: v.record.id, metrics: await containerMetrics(manager, v, log) }))),
+    Promise.all(running.map(async (v) => ({ containerId: v.record.id, metrics: await containerMetrics(manager, v, pod, log) }))),
   ]);
   return { podSandboxId: pod.id, metrics, containerMetrics: containerMetricsList };
 }

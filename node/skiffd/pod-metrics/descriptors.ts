@@ -1,12 +1,14 @@
 // The cAdvisor-style metrics ListPodSandboxMetrics serves, with the names, label keys and types CRI-O
 // uses, so the kubelet (PodAndContainerStatsFromCRI) and dashboards built on cAdvisor read them as
-// they are. Every metric has the base labels `id`, `name` and `image`, then its own.
+// they are. Every metric has the base labels `id`, `name` and `image`, then `container`, `pod` and
+// `namespace` (what cAdvisor labels a containerd or CRI-O container with, which dashboards select on:
+// the kubelet adds none of its own to a runtime's metrics), then its own.
 //
 // Metric.value is a UInt64, and the kubelet publishes it unchanged as a Prometheus float: a metric
 // named in seconds carries whole seconds (truncated), as CRI-O does, never nanoseconds.
 import { MetricType, type MetricDescriptor } from '../../../proto/gen/runtime/v1/api.ts';
 
-export const BASE_LABEL_KEYS = ['id', 'name', 'image'] as const;
+export const BASE_LABEL_KEYS = ['id', 'name', 'image', 'container', 'pod', 'namespace'] as const;
 
 interface Family {
   help: string;

@@ -136,7 +136,9 @@ export class PodStatsCollector {
       linux.network = {
         timestamp: at,
         ...(primary ? { defaultInterface: usage(primary) } : {}),
-        interfaces: counters.filter((c) => c !== primary).map(usage),
+        // Every interface, the default one included: the kubelet copies this list into the summary as it is,
+        // where cAdvisor (its source for containerd's pods) lists them all.
+        interfaces: counters.map(usage),
       };
     }
     return stats;
