@@ -79,6 +79,17 @@ const FOCUS = [
   ...DRIVER_SPECS,
   ...(systemd ? ['AppArmor', 'SupplementalGroups', 'runtime should support log', 'should support sysctls', 'UserNamespaces'] : []),
 ].join('|');
+/**
+ * CPU and memory pressure: more busy loops than CPUs, without a CPU limit, so one always waits for a CPU;
+ * a file twice the memory limit read over and over, its pages reclaimed and read back (a memory and I/O stall).
+ */
+const spinAndThrash = () => [
+  container('spin', { script: `for i in $(seq ${cpus().length + 1}); do (while :; do :; done) & done; wait` }),
+  container('thrash', {
+    script: 'head -c 67108864 /dev/zero > /f; while :; do cat /f > /dev/null; done',
+    resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '32Mi' } },
+  }),
+];
 /** Why the crun test skips on the node without systemd (../debian-node.test.ts allows that one skip there). */
 const CRUN_SKIP = 'crun runs as a handler on the node booted with systemd only';
 const TRUST_STORE_SKIP = "the node's trust store is shown on the Debian 13 node only (update-ca-certificates takes minutes on this emulated CPU)";
@@ -539,19 +550,7 @@ test(`the kubelet on skiffd with the ${driver} driver: limits set and enforced, 
   });
 
   await t.test("pressure in the kubelet's summary: skiffd's CRI stats for containers, in nanoseconds; totals that move under load", async () => {
-    // More busy loops than CPUs, without a CPU limit: one of them always waits for a CPU. And a file twice
-    // the memory limit read over and over: its pages are reclaimed and read back, a memory (and I/O) stall.
-    const pressure = node.writePod(
-      pod('pressure', {
-        containers: [
-          container('spin', { script: `for i in $(seq ${cpus().length + 1}); do (while :; do :; done) & done; wait` }),
-          container('thrash', {
-            script: 'head -c 67108864 /dev/zero > /f; while :; do cat /f > /dev/null; done',
-            resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '32Mi' } },
-          }),
-        ],
-      }),
-    );
+    const pressure = node.writePod(pod('pressure', { containers: spinAndThrash() }));
     const up = await node.waitForPod(pressure, 'both containers running', (p) => running(p, 'spin') && running(p, 'thrash') && p, 3 * 60_000);
     const spinId = runtimeId(up, 'spin');
     const spinCgroup = cgroupOf((await containerInfo(node, spinId)).pid);
@@ -641,14 +640,7 @@ interface PressureRead {
 /** The same pod on both runtimes: more busy loops than CPUs; a file twice the memory limit read over and over; synced writes. */
 const pressurePod = () =>
   pod('pressure', {
-    containers: [
-      container('spin', { script: `for i in $(seq ${cpus().length + 1}); do (while :; do :; done) & done; wait` }),
-      container('thrash', {
-        script: 'head -c 67108864 /dev/zero > /f; while :; do cat /f > /dev/null; done',
-        resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '32Mi' } },
-      }),
-      container('disk', { script: 'while :; do dd if=/dev/zero of=/d bs=1M count=16 conv=fsync 2>/dev/null; rm -f /d; done' }),
-    ],
+    containers: [...spinAndThrash(), container('disk', { script: 'while :; do dd if=/dev/zero of=/d bs=1M count=16 conv=fsync 2>/dev/null; rm -f /d; done' })],
   });
 
 /**
