@@ -92,7 +92,6 @@ const spinAndThrash = () => [
 ];
 /** Why the crun test skips on the node without systemd (../debian-node.test.ts allows that one skip there). */
 const CRUN_SKIP = 'crun runs as a handler on the node booted with systemd only';
-const TRUST_STORE_SKIP = "the node's trust store is shown on the Debian 13 node only (update-ca-certificates takes minutes on this emulated CPU)";
 /**
  * The specs run again on the crun runtime handler, one per thing the handler changes (the OCI runtime
  * creates, starts, kills, deletes, execs and reports state; the OOM reason and stats come through its
@@ -322,43 +321,45 @@ test(`user namespaces with skiffd's files on tmpfs (Linux ${kernel.join('.')}): 
   );
 });
 
-test('a registry whose CA the node trusts through update-ca-certificates: refused before, pulled after a restart', { timeout: 10 * 60_000 }, async (t) => {
-  // Both Debian releases keep the store where skiffd reads it; the node a new install is today shows it.
-  if (!systemd) return t.skip(TRUST_STORE_SKIP);
-  const registry = await startKitRegistryTls();
-  t.after(() => registry.stop());
-  const dir = mkdtempSync(join(tmpdir(), 'trust-'));
-  // Routes the kit's registries to the TLS one, naming no CA: only the node's store can vouch for it.
-  const certsD = registry.hostsDir(join(dir, 'certs.d'), { ca: false });
-  const config = `[registry]\nconfig_path = ${JSON.stringify(certsD)}\n`;
-  const image = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
-  let d = await startSkiffd({ config, startTimeoutMs: 120_000 });
-  await assert.rejects(d.images.pullImage({ image: { image } }), /127\.0\.0\.1:\d+.*unknown authority/);
-  await d.cleanup();
+// Both Debian releases keep the store where skiffd reads it; the node a new install is today shows it
+// (update-ca-certificates takes minutes of emulated CPU on the Debian 12 node, whose root is this host's files).
+if (systemd) {
+  test('a registry whose CA the node trusts through update-ca-certificates: refused before, pulled after a restart', { timeout: 10 * 60_000 }, async (t) => {
+    const registry = await startKitRegistryTls();
+    t.after(() => registry.stop());
+    const dir = mkdtempSync(join(tmpdir(), 'trust-'));
+    // Routes the kit's registries to the TLS one, naming no CA: only the node's store can vouch for it.
+    const certsD = registry.hostsDir(join(dir, 'certs.d'), { ca: false });
+    const config = `[registry]\nconfig_path = ${JSON.stringify(certsD)}\n`;
+    const image = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
+    let d = await startSkiffd({ config, startTimeoutMs: 120_000 });
+    await assert.rejects(d.images.pullImage({ image: { image } }), /127\.0\.0\.1:\d+.*unknown authority/);
+    await d.cleanup();
 
-  // What an operator does: the CA into /usr/local/share/ca-certificates, then update-ca-certificates.
-  // /usr is the host's, read-only here: a tmpfs holding a copy of the directory takes its place.
-  const local = '/usr/local/share/ca-certificates';
-  const saved = join(dir, 'local-cas');
-  execFileSync('cp', ['-a', local, saved]);
-  execFileSync('mount', ['-t', 'tmpfs', 'local-cas', local]);
-  // The CA stays in the node's bundle for the rest of the run: nothing else here depends on the store,
-  // and the node is thrown away after it.
-  t.after(() => execFileSync('umount', [local]));
-  execFileSync('cp', ['-a', `${saved}/.`, `${local}/`]);
-  execFileSync('cp', [registry.caPath, join(local, 'skiff-test-registry.crt')]);
-  // Without its hooks: Debian's only one rebuilds Java's keystore, minutes of work on an emulated CPU.
-  const noHooks = mkdtempSync(join(tmpdir(), 'no-hooks-'));
-  const update = await runCommand('update-ca-certificates', ['--hooksdir', noHooks], { timeoutMs: scaled(120_000) });
-  assert.match(update.stdout, /[1-9]\d* added/, `update-ca-certificates: ${update.stdout}${update.stderr}`);
+    // What an operator does: the CA into /usr/local/share/ca-certificates, then update-ca-certificates.
+    // /usr is the host's, read-only here: a tmpfs holding a copy of the directory takes its place.
+    const local = '/usr/local/share/ca-certificates';
+    const saved = join(dir, 'local-cas');
+    execFileSync('cp', ['-a', local, saved]);
+    execFileSync('mount', ['-t', 'tmpfs', 'local-cas', local]);
+    // The CA stays in the node's bundle for the rest of the run: nothing else here depends on the store,
+    // and the node is thrown away after it.
+    t.after(() => execFileSync('umount', [local]));
+    execFileSync('cp', ['-a', `${saved}/.`, `${local}/`]);
+    execFileSync('cp', [registry.caPath, join(local, 'skiff-test-registry.crt')]);
+    // Without its hooks: Debian's only one rebuilds Java's keystore, minutes of work on an emulated CPU.
+    const noHooks = mkdtempSync(join(tmpdir(), 'no-hooks-'));
+    const update = await runCommand('update-ca-certificates', ['--hooksdir', noHooks], { timeoutMs: scaled(120_000) });
+    assert.match(update.stdout, /[1-9]\d* added/, `update-ca-certificates: ${update.stdout}${update.stderr}`);
 
-  // The store is read when skiffd starts, as containerd reads it.
-  d = await startSkiffd({ config, startTimeoutMs: 120_000 });
-  t.after(() => d.cleanup());
-  await d.images.pullImage({ image: { image } });
-  const status = await d.images.imageStatus({ image: { image } });
-  assert.ok(status.image?.id, 'the image is on the node');
-});
+    // The store is read when skiffd starts, as containerd reads it.
+    d = await startSkiffd({ config, startTimeoutMs: 120_000 });
+    t.after(() => d.cleanup());
+    await d.images.pullImage({ image: { image } });
+    const status = await d.images.imageStatus({ image: { image } });
+    assert.ok(status.image?.id, 'the image is on the node');
+  });
+}
 
 test(`seccomp RuntimeDefault on this node's kernel (${driver} driver): every call containerd 2.1 refuses is refused`, { timeout: 10 * 60_000 }, async (t) => {
   if (process.arch !== 'x64') return unavailable(t, `the recorded containerd profile is x86_64's; this node is ${process.arch}`);
