@@ -65,7 +65,12 @@ test('OCI artifacts pushed with oras: pulled, listed, mounted as CRI-O lays them
     ...(title === undefined ? {} : { annotations: { 'org.opencontainers.image.title': title } }),
   });
   const bad: Record<string, object[]> = { notitle: [layer()], traversal: [layer('../evil')], slash: [layer('dir/evil')], twice: [layer('a'), layer('a')] };
-  for (const [tag, layers] of Object.entries(bad)) {
+  // A ModelPack model names its file with org.cncf.model.filepath; a layer with no name is left out, as CRI-O leaves it.
+  const modelpack = [
+    { mediaType: 'application/vnd.cncf.model.weight.v1.raw', digest: digestOf('a\n'), size: 2, annotations: { 'org.cncf.model.filepath': 'model.bin' } },
+    layer(),
+  ];
+  for (const [tag, layers] of Object.entries({ ...bad, modelpack })) {
     const manifest = {
       schemaVersion: 2,
       mediaType: 'application/vnd.oci.image.manifest.v1+json',
@@ -126,6 +131,12 @@ test('OCI artifacts pushed with oras: pulled, listed, mounted as CRI-O lays them
   assert.equal((await sh('md5sum < /models/weights.bin')).out.split(' ')[0], createHash('md5').update(weights).digest('hex'));
   assert.equal((await sh('md5sum < /weights.bin')).out.split(' ')[0], createHash('md5').update(weights).digest('hex'), 'the sub-path is the one file');
   assert.equal((await sh('ls /bundle && tar -tf /bundle/layer.tar')).out, 'layer.tar\nconfig.json\n', 'a tar layer is its file, not unpacked');
+  const modelRef = `${host}/models/bad:modelpack`;
+  await d.images.pullImage({ image: { image: modelRef } });
+  const model = await create('model', BUSYBOX, [{ containerPath: '/model', image: { image: modelRef }, readonly: true }]);
+  await d.runtime.startContainer({ containerId: model.containerId });
+  const inModel = await d.runtime.execSync({ containerId: model.containerId, cmd: ['sh', '-c', 'ls /model && cat /model/model.bin'], timeout: 10n });
+  assert.equal(inModel.stdout.toString(), 'model.bin\na\n', 'the ModelPack file is named by its file path; the unnamed layer is left out');
   for (const write of ['echo x > /models/new', 'echo x >> /models/weights.bin', 'echo x >> /weights.bin', 'rm /models/config.json']) {
     const r = await sh(write);
     assert.notEqual(r.code, 0, `${write} must fail`);
@@ -135,7 +146,8 @@ test('OCI artifacts pushed with oras: pulled, listed, mounted as CRI-O lays them
 
   // Layouts that cannot be mounted: pulled and stored, as CRI-O pulls them, then refused as volumes.
   const reasons: Record<string, RegExp> = {
-    notitle: /layer 0 \(sha256:[0-9a-f]{64}, application\/octet-stream\) has no org\.opencontainers\.image\.title annotation/,
+    notitle:
+      /no layer has an org\.opencontainers\.image\.title or org\.cncf\.model\.filepath annotation to name its file \(layer 0 \(sha256:[0-9a-f]{64}, application\/octet-stream\)\)/,
     traversal: /layer 0 \(sha256:[0-9a-f]{64}\) is titled "\.\.\/evil", which is not a plain file name/,
     slash: /is titled "dir\/evil", which is not a plain file name/,
     twice: /layers 0 and 1 are both titled "a"/,

@@ -34,7 +34,7 @@ test('an OCI manifest with an artifactType, or a config that is not an image con
   assert.throws(() => parseManifestDoc(docker, '', 'x'), /only an OCI manifest can hold an artifact/);
 });
 
-test("an artifact's layers are files named by their titles; anything else is refused", () => {
+test("an artifact's layers are files named by their titles (or ModelPack file paths), nameless ones left out; anything else is refused", () => {
   const layer = (n: number, title?: unknown): Descriptor => ({
     mediaType: 'application/octet-stream',
     digest: D(n),
@@ -46,15 +46,36 @@ test("an artifact's layers are files named by their titles; anything else is ref
       { name: 'weights.bin', digest: D(1), size: 1 },
       { name: 'config.json', digest: D(2), size: 2 },
     ],
+    unnamed: [],
   });
+  // ModelPack's file path names a layer without a title; the title wins where both are set; a nameless layer is left out.
+  const model = (n: number, annotations: Record<string, string>): Descriptor => ({
+    mediaType: 'application/vnd.cncf.model.weight.v1.raw',
+    digest: D(n),
+    size: n,
+    annotations,
+  });
+  assert.deepEqual(
+    artifactLayout([
+      model(1, { 'org.cncf.model.filepath': 'model.safetensors' }),
+      model(2, { 'org.opencontainers.image.title': 't', 'org.cncf.model.filepath': 'f' }),
+      layer(3),
+    ]),
+    {
+      files: [
+        { name: 'model.safetensors', digest: D(1), size: 1 },
+        { name: 't', digest: D(2), size: 2 },
+      ],
+      unnamed: [`layer 2 (${D(3)}, application/octet-stream)`],
+    },
+  );
   const problem = (layers: Descriptor[]) => {
     const r = artifactLayout(layers);
     return 'problem' in r ? r.problem : '';
   };
   assert.match(problem([]), /no layers/);
-  assert.match(problem([layer(1)]), /no org\.opencontainers\.image\.title annotation/);
-  assert.match(problem([layer(1, '')]), /no org\.opencontainers\.image\.title annotation/);
-  assert.match(problem([layer(1, 7)]), /no org\.opencontainers\.image\.title annotation/);
+  for (const nameless of [[layer(1)], [layer(1, '')], [layer(1, 7)], [layer(1), layer(2)]])
+    assert.match(problem(nameless), /no layer has an org\.opencontainers\.image\.title or org\.cncf\.model\.filepath annotation/);
   for (const bad of ['..', '.', '../x', 'a/b', '/etc/passwd', 'a\0b', 'x'.repeat(256)]) assert.match(problem([layer(1, bad)]), /not a plain file name/, bad);
   assert.match(problem([layer(1, 'a'), layer(2, 'a')]), /layers 0 and 1 are both titled "a"/);
 });

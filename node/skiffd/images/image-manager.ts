@@ -322,6 +322,8 @@ export class ImageManager {
       log.warn('the artifact cannot be mounted as a volume', { artifactType, problem: layout.problem });
       return { config: {}, layers: [], fetchedBytes, artifact: { artifactType, unmountable: layout.problem } };
     }
+    // CRI-O leaves such layers out with a warning too: the rest of the artifact is still of use.
+    for (const layer of layout.unnamed) log.warn('an artifact layer has no file name and is left out of the volume', { artifactType, layer });
     // The tree is keyed by the manifest digest; leased like a layer until the record names it.
     this.lease([manifestDigest]);
     leasedDiffIds.push(manifestDigest);
