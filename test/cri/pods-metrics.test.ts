@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import {
   ContainerState,
   MetricType,
@@ -90,7 +91,7 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
   const keys = new Map(descriptors.map((x) => [x.name, x.labelKeys]));
   assert.equal(keys.size, descriptors.length, 'descriptor names are unique');
   for (const x of descriptors) {
-    assert.match(x.name, /^container_[a-z_]+$/);
+    assert.match(x.name, /^container_[a-z0-9_]+$/);
     assert.ok(x.help.length > 5, `${x.name} has help`);
     assert.deepEqual(x.labelKeys.slice(0, 3), ['id', 'name', 'image']);
   }
@@ -153,7 +154,7 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
   await t.test('every sample has a descriptor, its labels and a type', () => {
     const all = [...first.metrics, ...first.containerMetrics.flatMap((c) => c.metrics)];
     // Every family is served here, but for those an older kernel or a host without the pids controller cannot tell.
-    const optional = ['container_memory_max_usage_bytes', 'container_oom_events_total', 'container_threads', 'container_threads_max'];
+    const optional = ['container_memory_max_usage_bytes', 'container_memory_kernel_usage', 'container_oom_events_total', 'container_threads', 'container_threads_max'];
     // Pressure exists on cgroup v2 hosts only; per-device I/O only once the container did block I/O that
     // its cgroup counts (Linux 6.x counts none on v1 without a throttle rule).
     for (const r of ['cpu', 'memory', 'io']) optional.push(`container_pressure_${r}_waiting_seconds_total`, `container_pressure_${r}_stalled_seconds_total`);
@@ -236,6 +237,33 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
     const status = (await d.runtime.containerStatus({ containerId: burner })).status!;
     assert.equal(sampleValue(m, 'container_start_time_seconds'), status.startedAt / 1_000_000_000n);
     assert.ok(sampleValue(m, 'container_last_seen') >= status.startedAt / 1_000_000_000n);
+    // From its processes: the busy shell alone, always runnable (a throttled task stays runnable).
+    assert.ok(sampleValue(m, 'container_file_descriptors') >= 3n, 'stdin, stdout and stderr at least');
+    assert.equal(sampleValue(m, 'container_sockets'), 0n);
+    assert.equal(sampleValue(m, 'container_tasks_state', ['running']), 1n);
+    for (const state of ['sleeping', 'stopped', 'uninterruptible']) assert.equal(sampleValue(m, 'container_tasks_state', [state]), 0n, state);
+    assert.equal(sampleValue(m, 'container_cpu_load_average_10s'), 1n);
+    assert.equal(sampleValue(m, 'container_cpu_load_d_average_10s'), 0n);
+    const { pid } = JSON.parse((await d.runtime.containerStatus({ containerId: burner, verbose: true })).info.info) as { pid: number };
+    const nofile = /^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1];
+    assert.equal(sampleValue(m, 'container_ulimits_soft', ['max_open_files']), BigInt(nofile ?? -1), "the shell's soft RLIMIT_NOFILE");
+    // Memory the kernel splits out, and no reservation asked for.
+    assert.ok(sampleValue(m, 'container_memory_total_inactive_file_bytes') + sampleValue(m, 'container_memory_total_active_file_bytes') <= usage);
+    assert.equal(sampleValue(m, 'container_spec_memory_reservation_limit_bytes'), 0n);
+  });
+
+  await t.test("the pod cgroup's own series: its containers together, its limits, labelled without a container name", () => {
+    const own = first.metrics.filter((x) => !x.name.startsWith('container_network_'));
+    for (const x of own) assert.deepEqual(x.labelValues.slice(0, 6), [podSandboxId, 'POD', '', '', 'metered', 'skiff-test'], x.name);
+    const m = burnerOf(first);
+    assert.ok(sampleValue(own, 'container_cpu_usage_seconds_total', ['total']) >= sampleValue(m, 'container_cpu_usage_seconds_total', ['total']));
+    assert.ok(sampleValue(own, 'container_memory_usage_bytes') >= sampleValue(m, 'container_memory_usage_bytes'));
+    assert.equal(sampleValue(own, 'container_processes'), 1n, "the burner's shell, found in the container's cgroup below the pod's");
+    assert.ok(sampleValue(own, 'container_file_descriptors') >= sampleValue(m, 'container_file_descriptors'));
+    assert.equal(sampleValue(own, 'container_tasks_state', ['running']), 1n);
+    sampleValue(own, 'container_spec_cpu_shares');
+    sampleValue(own, 'container_spec_memory_limit_bytes');
+    assert.ok(sampleValue(own, 'container_start_time_seconds') <= sampleValue(m, 'container_start_time_seconds'));
   });
 
   await t.test('ContainerStats and PodSandboxStats: swap under its limit; pressure and I/O usage on cgroup v2 only', async () => {
@@ -311,7 +339,11 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
         messages.map((msg) => msg.podSandboxMetrics.map((p) => p.podSandboxId)),
         [[podSandboxId], [other]],
       );
-      assert.deepEqual(messages[1].podSandboxMetrics[0].metrics, [], 'a host-network pod has no network metrics');
+      assert.deepEqual(
+        messages[1].podSandboxMetrics[0].metrics.filter((m) => m.name.startsWith('container_network_')),
+        [],
+        'a host-network pod has no network metrics',
+      );
       assert.deepEqual(messages[1].podSandboxMetrics[0].containerMetrics, []);
       assert.deepEqual(
         burnerOf(messages[0].podSandboxMetrics[0])

@@ -40,6 +40,16 @@ export interface CgroupMemory {
   failcnt: bigint;
   /** Processes the OOM killer killed in this cgroup, when the kernel counts them. */
   oomKills?: bigint;
+  /** Kernel memory charged to the cgroup (slab, stacks, page tables...), when the kernel tells. */
+  kernelBytes?: bigint;
+  /** File pages on the active and inactive LRU lists. */
+  activeFileBytes?: bigint;
+  inactiveFileBytes?: bigint;
+  /**
+   * The memory the cgroup is promised, as cAdvisor reads it: memory.min on v2, the soft limit
+   * (memory.soft_limit_in_bytes) on v1; undefined when unlimited.
+   */
+  reservationBytes?: bigint;
 }
 
 export interface CgroupTasks {
@@ -105,12 +115,14 @@ export async function readCpu(cgroupPath: string, layout: CgroupLayout = cgroupL
 
 // v1 reports "unlimited" as a huge page-aligned number.
 const V1_UNLIMITED = 1n << 62n;
+/** undefined for v1's "unlimited" and for 0 (nothing promised). */
+const limited = (v: bigint | undefined) => (v === undefined || v === 0n || v >= V1_UNLIMITED ? undefined : v);
 
 export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgroupLayout()): Promise<CgroupMemory | undefined> {
   const dir = controllerDir('memory', cgroupPath, layout);
   if (!dir) return undefined;
   if (isV2('memory', layout)) {
-    const [current, statText, max, events, swap, swapMax, peak] = await Promise.all([
+    const [current, statText, max, events, swap, swapMax, peak, min] = await Promise.all([
       readText(join(dir, 'memory.current')),
       readText(join(dir, 'memory.stat')),
       readText(join(dir, 'memory.max')),
@@ -118,6 +130,7 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
       readText(join(dir, 'memory.swap.current')),
       readText(join(dir, 'memory.swap.max')),
       readText(join(dir, 'memory.peak')),
+      readText(join(dir, 'memory.min')),
     ]);
     if (current === undefined || statText === undefined) return undefined;
     const stat = parseFlatKeyed(statText);
@@ -138,9 +151,14 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
       maxUsageBytes: num(peak),
       failcnt: ev.get('max') ?? 0n,
       oomKills: ev.get('oom_kill'),
+      // memory.stat's kernel total appeared in Linux 5.18.
+      kernelBytes: stat.get('kernel'),
+      activeFileBytes: stat.get('active_file'),
+      inactiveFileBytes: stat.get('inactive_file'),
+      reservationBytes: limited(num(min)),
     };
   }
-  const [usageText, statText, limitText, failcnt, maxUsage, oomControl, memswLimit] = await Promise.all([
+  const [usageText, statText, limitText, failcnt, maxUsage, oomControl, memswLimit, kmem, softLimit] = await Promise.all([
     readText(join(dir, 'memory.usage_in_bytes')),
     readText(join(dir, 'memory.stat')),
     readText(join(dir, 'memory.limit_in_bytes')),
@@ -148,6 +166,8 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
     readText(join(dir, 'memory.max_usage_in_bytes')),
     readText(join(dir, 'memory.oom_control')),
     readText(join(dir, 'memory.memsw.limit_in_bytes')),
+    readText(join(dir, 'memory.kmem.usage_in_bytes')),
+    readText(join(dir, 'memory.soft_limit_in_bytes')),
   ]);
   if (usageText === undefined || statText === undefined) return undefined;
   const stat = parseFlatKeyed(statText);
@@ -171,6 +191,10 @@ export async function readMemory(cgroupPath: string, layout: CgroupLayout = cgro
     failcnt: num(failcnt) ?? 0n,
     // oom_kill appeared in Linux 4.13.
     oomKills: oomControl ? parseFlatKeyed(oomControl).get('oom_kill') : undefined,
+    kernelBytes: num(kmem),
+    activeFileBytes: stat.get('total_active_file'),
+    inactiveFileBytes: stat.get('total_inactive_file'),
+    reservationBytes: limited(num(softLimit)),
   };
 }
 
@@ -218,4 +242,38 @@ export async function anyMemberPid(cgroupPath: string, layout: CgroupLayout = cg
     level = next;
   }
   return undefined;
+}
+
+export interface CgroupCpuSpec {
+  shares: bigint;
+  /** CFS period in microseconds. */
+  periodUs: bigint;
+  /** CFS quota in microseconds; undefined when unlimited. */
+  quotaUs?: bigint;
+}
+
+/**
+ * The CPU settings written to the cgroup (a pod's, which skiffd keeps no record of), in v1's units as
+ * cAdvisor reports them: v2's weight converted back to shares.
+ */
+export async function readCpuSpec(cgroupPath: string, layout: CgroupLayout = cgroupLayout()): Promise<CgroupCpuSpec | undefined> {
+  const dir = controllerDir('cpu', cgroupPath, layout);
+  if (!dir) return undefined;
+  if (isV2('cpu', layout)) {
+    const [weight, max] = await Promise.all([readText(join(dir, 'cpu.weight')), readText(join(dir, 'cpu.max'))]);
+    const w = num(weight);
+    const [quota, period] = (max ?? '').trim().split(/\s+/);
+    if (w === undefined || !period || !/^\d+$/.test(period)) return undefined;
+    return { shares: 2n + ((w - 1n) * 262_142n) / 9_999n, periodUs: BigInt(period), quotaUs: /^\d+$/.test(quota ?? '') ? BigInt(quota) : undefined };
+  }
+  const [shares, period, quota] = await Promise.all([
+    readText(join(dir, 'cpu.shares')),
+    readText(join(dir, 'cpu.cfs_period_us')),
+    readText(join(dir, 'cpu.cfs_quota_us')),
+  ]);
+  const s = num(shares);
+  const p = num(period);
+  if (s === undefined || p === undefined) return undefined;
+  // -1 (unlimited) is not a number to num().
+  return { shares: s, periodUs: p, quotaUs: num(quota) };
 }

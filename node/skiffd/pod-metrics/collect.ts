@@ -1,19 +1,24 @@
-// PodSandboxMetrics for one ready pod: its network counters per interface at pod level, and for each
-// running container what its cgroup, its writable layer and its recorded resources say. Read on demand
-// (no cache), so every sample carries the time it was read.
+// PodSandboxMetrics for one ready pod: at pod level its cgroup's series (what its containers use
+// together) and its network counters per interface; for each running container what its cgroup, its
+// processes, its writable layer and its recorded resources say. Read on demand (no cache), so every
+// sample carries the time it was read.
 import { ContainerState, type DeepPartial, type Metric, type PodSandboxMetrics } from '../../../proto/gen/runtime/v1/api.ts';
 import { blockDeviceName, readIo } from '../cgroups/io.ts';
 import { readPressure, type Pressure } from '../cgroups/pressure.ts';
-import { readCpu, readMemory, readTasks } from '../cgroups/stats.ts';
+import { readCgroupProcesses } from '../cgroups/processes.ts';
+import { readCpu, readCpuSpec, readMemory, readTasks } from '../cgroups/stats.ts';
 import type { ContainerManager, ContainerView } from '../containers/manager.ts';
 import type { Logger } from '../logger.ts';
 import { parseNetDev, podNetDev } from '../pods/stats.ts';
 import type { PodEntry } from '../pods/record-file.ts';
 import { nowNs } from '../util/clock.ts';
 import { FAMILIES, type MetricName } from './descriptors.ts';
+import { LoadAverages } from './load-average.ts';
 
 const NS_PER_S = 1_000_000_000n;
 const US_PER_S = 1_000_000n;
+/** Kept across reads: a load average is a mean over time. */
+const loads = new LoadAverages();
 
 /** Samples sharing one set of base label values and one timestamp. */
 class Samples {
@@ -59,25 +64,22 @@ async function podNetworkMetrics(pod: PodEntry): Promise<DeepPartial<Metric>[]> 
   return s.metrics;
 }
 
-async function containerMetrics(manager: ContainerManager, v: ContainerView, pod: PodEntry, log: Logger): Promise<DeepPartial<Metric>[]> {
-  const r = v.record;
-  const soft = <T>(what: string, p: Promise<T>): Promise<T | undefined> =>
-    p.catch((err) => {
-      log.warn('cannot read container metrics', { id: r.id, what, err: String(err) });
-      return undefined;
-    });
-  const cg = r.cgroupsPath;
-  const [cpu, memory, tasks, pressure, io, layer] = await Promise.all([
-    cg ? soft('cpu', readCpu(cg)) : undefined,
-    cg ? soft('memory', readMemory(cg)) : undefined,
-    cg ? soft('tasks', readTasks(cg)) : undefined,
-    cg ? soft('pressure', readPressure(cg)) : undefined,
-    cg ? soft('io', readIo(cg)) : undefined,
-    soft('writable layer', manager.writableLayerUsage(r.id)),
+/** What one cgroup's files and processes say, read concurrently; a part that cannot be read is left out. */
+async function readCgroup(cg: string, soft: <T>(what: string, p: Promise<T>) => Promise<T | undefined>) {
+  const [cpu, memory, tasks, pressure, io, processes] = await Promise.all([
+    soft('cpu', readCpu(cg)),
+    soft('memory', readMemory(cg)),
+    soft('tasks', readTasks(cg)),
+    soft('pressure', readPressure(cg)),
+    soft('io', readIo(cg)),
+    soft('processes', readCgroupProcesses(cg)),
   ]);
-  const at = nowNs();
-  // The kubelet puts the name from the pod spec in user_specified_image and may send an image id in image.
-  const s = new Samples([r.id, r.fullName, r.image.userSpecifiedImage || r.image.image, r.metadata?.name ?? '', ...podLabels(pod)], at);
+  return { cpu, memory, tasks, pressure, io, processes };
+}
+
+/** The series every cgroup has, a container's or a pod's, as cAdvisor gives both. */
+async function addCgroupSeries(s: Samples, key: string, c: Awaited<ReturnType<typeof readCgroup>>, processCount?: bigint): Promise<void> {
+  const { cpu, memory, tasks, pressure, io, processes } = c;
   if (cpu) {
     s.add('container_cpu_usage_seconds_total', cpu.usageNs / NS_PER_S, ['total']);
     s.add('container_cpu_user_seconds_total', cpu.userNs === undefined ? undefined : cpu.userNs / NS_PER_S);
@@ -97,19 +99,38 @@ async function containerMetrics(manager: ContainerManager, v: ContainerView, pod
     s.add('container_memory_swap', memory.swapBytes);
     s.add('container_memory_max_usage_bytes', memory.maxUsageBytes);
     s.add('container_memory_failcnt', memory.failcnt);
-    // A container's cgroup has no children, so its own and its hierarchy's counts are the same.
+    s.add('container_memory_kernel_usage', memory.kernelBytes);
+    s.add('container_memory_total_active_file_bytes', memory.activeFileBytes);
+    s.add('container_memory_total_inactive_file_bytes', memory.inactiveFileBytes);
+    // The counters are hierarchical: a container has no child cgroups, and a pod's are its containers.
     for (const scope of ['container', 'hierarchy']) {
       s.add('container_memory_failures_total', memory.pageFaults, ['pgfault', scope]);
       s.add('container_memory_failures_total', memory.majorPageFaults, ['pgmajfault', scope]);
     }
     s.add('container_oom_events_total', memory.oomKills);
+    // As cAdvisor: 0 when nothing is promised.
+    s.add('container_spec_memory_reservation_limit_bytes', memory.reservationBytes ?? 0n);
   }
+  s.add('container_processes', processCount ?? tasks?.processes ?? processes?.processes);
   if (tasks) {
-    s.add('container_processes', tasks.processes);
     s.add('container_threads', tasks.threads);
     if (tasks.threads !== undefined) s.add('container_threads_max', tasks.threadsMax ?? 0n);
   }
-  if (layer) s.add('container_fs_usage_bytes', layer.bytes);
+  if (processes) {
+    s.add('container_file_descriptors', processes.fileDescriptors);
+    s.add('container_sockets', processes.sockets);
+    s.add('container_ulimits_soft', processes.maxOpenFilesSoft, ['max_open_files']);
+    const t = processes.threads;
+    if (t) {
+      s.add('container_tasks_state', t.running, ['running']);
+      s.add('container_tasks_state', t.sleeping, ['sleeping']);
+      s.add('container_tasks_state', t.stopped, ['stopped']);
+      s.add('container_tasks_state', t.uninterruptible, ['uninterruptible']);
+      const avg = loads.sample(key, Number(t.running), Number(t.uninterruptible), Number(process.hrtime.bigint()));
+      s.add('container_cpu_load_average_10s', BigInt(Math.round(avg.load)));
+      s.add('container_cpu_load_d_average_10s', BigInt(Math.round(avg.loadD)));
+    }
+  }
   for (const dev of io ?? []) {
     const device = [await blockDeviceName(dev.major, dev.minor)];
     s.add('container_fs_reads_bytes_total', dev.readBytes, device);
@@ -127,6 +148,26 @@ async function containerMetrics(manager: ContainerManager, v: ContainerView, pod
   s.add('container_pressure_memory_stalled_seconds_total', seconds(pressure?.memory, 'full'));
   s.add('container_pressure_io_waiting_seconds_total', seconds(pressure?.io, 'some'));
   s.add('container_pressure_io_stalled_seconds_total', seconds(pressure?.io, 'full'));
+}
+
+const softReader =
+  (log: Logger, what: string, id: string) =>
+  <T>(part: string, p: Promise<T>): Promise<T | undefined> =>
+    p.catch((err) => {
+      log.warn(`cannot read ${what} metrics`, { id, what: part, err: String(err) });
+      return undefined;
+    });
+
+async function containerMetrics(manager: ContainerManager, v: ContainerView, pod: PodEntry, log: Logger): Promise<DeepPartial<Metric>[]> {
+  const r = v.record;
+  const soft = softReader(log, 'container', r.id);
+  const cg = r.cgroupsPath;
+  const [read, layer] = await Promise.all([cg ? readCgroup(cg, soft) : undefined, soft('writable layer', manager.writableLayerUsage(r.id))]);
+  const at = nowNs();
+  // The kubelet puts the name from the pod spec in user_specified_image and may send an image id in image.
+  const s = new Samples([r.id, r.fullName, r.image.userSpecifiedImage || r.image.image, r.metadata?.name ?? '', ...podLabels(pod)], at);
+  if (read) await addCgroupSeries(s, r.id, read);
+  if (layer) s.add('container_fs_usage_bytes', layer.bytes);
   const res = r.resources;
   s.add('container_spec_cpu_shares', BigInt(res.cpuShares));
   s.add('container_spec_cpu_period', BigInt(res.cpuPeriod));
@@ -134,6 +175,32 @@ async function containerMetrics(manager: ContainerManager, v: ContainerView, pod
   s.add('container_spec_memory_limit_bytes', BigInt(res.memoryLimitInBytes));
   s.add('container_spec_memory_swap_limit_bytes', BigInt(res.memorySwapLimitInBytes));
   if (r.startedAt) s.add('container_start_time_seconds', BigInt(r.startedAt) / NS_PER_S);
+  s.add('container_last_seen', at / NS_PER_S);
+  return s.metrics;
+}
+
+/**
+ * The pod cgroup's own series: what its containers use together, with their limits as the kubelet set
+ * them on the pod, labelled like cAdvisor's series for a pod (no container name).
+ */
+async function podCgroupMetrics(pod: PodEntry, log: Logger): Promise<DeepPartial<Metric>[]> {
+  const cg = pod.cgroupParent;
+  if (!cg) return [];
+  const soft = softReader(log, 'pod', pod.id);
+  const [read, spec] = await Promise.all([readCgroup(cg, soft), soft('cpu spec', readCpuSpec(cg))]);
+  const at = nowNs();
+  const s = new Samples([pod.id, 'POD', '', '', ...podLabels(pod)], at);
+  await addCgroupSeries(s, `pod:${pod.id}`, read, read.processes?.processes);
+  if (spec) {
+    s.add('container_spec_cpu_shares', spec.shares);
+    s.add('container_spec_cpu_period', spec.periodUs);
+    s.add('container_spec_cpu_quota', spec.quotaUs);
+  }
+  if (read.memory) {
+    s.add('container_spec_memory_limit_bytes', read.memory.limitBytes ?? 0n);
+    s.add('container_spec_memory_swap_limit_bytes', read.memory.swapLimitBytes ?? 0n);
+  }
+  s.add('container_start_time_seconds', pod.createdAt / NS_PER_S);
   s.add('container_last_seen', at / NS_PER_S);
   return s.metrics;
 }
@@ -149,12 +216,13 @@ export async function collectPodMetrics(
   log: Logger,
 ): Promise<DeepPartial<PodSandboxMetrics>> {
   const running = containers.filter((v) => v.record.podSandboxId === pod.id && v.state === ContainerState.CONTAINER_RUNNING);
-  const [metrics, containerMetricsList] = await Promise.all([
+  const [network, own, containerMetricsList] = await Promise.all([
     podNetworkMetrics(pod).catch((err) => {
       log.warn('cannot read pod network counters', { pod: pod.id, err: String(err) });
       return [];
     }),
+    podCgroupMetrics(pod, log),
     Promise.all(running.map(async (v) => ({ containerId: v.record.id, metrics: await containerMetrics(manager, v, pod, log) }))),
   ]);
-  return { podSandboxId: pod.id, metrics, containerMetrics: containerMetricsList };
+  return { podSandboxId: pod.id, metrics: [...own, ...network], containerMetrics: containerMetricsList };
 }

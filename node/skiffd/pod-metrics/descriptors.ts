@@ -42,11 +42,28 @@ export const FAMILIES = {
     type: COUNTER,
     labels: ['failure_type', 'scope'],
   },
+  container_memory_kernel_usage: { help: 'Kernel memory charged to the container (slab, stacks, page tables), in bytes.', type: GAUGE },
+  container_memory_total_active_file_bytes: { help: 'File pages on the active LRU list, in bytes.', type: GAUGE },
+  container_memory_total_inactive_file_bytes: { help: 'File pages on the inactive LRU list, in bytes.', type: GAUGE },
   container_oom_events_total: { help: 'Processes of the container killed by the OOM killer.', type: COUNTER },
   container_processes: { help: 'Processes in the container.', type: GAUGE },
   container_threads: { help: 'Threads in the container.', type: GAUGE },
   container_threads_max: { help: 'Thread limit of the container (pids.max); 0 means unlimited.', type: GAUGE },
   container_fs_usage_bytes: { help: "Bytes used by the container's writable layer.", type: GAUGE },
+  // Per container, from its processes in /proc.
+  container_file_descriptors: { help: 'Open file descriptors of the processes of the container.', type: GAUGE },
+  container_sockets: { help: 'Open sockets of the processes of the container.', type: GAUGE },
+  container_tasks_state: {
+    help: 'Threads of the container by scheduler state (running, sleeping, stopped, uninterruptible).',
+    type: GAUGE,
+    labels: ['state'],
+  },
+  container_ulimits_soft: { help: "Soft resource limits of the container's first process (max_open_files).", type: GAUGE, labels: ['ulimit'] },
+  container_cpu_load_average_10s: { help: 'Runnable threads of the container, averaged over the last 10 seconds (rounded).', type: GAUGE },
+  container_cpu_load_d_average_10s: {
+    help: 'Threads of the container in uninterruptible sleep, averaged over the last 10 seconds (rounded).',
+    type: GAUGE,
+  },
   // Per container and block device, from the cgroup's I/O counters.
   container_fs_reads_bytes_total: { help: 'Bytes read from the device.', type: COUNTER, labels: DEVICE },
   container_fs_writes_bytes_total: { help: 'Bytes written to the device.', type: COUNTER, labels: DEVICE },
@@ -64,12 +81,16 @@ export const FAMILIES = {
   container_pressure_memory_stalled_seconds_total: { help: 'Time no task of the container could run for want of memory, in whole seconds.', type: COUNTER },
   container_pressure_io_waiting_seconds_total: { help: 'Time some task of the container waited for I/O, in whole seconds.', type: COUNTER },
   container_pressure_io_stalled_seconds_total: { help: 'Time no task of the container could run for want of I/O, in whole seconds.', type: COUNTER },
-  // Per container, from the resources it was created or last updated with.
+  // Per container, from the resources it was created or last updated with (a pod's from its cgroup).
   container_spec_cpu_shares: { help: 'CPU shares the container was given.', type: GAUGE },
   container_spec_cpu_period: { help: 'CFS period of the container in microseconds; 0 when not set.', type: GAUGE },
   container_spec_cpu_quota: { help: 'CFS quota of the container in microseconds; absent when not set.', type: GAUGE },
   container_spec_memory_limit_bytes: { help: 'Memory limit of the container in bytes; 0 when unlimited.', type: GAUGE },
   container_spec_memory_swap_limit_bytes: { help: 'Memory plus swap limit of the container in bytes; 0 when not set.', type: GAUGE },
+  container_spec_memory_reservation_limit_bytes: {
+    help: 'Memory promised to the container (memory.min on cgroup v2, the soft limit on v1) in bytes; 0 when none.',
+    type: GAUGE,
+  },
   container_start_time_seconds: { help: 'When the container started, in seconds since the epoch.', type: GAUGE },
   container_last_seen: { help: 'When these metrics were read, in seconds since the epoch.', type: GAUGE },
   // Per pod, per interface of its network namespace.
