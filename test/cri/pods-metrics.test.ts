@@ -154,7 +154,13 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
   await t.test('every sample has a descriptor, its labels and a type', () => {
     const all = [...first.metrics, ...first.containerMetrics.flatMap((c) => c.metrics)];
     // Every family is served here, but for those an older kernel or a host without the pids controller cannot tell.
-    const optional = ['container_memory_max_usage_bytes', 'container_memory_kernel_usage', 'container_oom_events_total', 'container_threads', 'container_threads_max'];
+    const optional = [
+      'container_memory_max_usage_bytes',
+      'container_memory_kernel_usage',
+      'container_oom_events_total',
+      'container_threads',
+      'container_threads_max',
+    ];
     // Pressure exists on cgroup v2 hosts only; per-device I/O only once the container did block I/O that
     // its cgroup counts (Linux 6.x counts none on v1 without a throttle rule).
     for (const r of ['cpu', 'memory', 'io']) optional.push(`container_pressure_${r}_waiting_seconds_total`, `container_pressure_${r}_stalled_seconds_total`);
