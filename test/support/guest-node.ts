@@ -41,7 +41,8 @@ export function insideCommand(options: { prepare: string[]; env: Record<string, 
     ...options.prepare,
     `export ${env}`,
     `cd ${options.repoRoot}`,
-    `exec node --import tsx --test --test-concurrency=1 --test-reporter=spec --test-timeout=2400000 ${INSIDE}`,
+    // SKIFF_GUEST_ONLY narrows a run by hand to the tests whose names match it.
+    `exec node --import tsx --test --test-concurrency=1 --test-reporter=spec --test-timeout=2400000${process.env.SKIFF_GUEST_ONLY ? ` --test-name-pattern=${JSON.stringify(process.env.SKIFF_GUEST_ONLY)}` : ''} ${INSIDE}`,
   ].join(' && ');
 }
 
