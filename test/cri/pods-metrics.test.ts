@@ -150,6 +150,24 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
   );
   const after = BigInt(Date.now()) * 1_000_000n;
   assert.ok(first);
+  // What /proc says is counted at most every 10 s per cgroup, so the shell's start-up pipeline may
+  // still be in the first counts: wait for the busy shell alone, always runnable (a throttled task stays
+  // runnable), in the container's counts and in the pod's.
+  const settled = await until(
+    'the busy shell alone in the counts from /proc',
+    async () => {
+      const p = podOf(await list());
+      const m = burnerOf(p);
+      const v = (metrics: Metric[], family: string, extra: string[] = []) => one(metrics, family, extra)?.value?.value;
+      const alone =
+        v(m, 'container_tasks_state', ['running']) === 1n &&
+        v(m, 'container_tasks_state', ['sleeping']) === 0n &&
+        v(m, 'container_cpu_load_average_10s') === 1n &&
+        v(p?.metrics ?? [], 'container_processes') === 1n;
+      return alone ? p : undefined;
+    },
+    60_000,
+  );
 
   await t.test('every sample has a descriptor, its labels and a type', () => {
     const all = [...first.metrics, ...first.containerMetrics.flatMap((c) => c.metrics)];
@@ -243,25 +261,26 @@ test('pod metrics: descriptors, cgroup and network samples of a running pod, cri
     const status = (await d.runtime.containerStatus({ containerId: burner })).status!;
     assert.equal(sampleValue(m, 'container_start_time_seconds'), status.startedAt / 1_000_000_000n);
     assert.ok(sampleValue(m, 'container_last_seen') >= status.startedAt / 1_000_000_000n);
-    // From its processes: the busy shell alone, always runnable (a throttled task stays runnable).
-    assert.ok(sampleValue(m, 'container_file_descriptors') >= 3n, 'stdin, stdout and stderr at least');
-    assert.equal(sampleValue(m, 'container_sockets'), 0n);
-    assert.equal(sampleValue(m, 'container_tasks_state', ['running']), 1n);
-    for (const state of ['sleeping', 'stopped', 'uninterruptible']) assert.equal(sampleValue(m, 'container_tasks_state', [state]), 0n, state);
-    assert.equal(sampleValue(m, 'container_cpu_load_average_10s'), 1n);
-    assert.equal(sampleValue(m, 'container_cpu_load_d_average_10s'), 0n);
+    // From its processes, once they are the busy shell alone.
+    const p = burnerOf(settled);
+    assert.ok(sampleValue(p, 'container_file_descriptors') >= 3n, 'stdin, stdout and stderr at least');
+    assert.equal(sampleValue(p, 'container_sockets'), 0n);
+    assert.equal(sampleValue(p, 'container_tasks_state', ['running']), 1n);
+    for (const state of ['sleeping', 'stopped', 'uninterruptible']) assert.equal(sampleValue(p, 'container_tasks_state', [state]), 0n, state);
+    assert.equal(sampleValue(p, 'container_cpu_load_average_10s'), 1n);
+    assert.equal(sampleValue(p, 'container_cpu_load_d_average_10s'), 0n);
     const { pid } = JSON.parse((await d.runtime.containerStatus({ containerId: burner, verbose: true })).info.info) as { pid: number };
     const nofile = /^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1];
-    assert.equal(sampleValue(m, 'container_ulimits_soft', ['max_open_files']), BigInt(nofile ?? -1), "the shell's soft RLIMIT_NOFILE");
+    assert.equal(sampleValue(p, 'container_ulimits_soft', ['max_open_files']), BigInt(nofile ?? -1), "the shell's soft RLIMIT_NOFILE");
     // Memory the kernel splits out, and no reservation asked for.
     assert.ok(sampleValue(m, 'container_memory_total_inactive_file_bytes') + sampleValue(m, 'container_memory_total_active_file_bytes') <= usage);
     assert.equal(sampleValue(m, 'container_spec_memory_reservation_limit_bytes'), 0n);
   });
 
   await t.test("the pod cgroup's own series: its containers together, its limits, labelled without a container name", () => {
-    const own = first.metrics.filter((x) => !x.name.startsWith('container_network_'));
+    const own = settled.metrics.filter((x) => !x.name.startsWith('container_network_'));
     for (const x of own) assert.deepEqual(x.labelValues.slice(0, 6), [podSandboxId, 'POD', '', '', 'metered', 'skiff-test'], x.name);
-    const m = burnerOf(first);
+    const m = burnerOf(settled);
     assert.ok(sampleValue(own, 'container_cpu_usage_seconds_total', ['total']) >= sampleValue(m, 'container_cpu_usage_seconds_total', ['total']));
     assert.ok(sampleValue(own, 'container_memory_usage_bytes') >= sampleValue(m, 'container_memory_usage_bytes'));
     assert.equal(sampleValue(own, 'container_processes'), 1n, "the burner's shell, found in the container's cgroup below the pod's");

@@ -39,7 +39,8 @@ export function artifactLayout(layers: readonly Descriptor[]): { files: Artifact
       continue;
     }
     // One file name, never a path: no separator, no dot entries, nothing the kernel would refuse.
-    if (title.includes('/') || title.includes('\0') || title === '.' || title === '..' || Buffer.byteLength(title) > 255) {
+    // Not well-formed UTF-16 (a lone surrogate): two such names differ here and are one on disk.
+    if (Buffer.from(title).toString() !== title || title.includes('/') || title.includes('\0') || title === '.' || title === '..' || Buffer.byteLength(title) > 255) {
       return { problem: `layer ${i} (${layer.digest}) is titled ${JSON.stringify(title)}, which is not a plain file name` };
     }
     const other = seen.get(title);
@@ -48,7 +49,8 @@ export function artifactLayout(layers: readonly Descriptor[]): { files: Artifact
     files.push({ name: title, digest: layer.digest, size: layer.size });
   }
   if (files.length === 0) {
-    return { problem: `no layer has an ${TITLE_ANNOTATION} or ${MODELPACK_FILEPATH_ANNOTATION} annotation to name its file (${unnamed.join('; ')})` };
+    const listed = unnamed.length > 3 ? [...unnamed.slice(0, 3), `${unnamed.length - 3} more`] : unnamed;
+    return { problem: `no layer has an ${TITLE_ANNOTATION} or ${MODELPACK_FILEPATH_ANNOTATION} annotation to name its file (${listed.join('; ')})` };
   }
   return { files, unnamed };
 }

@@ -323,7 +323,13 @@ export class ImageManager {
       return { config: {}, layers: [], fetchedBytes, artifact: { artifactType, unmountable: layout.problem } };
     }
     // CRI-O leaves such layers out with a warning too: the rest of the artifact is still of use.
-    for (const layer of layout.unnamed) log.warn('an artifact layer has no file name and is left out of the volume', { artifactType, layer });
+    if (layout.unnamed.length > 0) {
+      log.warn('artifact layers without a file name are left out of the volume', {
+        artifactType,
+        count: layout.unnamed.length,
+        first: layout.unnamed[0],
+      });
+    }
     // The tree is keyed by the manifest digest; leased like a layer until the record names it.
     this.lease([manifestDigest]);
     leasedDiffIds.push(manifestDigest);

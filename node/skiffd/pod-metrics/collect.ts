@@ -221,7 +221,10 @@ export async function collectPodMetrics(
       log.warn('cannot read pod network counters', { pod: pod.id, err: String(err) });
       return [];
     }),
-    podCgroupMetrics(pod, log),
+    podCgroupMetrics(pod, log).catch((err) => {
+      log.warn('cannot read pod metrics', { pod: pod.id, err: String(err) });
+      return [];
+    }),
     Promise.all(running.map(async (v) => ({ containerId: v.record.id, metrics: await containerMetrics(manager, v, pod, log) }))),
   ]);
   return { podSandboxId: pod.id, metrics: [...own, ...network], containerMetrics: containerMetricsList };
