@@ -40,7 +40,14 @@ export function artifactLayout(layers: readonly Descriptor[]): { files: Artifact
     }
     // One file name, never a path: no separator, no dot entries, nothing the kernel would refuse.
     // Not well-formed UTF-16 (a lone surrogate): two such names differ here and are one on disk.
-    if (Buffer.from(title).toString() !== title || title.includes('/') || title.includes('\0') || title === '.' || title === '..' || Buffer.byteLength(title) > 255) {
+    if (
+      Buffer.from(title).toString() !== title ||
+      title.includes('/') ||
+      title.includes('\0') ||
+      title === '.' ||
+      title === '..' ||
+      Buffer.byteLength(title) > 255
+    ) {
       return { problem: `layer ${i} (${layer.digest}) is titled ${JSON.stringify(title)}, which is not a plain file name` };
     }
     const other = seen.get(title);
