@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -17,7 +17,7 @@ import { freePort } from '../support/netns.ts';
 import { fetchOras, oras } from '../support/oras.ts';
 import { grpcCode, podConfig } from '../support/pods.ts';
 import { needs, unavailable } from '../support/prereq.ts';
-import { startSkiffd } from '../support/skiffd.ts';
+import { startSkiffd, removeDaemonDir } from '../support/skiffd.ts';
 
 const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
 const BOUND = 1024 * 1024;
@@ -33,7 +33,7 @@ test('OCI artifacts pushed with oras: pulled, listed, mounted as CRI-O lays them
   const registry = await startKitRegistry(await freePort());
   t.after(() => registry.stop());
   const dir = mkdtempSync(join(tmpdir(), 'skiff-artifacts-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => removeDaemonDir(dir));
   const work = join(dir, 'push');
   execFileSync('mkdir', ['-p', work]);
   const run = (...args: string[]) => oras(found.bin, [...args, '--plain-http'], work);

@@ -4,7 +4,7 @@
 // left: no mount, and the removed image's layers are collected.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ContainerState, NamespaceMode } from '../../proto/gen/runtime/v1/api.ts';
@@ -14,7 +14,7 @@ import { freePort } from '../support/netns.ts';
 import { grpcCode, podConfig } from '../support/pods.ts';
 import { Status } from 'nice-grpc';
 import { needs, unavailable } from '../support/prereq.ts';
-import { startSkiffd, type SkiffdHandle } from '../support/skiffd.ts';
+import { startSkiffd, type SkiffdHandle, removeDaemonDir } from '../support/skiffd.ts';
 import { until } from '../support/wait.ts';
 
 const BUSYBOX = 'registry.k8s.io/e2e-test-images/busybox:1.29-2';
@@ -27,7 +27,7 @@ test('image volumes: kill -9 of skiffd, RemoveImage while mounted, and nothing l
   const registry = await startKitRegistry(await freePort());
   t.after(() => registry.stop());
   const dir = mkdtempSync(join(tmpdir(), 'skiff-imgvol-d-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => removeDaemonDir(dir));
   let d = await startSkiffd({ dir, config: registry.mirrorsToml });
   t.after(() => d.cleanup());
   for (const image of [BUSYBOX, VOLUME_IMAGE]) await d.images.pullImage({ image: { image } });

@@ -11,7 +11,7 @@ import { grpcError } from '../support/grpc.ts';
 import { CgroupDriver, RuntimeServiceDefinition } from '../../proto/gen/runtime/v1/api.ts';
 import { needs } from '../support/prereq.ts';
 import { systemdBooted } from '../../node/skiffd/cgroups/driver.ts';
-import { startSkiffd, type RuntimeClient } from '../support/skiffd.ts';
+import { startSkiffd, type RuntimeClient, removeDaemonDir } from '../support/skiffd.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
 
@@ -22,7 +22,7 @@ async function conditions(runtime: RuntimeClient) {
 
 test('skiffd answers the runtime RPCs that exist today', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-rpc-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => removeDaemonDir(dir));
   const cniConf = join(dir, 'cni');
   mkdirSync(cniConf);
   const config = [

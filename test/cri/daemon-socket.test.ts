@@ -3,15 +3,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
-import { hermeticConfig, runSkiffd, startSkiffd } from '../support/skiffd.ts';
+import { hermeticConfig, runSkiffd, startSkiffd, removeDaemonDir } from '../support/skiffd.ts';
 
 function tempDir(t: { after(fn: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-sock-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => removeDaemonDir(dir));
   return dir;
 }
 

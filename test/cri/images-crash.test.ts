@@ -3,11 +3,11 @@
 // A download cut by the network is retried once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { needs } from '../support/prereq.ts';
-import { startSkiffd } from '../support/skiffd.ts';
+import { startSkiffd, removeDaemonDir } from '../support/skiffd.ts';
 import { startRegistry } from '../support/registry.ts';
 import { startHoldingProxy } from '../support/image-holding-proxy.ts';
 import { buildImage, buildTar, busyboxBaseEntries, overlayTestEntries, Pusher } from '../support/image-builder.ts';
@@ -30,7 +30,7 @@ test('SIGKILL mid-pull: no partial blob, no half image, a clean pull after resta
   t.after(() => proxy.stop());
 
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-crash-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => removeDaemonDir(dir));
   const config = `[registry.configs."${proxy.host}"]\ninsecure = true\n`;
   const ref = `${proxy.host}/test/crash:v1`;
   let d = await startSkiffd({ dir, config });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { hostDirCandidates, lookupHostsDir, parseHostsToml, registryEndpoints } from '../../node/skiffd/images/hosts-dir.ts';
 import { isImageError } from '../../node/skiffd/images/errors.ts';
 import { needs, unavailable } from '../support/prereq.ts';
-import { startSkiffd, type SkiffdHandle } from '../support/skiffd.ts';
+import { startSkiffd, type SkiffdHandle, removeDaemonDir } from '../support/skiffd.ts';
 import { startImageFixtures } from '../support/image-fixtures.ts';
 import { crictlPath, kitDir, kitMissing, startKitRegistry } from '../support/cri-conformance.ts';
 import { freePort } from '../support/registry.ts';
@@ -214,7 +214,7 @@ test('pulls follow the certs.d directory: down mirror, answering mirror, upstrea
   const mirrorB = await recordingMirror(fx.registry.url);
   t.after(() => Promise.all([mirrorA.stop(), mirrorB.stop()]));
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-hosts-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => removeDaemonDir(dir));
   const certs = join(dir, 'certs.d');
   // registry.k8s.io itself is out of reach here: every pull below is served by a mirror or a server on loopback.
   write(
@@ -289,7 +289,7 @@ test('containerd 2.1 and skiffd pull through the same certs.d directory', async 
   const registry = await startKitRegistry(await freePort());
   t.after(() => registry.stop());
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-ctd2-hosts-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => removeDaemonDir(dir));
   const certs = join(dir, 'certs.d');
   write(
     certs,

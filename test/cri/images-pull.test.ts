@@ -13,7 +13,6 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
-  rmSync,
   statSync,
   writeFileSync,
   writeSync,
@@ -24,7 +23,7 @@ import { join } from 'node:path';
 import { Status } from 'nice-grpc';
 import { grpcError } from '../support/grpc.ts';
 import { needs } from '../support/prereq.ts';
-import { startSkiffd, type ImageClient, type SkiffdHandle } from '../support/skiffd.ts';
+import { startSkiffd, type ImageClient, type SkiffdHandle, removeDaemonDir } from '../support/skiffd.ts';
 import { registryBlobPath, startImageFixtures, type ImageFixtures } from '../support/image-fixtures.ts';
 
 const pull = (images: ImageClient, image: string) => images.pullImage({ image: { image } });
@@ -49,7 +48,7 @@ test('ImageService over a real registry', async (t) => {
   t.after(() => fx.registry.stop());
   const R = fx.registry.host;
   const dir = mkdtempSync(join(tmpdir(), 'skiffd-images-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  t.after(() => removeDaemonDir(dir));
   const config = imageConfig(R);
   let d: SkiffdHandle = await startSkiffd({ dir, config });
   t.after(() => d.cleanup());

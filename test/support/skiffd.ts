@@ -70,6 +70,19 @@ export interface SkiffdHandle {
 }
 
 const live = new Set<ChildProcess>();
+/** Daemons started in a directory their caller owns, by directory. */
+const inDir = new Map<string, Set<SkiffdHandle>>();
+
+/**
+ * Stops every skiffd still running in `dir`, then removes it. A test's after-hook uses this rather than
+ * removing the directory under a running daemon: that fails (its mounts are busy), and a failing hook
+ * skips the hooks after it, so the daemon would be left running and the test file would never end.
+ */
+export async function removeDaemonDir(dir: string): Promise<void> {
+  for (const d of inDir.get(dir) ?? []) await d.cleanup();
+  inDir.delete(dir);
+  rmSync(dir, { recursive: true, force: true });
+}
 process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
@@ -209,15 +222,20 @@ export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHa
   const cleanup = async () => {
     if (cleaned) return;
     cleaned = true;
+    inDir.get(dir)?.delete(handle);
     channel.close();
     try {
       await stop('SIGTERM');
     } finally {
+      // Containers a failed test left running may hold skiffd's output pipes (through conmon): they must
+      // not keep this process alive until the test file's timeout.
+      run.child.stdout?.destroy();
+      run.child.stderr?.destroy();
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     }
   };
 
-  return {
+  const handle: SkiffdHandle = {
     dir,
     socket,
     root,
@@ -233,6 +251,8 @@ export async function startSkiffd(options: SkiffdOptions = {}): Promise<SkiffdHa
     stop,
     cleanup,
   };
+  if (!ownDir) inDir.set(dir, (inDir.get(dir) ?? new Set()).add(handle));
+  return handle;
 }
 
 /**
