@@ -21,6 +21,8 @@ export interface BundleSize {
   startBytes: number;
   /** Those modules, the entry first. */
   startModules: string[];
+  /** The source files bundled into those modules, relative to the repository, sorted. */
+  startInputs: string[];
 }
 export const targets: EdgeTarget[];
 export function build(options?: { outdir?: string; quiet?: boolean }): Promise<BundleSize[]>;

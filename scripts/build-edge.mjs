@@ -136,7 +136,9 @@ export async function buildTarget(target, outdir) {
     gzipBytes += gzipSync(code).byteLength;
     if (atStart.has(module)) startBytes += code.byteLength;
   }
-  return { file: join(outdir, target.out), name: target.out, modules, startModules: modules.filter((m) => atStart.has(m)), bytes, gzipBytes, startBytes };
+  const startModules = modules.filter((m) => atStart.has(m));
+  const startInputs = [...new Set(startModules.flatMap((m) => Object.keys(outputs[key(m)]?.inputs ?? {})))].sort();
+  return { file: join(outdir, target.out), name: target.out, modules, startModules, startInputs, bytes, gzipBytes, startBytes };
 }
 
 function kb(bytes) {

@@ -144,7 +144,15 @@ interface GraphQLApi {
   experimentalExecuteIncrementally?(args: ExecutionArgs): PromiseOrValue<ExecutionResult | { initialResult: unknown }>;
   execute(args: ExecutionArgs): PromiseOrValue<ExecutionResult>;
 }
-const api: GraphQLApi = graphql;
+// Read member by member, so that a bundler keeps these four alone: the namespace object handed on whole
+// puts every export of graphql-js in what an edge isolate loads at start (49 KB more on 17). Bundled
+// against graphql 16, esbuild warns that the two members only 17 has are undefined, as meant.
+const api: GraphQLApi = {
+  validateSubscriptionArgs: (graphql as Partial<GraphQLApi>).validateSubscriptionArgs,
+  createSourceEventStream: graphql.createSourceEventStream as GraphQLApi['createSourceEventStream'],
+  experimentalExecuteIncrementally: (graphql as Partial<GraphQLApi>).experimentalExecuteIncrementally,
+  execute: graphql.execute,
+};
 
 /** The event stream of a subscription (graphql-js's createSourceEventStream on either version). */
 export function createSourceEventStream(args: ExecutionArgs): PromiseOrValue<AsyncIterable<unknown> | ExecutionResult> {

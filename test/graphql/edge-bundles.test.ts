@@ -247,6 +247,21 @@ describe('edge bundles', { timeout: 180_000 }, () => {
     for (const name of ['deno.js', 'bun.js']) assert.match(await allCode(name), /new Function\(/, `${name} has the code generator`);
   });
 
+  test('what a bundle loads at start holds only the parts of graphql-js the endpoint calls', () => {
+    // graphql-js's schema-building and tooling utilities, none of which the endpoint calls: one read
+    // of the package's namespace object as a whole puts them (and every other export) in the bundle.
+    const unused = ['buildClientSchema', 'extendSchema', 'introspectionFromSchema', 'lexicographicSortSchema', 'separateOperations', 'stripIgnoredCharacters'];
+    for (const s of sizes) {
+      const graphqlModules = s.startInputs.filter((i) => /(^|\/)node_modules\/graphql\//.test(i));
+      assert.ok(
+        graphqlModules.some((i) => /\/execution\/execute\.m?js$/.test(i)),
+        `${s.name}: graphql-js's executor is loaded at start`,
+      );
+      const shipped = graphqlModules.filter((i) => unused.some((name) => i.endsWith(`/utilities/${name}.mjs`) || i.endsWith(`/utilities/${name}.js`)));
+      assert.deepEqual(shipped, [], `${s.name}: graphql-js utilities the endpoint never calls are loaded at start`);
+    }
+  });
+
   test('a build replaces the chunks of the one before, so no stale chunk is deployed', { timeout: 120_000 }, async () => {
     const again = await mkdtemp(join(tmpdir(), 'skiff-edge-again-'));
     try {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, lstat, mkdir, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,12 +59,14 @@ async function graphql16Checkout(): Promise<string> {
     await rm(root, { recursive: true, force: true });
     await mkdir(checkout, { recursive: true });
     const staging = join(checkout, 'node_modules.partial');
+    // The directory itself: in a worktree node_modules may be a symlink to another checkout's, which cp
+    // would copy as the link, so that replacing graphql below replaced it in that checkout.
+    const installed = await realpath(join(repoRoot, 'node_modules'));
     // Hard links: seconds and no space on the same file system; a copy elsewhere.
-    await promisify(execFile)('cp', ['-al', join(repoRoot, 'node_modules'), staging]).catch(() =>
-      cp(join(repoRoot, 'node_modules'), staging, { recursive: true, verbatimSymlinks: true }),
-    );
+    await promisify(execFile)('cp', ['-al', installed, staging]).catch(() => cp(installed, staging, { recursive: true, verbatimSymlinks: true }));
+    assert.ok(!(await lstat(staging)).isSymbolicLink(), 'the copy of node_modules is a directory of its own');
     await rm(join(staging, 'graphql'), { recursive: true, force: true });
-    await cp(join(repoRoot, 'node_modules', 'graphql-16'), join(staging, 'graphql'), { recursive: true });
+    await cp(join(installed, 'graphql-16'), join(staging, 'graphql'), { recursive: true });
     await writeFile(join(staging, '.skiff-graphql16'), 'graphql 16 in place of 17\n');
     await rename(staging, modules);
   }

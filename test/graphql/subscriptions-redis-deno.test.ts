@@ -1,0 +1,183 @@
+// Several Deno instances of one app share no memory: two `deno serve` processes, run from the sources
+// with ioredis imported as a Deno app imports it (from node_modules, which `npm ci` fills), share
+// events through a real redis-server. A subscriber on one gets what a mutation on the other publishes,
+// each event once and in order, over graphql-ws and over server-sent events.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { needs } from '../support/prereq.ts';
+import { denoBinary } from '../support/graphql-edge.ts';
+import { RecordedSubscription, graphqlWsClient, postMessage, prime, within } from '../fixtures/ws/clients.ts';
+import { startRedis, type RunningRedis } from '../fixtures/ws/redis.ts';
+import { killGroup } from '../fixtures/ws/runtimes.ts';
+import type { TestCounts } from '../fixtures/ws/chat-app.ts';
+import { sseClient } from '../fixtures/streams/clients.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const QUERY = 'subscription Added($room: String!) { messageAdded(room: $room) { id text mine } }';
+
+interface DenoChat {
+  http: string;
+  ws: string;
+  counts(): Promise<TestCounts>;
+  stop(): Promise<void>;
+}
+
+type Event = { id: string; text: string; mine: boolean };
+const eventOf = (result: { data?: Record<string, unknown> | null }) => result.data?.messageAdded as Event;
+
+/** Reads `sub` until `count` events whose text starts with `prefix` arrived (others are skipped). */
+async function collect(sub: RecordedSubscription, prefix: string, count: number): Promise<Event[]> {
+  const events: Event[] = [];
+  while (events.length < count) {
+    const event = eventOf(await sub.next(10_000, `event ${events.length + 1} of ${count} "${prefix}…"`));
+    if (event.text.startsWith(prefix)) events.push(event);
+  }
+  return events;
+}
+
+/**
+ * `deno serve` on the Redis chat entry, granted the network, the environment and the one directory of
+ * Redis's socket (Deno asks read and write permission to connect to a unix socket).
+ */
+async function startDenoChat(socket: string): Promise<DenoChat> {
+  const denoDir = await mkdtemp(join(tmpdir(), 'skiff-deno-redis-'));
+  const socketDir = dirname(socket);
+  const child: ChildProcess = spawn(
+    denoBinary,
+    [
+      'serve',
+      '--allow-net',
+      '--allow-env',
+      `--allow-read=${socketDir}`,
+      `--allow-write=${socketDir}`,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      'test/fixtures/ws/deno-redis-chat-entry.ts',
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, REDIS_SOCKET: socket, DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: when npm's bin is the JS wrapper, the real deno is a grandchild.
+      detached: true,
+    },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    killGroup(child.pid, 'SIGTERM');
+    await within(exited, 5000, 'deno to exit').catch(() => killGroup(child.pid, 'SIGKILL'));
+    await rm(denoDir, { recursive: true, force: true });
+  };
+  let output = '';
+  try {
+    const origin = await within(
+      new Promise<string>((resolve, reject) => {
+        const onData = (chunk: Buffer) => {
+          output += chunk.toString();
+          const match = /Listening on (http:\/\/[^\s/]+)/.exec(output);
+          if (match) resolve(match[1]);
+        };
+        child.stdout!.on('data', onData);
+        child.stderr!.on('data', onData);
+        child.once('error', reject);
+        void exited.then(() => reject(new Error(`deno exited before listening:\n${output}`)));
+      }),
+      60_000,
+      'deno serve to listen',
+    );
+    const http = new URL('/graphql', origin).href;
+    return {
+      http,
+      ws: http.replace(/^http/, 'ws'),
+      async counts() {
+        const response = await within(fetch(new URL('/_test/subscribers', origin)), 5000, 'the counts');
+        return (await response.json()) as TestCounts;
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+describe('subscriptions across two Deno processes and Redis (ioredis under Deno)', () => {
+  let redis: RunningRedis | undefined;
+  let startError: unknown;
+  let a: DenoChat | undefined;
+  let b: DenoChat | undefined;
+
+  before(async () => {
+    try {
+      redis = await startRedis();
+      [a, b] = await Promise.all([startDenoChat(redis.socket), startDenoChat(redis.socket)]);
+    } catch (error) {
+      startError = error;
+    }
+  });
+  after(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await redis?.stop();
+  });
+
+  it('a graphql-ws subscriber on one process gets two events a mutation on the other publishes, once each, in order', async (t) => {
+    if (!needs(t, { commands: ['redis-server'] })) return;
+    assert.ok(a && b, `redis-server or deno did not start: ${String(startError)}`);
+    const clients = [graphqlWsClient(a.ws), graphqlWsClient(b.ws)];
+    try {
+      const [onA, onB] = clients.map((client) => new RecordedSubscription(client, QUERY, { room: 'deno' }));
+      // Until one warm-up event arrives, the subscriber's process may not have subscribed in Redis yet.
+      await prime(onA, b.http, 'deno');
+      await prime(onB, b.http, 'deno');
+      for (const text of ['event first', 'event second']) {
+        const posted = await postMessage(b.http, 'deno', text);
+        assert.equal(posted.status, 200, JSON.stringify(posted.body));
+      }
+      for (const [name, sub] of [
+        ['on A', onA],
+        ['on B', onB],
+      ] as const) {
+        // Skips what the priming of the other subscriber sent.
+        const events = await collect(sub, 'event ', 2);
+        assert.deepEqual(
+          events.map((e) => e.text),
+          ['event first', 'event second'],
+          `the subscriber ${name} got both events in publish order`,
+        );
+        assert.equal(await sub.tryNext(300), undefined, `the subscriber ${name} got each event once`);
+        assert.equal(sub.error, undefined);
+      }
+      const counts = await a.counts();
+      assert.equal(counts.live, 1, "A's pub/sub holds the one subscription");
+    } finally {
+      await Promise.all(clients.map((client) => client.dispose()));
+    }
+  });
+
+  it('a server-sent events subscriber on one process gets what the other publishes, in order', async (t) => {
+    if (!needs(t, { commands: ['redis-server'] })) return;
+    assert.ok(a && b, `redis-server or deno did not start: ${String(startError)}`);
+    const client = sseClient(a.http);
+    try {
+      const sub = new RecordedSubscription(client, QUERY, { room: 'deno-sse' });
+      await prime(sub, b.http, 'deno-sse');
+      const count = 10;
+      for (let i = 0; i < count; i++) assert.equal((await postMessage(b.http, 'deno-sse', `s ${i}`)).status, 200);
+      const events = await collect(sub, 's ', count);
+      assert.deepEqual(
+        events.map((e) => e.text),
+        Array.from({ length: count }, (_, i) => `s ${i}`),
+      );
+      assert.equal(await sub.tryNext(300), undefined, 'each event once');
+    } finally {
+      client.dispose();
+    }
+  });
+});
