@@ -78,4 +78,7 @@ test("an artifact's layers are files named by their titles (or ModelPack file pa
     assert.match(problem(nameless), /no layer has an org\.opencontainers\.image\.title or org\.cncf\.model\.filepath annotation/);
   for (const bad of ['..', '.', '../x', 'a/b', '/etc/passwd', 'a\0b', 'x'.repeat(256)]) assert.match(problem([layer(1, bad)]), /not a plain file name/, bad);
   assert.match(problem([layer(1, 'a'), layer(2, 'a')]), /layers 0 and 1 are both titled "a"/);
+  // Two lone surrogates are two names here and one on disk (both become U+FFFD).
+  assert.match(problem([layer(1, '\ud800'), layer(2, '\udc00')]), /not a plain file name/);
+  assert.match(problem([1, 2, 3, 4, 5].map((n) => layer(n))), /layer 2 \(.*\); 2 more\)$/);
 });

@@ -117,7 +117,10 @@ describe('subscriptions across two Deno processes and Redis (ioredis under Deno)
   before(async () => {
     try {
       redis = await startRedis();
-      [a, b] = await Promise.all([startDenoChat(redis.socket), startDenoChat(redis.socket)]);
+      // Both started before any failure is raised, so that one that did start is stopped after.
+      const started = await Promise.allSettled([startDenoChat(redis.socket), startDenoChat(redis.socket)]);
+      [a, b] = started.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
+      for (const r of started) if (r.status === 'rejected') throw r.reason;
     } catch (error) {
       startError = error;
     }

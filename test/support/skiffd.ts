@@ -79,9 +79,10 @@ const inDir = new Map<string, Set<SkiffdHandle>>();
  * skips the hooks after it, so the daemon would be left running and the test file would never end.
  */
 export async function removeDaemonDir(dir: string): Promise<void> {
-  for (const d of inDir.get(dir) ?? []) await d.cleanup();
+  const stopped = await Promise.allSettled([...(inDir.get(dir) ?? [])].map((d) => d.cleanup()));
   inDir.delete(dir);
   rmSync(dir, { recursive: true, force: true });
+  for (const r of stopped) if (r.status === 'rejected') throw r.reason;
 }
 process.on('exit', () => {
   for (const child of live) child.kill('SIGKILL');

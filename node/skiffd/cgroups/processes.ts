@@ -6,7 +6,7 @@
 // each cgroup directory is counted at most once per CACHE_NS whoever asks (a pod's total reuses its
 // containers'), sizes are checked from one read per process before any per-thread or per-descriptor
 // work, and past a bound a count is left out rather than reported short.
-import { readdir, readFile, readlink } from 'node:fs/promises';
+import { type FileHandle, open, opendir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readText } from './files.ts';
 import { cgroupLayout, controllerDir, type CgroupLayout } from './layout.ts';
@@ -64,8 +64,46 @@ export function parseMaxOpenFiles(limits: string): bigint | undefined {
 }
 
 const ok = <T>(p: Promise<T>) => p.catch(() => undefined);
-/** /proc files read off the event loop: a container with thousands of threads must not stall the daemon. */
-const procText = (path: string) => ok(readFile(path, 'utf8'));
+
+/**
+ * The first `max` bytes of a /proc file, read off the event loop (a container with thousands of threads
+ * must not stall the daemon); enough for the lines wanted, whatever the rest holds (a status file with
+ * 65,536 supplementary groups is half a megabyte).
+ */
+async function procHead(path: string, max = 4096): Promise<string | undefined> {
+  let file: FileHandle | undefined;
+  try {
+    file = await open(path, 'r');
+    const buf = Buffer.alloc(max);
+    const { bytesRead } = await file.read(buf, 0, max, 0);
+    return buf.toString('utf8', 0, bytesRead);
+  } catch {
+    return undefined;
+  } finally {
+    await file?.close().catch(() => undefined);
+  }
+}
+
+/** A process that is gone (or is another by now) is skipped; any other failure leaves the count unknown. */
+const gone = (err: unknown) => ['ENOENT', 'ESRCH'].includes((err as NodeJS.ErrnoException).code ?? '');
+
+/**
+ * The entries of a /proc directory, spending one unit of `budget` each; undefined when the budget runs
+ * out first (the walk stops there, it never lists the rest) or the directory cannot be read but for a
+ * process that has gone ([] then).
+ */
+async function entries(dir: string, budget: { left: number }): Promise<string[] | undefined> {
+  const names: string[] = [];
+  try {
+    for await (const e of await opendir(dir)) {
+      if (--budget.left < 0) return undefined;
+      names.push(e.name);
+    }
+    return names;
+  } catch (err) {
+    return gone(err) ? [] : undefined;
+  }
+}
 
 interface Process {
   pid: number;
@@ -74,8 +112,11 @@ interface Process {
   fdSlots: number;
 }
 
-/** The counts of one cgroup directory's own processes (not its children's). */
-async function countDirectory(dir: string): Promise<CgroupProcesses | undefined> {
+/** Whether /proc/PID/cgroup places the process in the cgroup at `relPath` (in any hierarchy). */
+const inCgroup = (text: string, relPath: string) => text.split('\n').some((line) => line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1) === relPath);
+
+/** The counts of one cgroup directory's own processes (not its children's); `relPath` is its cgroup path. */
+async function countDirectory(dir: string, relPath: string): Promise<CgroupProcesses | undefined> {
   const text = await ok(readText(join(dir, 'cgroup.procs')));
   if (text === undefined) return undefined;
   const pids = text
@@ -83,73 +124,85 @@ async function countDirectory(dir: string): Promise<CgroupProcesses | undefined>
     .map(Number)
     .filter((pid) => Number.isInteger(pid) && pid > 0);
   if (pids.length > MAX_PROCESSES) return undefined;
-  // One stat and one status per process first: how much there is to count, and who each process is.
+  // First, per process: who it is (a pid listed, then reused by a process elsewhere, is not this cgroup's)
+  // and how much there is to count. Sizes over the bounds leave a count out before any work on it.
   const procs: Process[] = [];
   for (const pid of pids) {
-    const [stat, status] = await Promise.all([procText(`/proc/${pid}/stat`), procText(`/proc/${pid}/status`)]);
+    const [stat, status, cgroup] = await Promise.all([procHead(`/proc/${pid}/stat`), procHead(`/proc/${pid}/status`), procHead(`/proc/${pid}/cgroup`)]);
     const fields = stat && statFields(stat);
     const fdSlots = Number(/^FDSize:\s*(\d+)/m.exec(status ?? '')?.[1]);
-    if (fields && Number.isInteger(fdSlots)) procs.push({ pid, start: fields.start, threads: fields.threads, fdSlots });
+    if (fields && Number.isInteger(fdSlots) && cgroup && inCgroup(cgroup, relPath)) procs.push({ pid, start: fields.start, threads: fields.threads, fdSlots });
   }
-  const out: CgroupProcesses = { processes: BigInt(procs.length) };
-  const threadsKnown = procs.reduce((n, p) => n + p.threads, 0) <= MAX_THREADS;
-  const fdsKnown = procs.reduce((n, p) => n + p.fdSlots, 0) <= MAX_DESCRIPTORS;
+  // The sizes can grow meanwhile, so the same bounds are spent as the work is done, entry by entry.
+  const fdBudget = { left: procs.reduce((n, p) => n + p.fdSlots, 0) <= MAX_DESCRIPTORS ? MAX_DESCRIPTORS : -1 };
+  const threadBudget = { left: procs.reduce((n, p) => n + p.threads, 0) <= MAX_THREADS ? MAX_THREADS : -1 };
+  let fdsKnown = fdBudget.left >= 0;
+  let threadsKnown = threadBudget.left >= 0;
+  const out: CgroupProcesses = { processes: 0n };
   const states: ThreadStates = { running: 0n, sleeping: 0n, stopped: 0n, uninterruptible: 0n };
   let fds = 0n;
   let sockets = 0n;
-  let counted = 0;
   for (const p of procs) {
     const proc = `/proc/${p.pid}`;
     const mine: ThreadStates = { running: 0n, sleeping: 0n, stopped: 0n, uninterruptible: 0n };
     let myFds = 0n;
     let mySockets = 0n;
     if (fdsKnown) {
-      const entries = (await ok(readdir(join(proc, 'fd')))) ?? [];
-      myFds = BigInt(entries.length);
-      for (const fd of entries) if ((await ok(readlink(join(proc, 'fd', fd))))?.startsWith('socket:')) mySockets++;
-    }
-    if (threadsKnown) {
-      for (const tid of (await ok(readdir(join(proc, 'task')))) ?? []) {
-        const state = statState((await procText(join(proc, 'task', tid, 'stat'))) ?? '');
-        if (state === 'R') mine.running++;
-        else if (state === 'S' || state === 'I') mine.sleeping++;
-        else if (state === 'D') mine.uninterruptible++;
-        else if (state === 'T' || state === 't') mine.stopped++;
+      const fdNames = await entries(join(proc, 'fd'), fdBudget);
+      if (fdNames === undefined) fdsKnown = false;
+      else {
+        myFds = BigInt(fdNames.length);
+        for (const fd of fdNames) if ((await ok(readlink(join(proc, 'fd', fd))))?.startsWith('socket:')) mySockets++;
       }
     }
+    if (threadsKnown) {
+      const tids = await entries(join(proc, 'task'), threadBudget);
+      if (tids === undefined) threadsKnown = false;
+      else
+        for (const tid of tids) {
+          const state = statState((await procHead(join(proc, 'task', tid, 'stat'), 512)) ?? '');
+          if (state === 'R') mine.running++;
+          else if (state === 'S' || state === 'I') mine.sleeping++;
+          else if (state === 'D') mine.uninterruptible++;
+          else if (state === 'T' || state === 't') mine.stopped++;
+        }
+    }
+    const limits = out.processes === 0n ? await procHead(`${proc}/limits`) : undefined;
     // A process that ended meanwhile, its pid perhaps taken by another, counts for nothing.
-    const again = await procText(`${proc}/stat`);
+    const again = await procHead(`${proc}/stat`, 1024);
     if (!again || statFields(again)?.start !== p.start) continue;
-    counted++;
+    if (out.processes === 0n && limits) out.maxOpenFilesSoft = parseMaxOpenFiles(limits);
+    out.processes++;
     fds += myFds;
     sockets += mySockets;
     for (const k of Object.keys(states) as (keyof ThreadStates)[]) states[k] += mine[k];
-    if (out.maxOpenFilesSoft === undefined && counted === 1) {
-      const limits = await procText(`${proc}/limits`);
-      if (limits) out.maxOpenFilesSoft = parseMaxOpenFiles(limits);
-    }
   }
-  out.processes = BigInt(counted);
   if (fdsKnown) Object.assign(out, { fileDescriptors: fds, sockets });
   if (threadsKnown) out.threads = states;
   return out;
 }
 
-const cache = new Map<string, { at: bigint; counts: Promise<CgroupProcesses | undefined> }>();
+interface CacheEntry {
+  /** When the count finished; undefined while it runs (every reader then shares it). */
+  at?: bigint;
+  counts: Promise<CgroupProcesses | undefined>;
+}
+const cache = new Map<string, CacheEntry>();
 let prunedAt = 0n;
 
-/** One directory's counts, shared by every reader within CACHE_NS (and by concurrent ones). */
-function directoryCounts(dir: string): Promise<CgroupProcesses | undefined> {
+/** One directory's counts, shared by every reader while it runs and for CACHE_NS after it finished. */
+function directoryCounts(dir: string, relPath: string): Promise<CgroupProcesses | undefined> {
   const now = process.hrtime.bigint();
   if (now - prunedAt > CACHE_NS) {
     prunedAt = now;
-    for (const [k, e] of cache) if (now - e.at > CACHE_NS) cache.delete(k);
+    for (const [k, e] of cache) if (e.at !== undefined && now - e.at > CACHE_NS) cache.delete(k);
   }
   const hit = cache.get(dir);
-  if (hit && now - hit.at <= CACHE_NS) return hit.counts;
-  const counts = countDirectory(dir);
-  cache.set(dir, { at: now, counts });
-  return counts;
+  if (hit && (hit.at === undefined || now - hit.at <= CACHE_NS)) return hit.counts;
+  const entry: CacheEntry = { counts: countDirectory(dir, relPath) };
+  entry.counts.finally(() => (entry.at = process.hrtime.bigint())).catch(() => undefined);
+  cache.set(dir, entry);
+  return entry.counts;
 }
 
 /** Adds `b` into `a`; a count either side left out stays left out. */
@@ -180,6 +233,7 @@ export async function readCgroupProcesses(cgroupPath: string, layout: CgroupLayo
   // Every v1 hierarchy lists the same processes; any that has the cgroup will do.
   const top = controllerDir('pids', cgroupPath, layout) ?? controllerDir('memory', cgroupPath, layout) ?? controllerDir('cpuacct', cgroupPath, layout);
   if (!top) return undefined;
+  const base = `/${cgroupPath.replace(/^\/+|\/+$/g, '')}`.replace(/^\/$/, '');
   const dirs: string[] = [];
   let level = [top];
   for (let depth = 0; depth <= MAX_DEPTH && level.length > 0; depth++) {
@@ -187,15 +241,22 @@ export async function readCgroupProcesses(cgroupPath: string, layout: CgroupLayo
     if (dirs.length > MAX_DIRECTORIES) return undefined;
     const next: string[] = [];
     for (const dir of level) {
-      for (const e of (await ok(readdir(dir, { withFileTypes: true }))) ?? []) if (e.isDirectory()) next.push(join(dir, e.name));
-      // Processes deeper down would go uncounted: the totals are unknown then, not short.
-      if (dirs.length + next.length > MAX_DIRECTORIES || (depth === MAX_DEPTH && next.length > 0)) return undefined;
+      try {
+        for await (const e of await opendir(dir)) {
+          if (!e.isDirectory()) continue;
+          next.push(join(dir, e.name));
+          // Processes deeper down would go uncounted: the totals are unknown then, not short.
+          if (dirs.length + next.length > MAX_DIRECTORIES || depth === MAX_DEPTH) return undefined;
+        }
+      } catch {
+        // A child that went away meanwhile has no children.
+      }
     }
     level = next;
   }
   let total: CgroupProcesses | undefined;
   for (const dir of dirs) {
-    const counts = await directoryCounts(dir);
+    const counts = await directoryCounts(dir, `${base}${dir.slice(top.length)}` || '/');
     if (counts === undefined) {
       if (dir === top) return undefined;
       // A child that went away meanwhile; one over the bounds leaves the totals unknown.

@@ -78,7 +78,7 @@ async function readCgroup(cg: string, soft: <T>(what: string, p: Promise<T>) => 
 }
 
 /** The series every cgroup has, a container's or a pod's, as cAdvisor gives both. */
-async function addCgroupSeries(s: Samples, key: string, c: Awaited<ReturnType<typeof readCgroup>>, processCount?: bigint): Promise<void> {
+async function addCgroupSeries(s: Samples, key: string, c: Awaited<ReturnType<typeof readCgroup>>, scope: 'container' | 'pod'): Promise<void> {
   const { cpu, memory, tasks, pressure, io, processes } = c;
   if (cpu) {
     s.add('container_cpu_usage_seconds_total', cpu.usageNs / NS_PER_S, ['total']);
@@ -111,7 +111,8 @@ async function addCgroupSeries(s: Samples, key: string, c: Awaited<ReturnType<ty
     // As cAdvisor: 0 when nothing is promised.
     s.add('container_spec_memory_reservation_limit_bytes', memory.reservationBytes ?? 0n);
   }
-  s.add('container_processes', processCount ?? tasks?.processes ?? processes?.processes);
+  // A pod's processes are in its containers' cgroups: only the walk below the pod's counts them.
+  s.add('container_processes', scope === 'pod' ? processes?.processes : (tasks?.processes ?? processes?.processes));
   if (tasks) {
     s.add('container_threads', tasks.threads);
     if (tasks.threads !== undefined) s.add('container_threads_max', tasks.threadsMax ?? 0n);
@@ -127,8 +128,9 @@ async function addCgroupSeries(s: Samples, key: string, c: Awaited<ReturnType<ty
       s.add('container_tasks_state', t.stopped, ['stopped']);
       s.add('container_tasks_state', t.uninterruptible, ['uninterruptible']);
       const avg = loads.sample(key, Number(t.running), Number(t.uninterruptible), Number(process.hrtime.bigint()));
-      s.add('container_cpu_load_average_10s', BigInt(Math.round(avg.load)));
-      s.add('container_cpu_load_d_average_10s', BigInt(Math.round(avg.loadD)));
+      // In thousandths of a thread, as cAdvisor exports them.
+      s.add('container_cpu_load_average_10s', BigInt(Math.round(avg.load * 1000)));
+      s.add('container_cpu_load_d_average_10s', BigInt(Math.round(avg.loadD * 1000)));
     }
   }
   for (const dev of io ?? []) {
@@ -166,7 +168,7 @@ async function containerMetrics(manager: ContainerManager, v: ContainerView, pod
   const at = nowNs();
   // The kubelet puts the name from the pod spec in user_specified_image and may send an image id in image.
   const s = new Samples([r.id, r.fullName, r.image.userSpecifiedImage || r.image.image, r.metadata?.name ?? '', ...podLabels(pod)], at);
-  if (read) await addCgroupSeries(s, r.id, read);
+  if (read) await addCgroupSeries(s, r.id, read, 'container');
   if (layer) s.add('container_fs_usage_bytes', layer.bytes);
   const res = r.resources;
   s.add('container_spec_cpu_shares', BigInt(res.cpuShares));
@@ -190,7 +192,7 @@ async function podCgroupMetrics(pod: PodEntry, log: Logger): Promise<DeepPartial
   const [read, spec] = await Promise.all([readCgroup(cg, soft), soft('cpu spec', readCpuSpec(cg))]);
   const at = nowNs();
   const s = new Samples([pod.id, 'POD', '', '', ...podLabels(pod)], at);
-  await addCgroupSeries(s, `pod:${pod.id}`, read, read.processes?.processes);
+  await addCgroupSeries(s, `pod:${pod.id}`, read, 'pod');
   if (spec) {
     s.add('container_spec_cpu_shares', spec.shares);
     s.add('container_spec_cpu_period', spec.periodUs);

@@ -59,9 +59,9 @@ export const FAMILIES = {
     labels: ['state'],
   },
   container_ulimits_soft: { help: "Soft resource limits of the container's first process (max_open_files).", type: GAUGE, labels: ['ulimit'] },
-  container_cpu_load_average_10s: { help: 'Runnable threads of the container, averaged over the last 10 seconds (rounded).', type: GAUGE },
+  container_cpu_load_average_10s: { help: 'Runnable threads of the container, averaged over the last 10 seconds, in thousandths.', type: GAUGE },
   container_cpu_load_d_average_10s: {
-    help: 'Threads of the container in uninterruptible sleep, averaged over the last 10 seconds (rounded).',
+    help: 'Threads of the container in uninterruptible sleep, averaged over the last 10 seconds, in thousandths.',
     type: GAUGE,
   },
   // Per container and block device, from the cgroup's I/O counters.
