@@ -16,28 +16,15 @@ import { startRedis, type RunningRedis } from '../fixtures/ws/redis.ts';
 import { killGroup } from '../fixtures/ws/runtimes.ts';
 import type { TestCounts } from '../fixtures/ws/chat-app.ts';
 import { sseClient } from '../fixtures/streams/clients.ts';
+import { ADDED_QUERY, collect } from '../fixtures/ws/redis-chat-events.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const QUERY = 'subscription Added($room: String!) { messageAdded(room: $room) { id text mine } }';
 
 interface DenoChat {
   http: string;
   ws: string;
   counts(): Promise<TestCounts>;
   stop(): Promise<void>;
-}
-
-type Event = { id: string; text: string; mine: boolean };
-const eventOf = (result: { data?: Record<string, unknown> | null }) => result.data?.messageAdded as Event;
-
-/** Reads `sub` until `count` events whose text starts with `prefix` arrived (others are skipped). */
-async function collect(sub: RecordedSubscription, prefix: string, count: number): Promise<Event[]> {
-  const events: Event[] = [];
-  while (events.length < count) {
-    const event = eventOf(await sub.next(10_000, `event ${events.length + 1} of ${count} "${prefix}…"`));
-    if (event.text.startsWith(prefix)) events.push(event);
-  }
-  return events;
 }
 
 /**
@@ -135,7 +122,7 @@ describe('subscriptions across two Deno processes and Redis (ioredis under Deno)
     assert.ok(a && b, `redis-server or deno did not start: ${String(startError)}`);
     const clients = [graphqlWsClient(a.ws), graphqlWsClient(b.ws)];
     try {
-      const [onA, onB] = clients.map((client) => new RecordedSubscription(client, QUERY, { room: 'deno' }));
+      const [onA, onB] = clients.map((client) => new RecordedSubscription(client, ADDED_QUERY, { room: 'deno' }));
       // Until one warm-up event arrives, the subscriber's process may not have subscribed in Redis yet.
       await prime(onA, b.http, 'deno');
       await prime(onB, b.http, 'deno');
@@ -169,7 +156,7 @@ describe('subscriptions across two Deno processes and Redis (ioredis under Deno)
     assert.ok(a && b, `redis-server or deno did not start: ${String(startError)}`);
     const client = sseClient(a.http);
     try {
-      const sub = new RecordedSubscription(client, QUERY, { room: 'deno-sse' });
+      const sub = new RecordedSubscription(client, ADDED_QUERY, { room: 'deno-sse' });
       await prime(sub, b.http, 'deno-sse');
       const count = 10;
       for (let i = 0; i < count; i++) assert.equal((await postMessage(b.http, 'deno-sse', `s ${i}`)).status, 200);

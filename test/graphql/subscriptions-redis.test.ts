@@ -12,27 +12,14 @@ import { RecordedSubscription, graphqlWsClient, postMessage, prime, until, withi
 import { startRedis, type RunningRedis } from '../fixtures/ws/redis.ts';
 import type { TestCounts } from '../fixtures/ws/chat-app.ts';
 import { sseClient } from '../fixtures/streams/clients.ts';
+import { ADDED_QUERY, collect } from '../fixtures/ws/redis-chat-events.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const QUERY = 'subscription Added($room: String!) { messageAdded(room: $room) { id text mine } }';
 
 interface ChatProcess {
   http: string;
   ws: string;
   counts(): Promise<TestCounts>;
-}
-
-type Event = { id: string; text: string; mine: boolean };
-const eventOf = (result: { data?: Record<string, unknown> | null }) => result.data?.messageAdded as Event;
-
-/** Reads `sub` until `count` events whose text starts with `prefix` arrived (others are skipped). */
-async function collect(sub: RecordedSubscription, prefix: string, count: number): Promise<Event[]> {
-  const events: Event[] = [];
-  while (events.length < count) {
-    const event = eventOf(await sub.next(10_000, `event ${events.length + 1} of ${count} "${prefix}…"`));
-    if (event.text.startsWith(prefix)) events.push(event);
-  }
-  return events;
 }
 
 describe('subscriptions across two server processes and Redis', () => {
@@ -97,7 +84,7 @@ describe('subscriptions across two server processes and Redis', () => {
     assert.ok(redis, `redis-server did not start: ${String(startError)}`);
     const clients = [graphqlWsClient(a.ws), graphqlWsClient(a.ws), graphqlWsClient(a.ws), graphqlWsClient(b.ws)];
     try {
-      const subs = clients.map((client) => new RecordedSubscription(client, QUERY, { room: 'multi' }));
+      const subs = clients.map((client) => new RecordedSubscription(client, ADDED_QUERY, { room: 'multi' }));
       for (const sub of subs) await prime(sub, b.http, 'multi');
       const onA = await a.counts();
       assert.deepEqual([onA.executions, onA.members, onA.live], [1, 3, 1], 'the three equal subscribers on A share one execution');
@@ -136,7 +123,7 @@ describe('subscriptions across two server processes and Redis', () => {
     assert.ok(redis, `redis-server did not start: ${String(startError)}`);
     const client = sseClient(a.http);
     try {
-      const sub = new RecordedSubscription(client, QUERY, { room: 'sse-multi' });
+      const sub = new RecordedSubscription(client, ADDED_QUERY, { room: 'sse-multi' });
       await prime(sub, b.http, 'sse-multi');
       const count = 20;
       for (let i = 0; i < count; i++) assert.equal((await postMessage(b.http, 'sse-multi', `s ${i}`)).status, 200);
@@ -159,7 +146,7 @@ describe('subscriptions across two server processes and Redis', () => {
     const observer = new Redis(redis.socket, { maxRetriesPerRequest: 1 });
     observer.on('error', () => {});
     try {
-      const subs = clients.map((client) => new RecordedSubscription(client, QUERY, { room: 'restart' }));
+      const subs = clients.map((client) => new RecordedSubscription(client, ADDED_QUERY, { room: 'restart' }));
       for (const sub of subs) await prime(sub, b.http, 'restart');
 
       await redis.restart();
