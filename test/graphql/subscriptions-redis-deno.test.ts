@@ -3,17 +3,15 @@
 // events through a real redis-server. A subscriber on one gets what a mutation on the other publishes,
 // each event once and in order, over graphql-ws and over server-sent events.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { needs } from '../support/prereq.ts';
-import { denoBinary } from '../support/graphql-edge.ts';
 import { RecordedSubscription, graphqlWsClient, postMessage, prime, within } from '../fixtures/ws/clients.ts';
 import { startRedis, type RunningRedis } from '../fixtures/ws/redis.ts';
-import { killGroup } from '../fixtures/ws/runtimes.ts';
+import { denoServe } from '../fixtures/ws/runtimes.ts';
 import type { TestCounts } from '../fixtures/ws/chat-app.ts';
 import { sseClient } from '../fixtures/streams/clients.ts';
 import { ADDED_QUERY, collect } from '../fixtures/ws/redis-chat-events.ts';
@@ -34,10 +32,8 @@ interface DenoChat {
 async function startDenoChat(socket: string): Promise<DenoChat> {
   const denoDir = await mkdtemp(join(tmpdir(), 'skiff-deno-redis-'));
   const socketDir = dirname(socket);
-  const child: ChildProcess = spawn(
-    denoBinary,
+  const { origin, close } = await denoServe(
     [
-      'serve',
       '--allow-net',
       '--allow-env',
       `--allow-read=${socketDir}`,
@@ -48,51 +44,18 @@ async function startDenoChat(socket: string): Promise<DenoChat> {
       '0',
       'test/fixtures/ws/deno-redis-chat-entry.ts',
     ],
-    {
-      cwd: root,
-      env: { ...process.env, REDIS_SOCKET: socket, DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', DENO_NO_PROMPT: '1', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Its own process group: when npm's bin is the JS wrapper, the real deno is a grandchild.
-      detached: true,
-    },
+    { cwd: root, dir: denoDir, env: { REDIS_SOCKET: socket, DENO_DIR: denoDir }, timeoutMs: 60_000 },
   );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    killGroup(child.pid, 'SIGTERM');
-    await within(exited, 5000, 'deno to exit').catch(() => killGroup(child.pid, 'SIGKILL'));
-    await rm(denoDir, { recursive: true, force: true });
+  const http = new URL('/graphql', origin).href;
+  return {
+    http,
+    ws: http.replace(/^http/, 'ws'),
+    async counts() {
+      const response = await within(fetch(new URL('/_test/subscribers', origin)), 5000, 'the counts');
+      return (await response.json()) as TestCounts;
+    },
+    stop: close,
   };
-  let output = '';
-  try {
-    const origin = await within(
-      new Promise<string>((resolve, reject) => {
-        const onData = (chunk: Buffer) => {
-          output += chunk.toString();
-          const match = /Listening on (http:\/\/[^\s/]+)/.exec(output);
-          if (match) resolve(match[1]);
-        };
-        child.stdout!.on('data', onData);
-        child.stderr!.on('data', onData);
-        child.once('error', reject);
-        void exited.then(() => reject(new Error(`deno exited before listening:\n${output}`)));
-      }),
-      60_000,
-      'deno serve to listen',
-    );
-    const http = new URL('/graphql', origin).href;
-    return {
-      http,
-      ws: http.replace(/^http/, 'ws'),
-      async counts() {
-        const response = await within(fetch(new URL('/_test/subscribers', origin)), 5000, 'the counts');
-        return (await response.json()) as TestCounts;
-      },
-      stop,
-    };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
 }
 
 describe('subscriptions across two Deno processes and Redis (ioredis under Deno)', () => {
