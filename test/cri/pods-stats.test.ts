@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { cgroupLayout, cgroupfsPath, controllerDir, hasController, parseCgroupLayout } from '../../node/skiffd/cgroups/layout.ts';
-import { readCpu, readMemory, readProcessCount, readTasks } from '../../node/skiffd/cgroups/stats.ts';
+import { readCpu, readCpuSpec, readMemory, readProcessCount, readTasks } from '../../node/skiffd/cgroups/stats.ts';
 import { parseNetDev, podNetDev } from '../../node/skiffd/pods/stats.ts';
 import type { PodEntry } from '../../node/skiffd/pods/record-file.ts';
 import { needs } from '../support/prereq.ts';
@@ -78,7 +78,13 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
   mkdirSync(v2dir, { recursive: true });
   writeFileSync(join(v2dir, 'cpu.stat'), 'usage_usec 1500\nuser_usec 1000\nsystem_usec 500\nnr_periods 40\nnr_throttled 9\nthrottled_usec 2000\n');
   writeFileSync(join(v2dir, 'memory.current'), '10000\n');
-  writeFileSync(join(v2dir, 'memory.stat'), 'anon 4000\nfile 6000\nfile_mapped 700\ninactive_file 2500\npgfault 7\npgmajfault 1\n');
+  writeFileSync(
+    join(v2dir, 'memory.stat'),
+    'anon 4000\nfile 6000\nkernel 800\nfile_mapped 700\nactive_file 1200\ninactive_file 2500\npgfault 7\npgmajfault 1\n',
+  );
+  writeFileSync(join(v2dir, 'memory.min'), '4096\n');
+  writeFileSync(join(v2dir, 'cpu.weight'), '79\n');
+  writeFileSync(join(v2dir, 'cpu.max'), '50000 100000\n');
   writeFileSync(join(v2dir, 'memory.max'), 'max\n');
   writeFileSync(join(v2dir, 'memory.events'), 'low 0\nhigh 0\nmax 4\noom 2\noom_kill 1\n');
   writeFileSync(join(v2dir, 'memory.swap.current'), '300\n');
@@ -107,7 +113,13 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
     maxUsageBytes: undefined,
     failcnt: 4n,
     oomKills: 1n,
+    kernelBytes: 800n,
+    activeFileBytes: 1200n,
+    inactiveFileBytes: 2500n,
+    reservationBytes: 4096n,
   });
+  // cpu.weight 79 is what runc writes for 2048 shares; cAdvisor's conversion back gives 2046.
+  assert.deepEqual(await readCpuSpec('/pod', v2), { shares: 2046n, periodUs: 100_000n, quotaUs: 50_000n });
   assert.equal(await readProcessCount('/pod', v2), 3n);
   assert.deepEqual(await readTasks('/pod', v2), { processes: 2n, threads: 3n, threadsMax: undefined });
 
@@ -121,8 +133,14 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
   writeFileSync(join(v1dir, 'memory', 'pod', 'memory.usage_in_bytes'), '9000\n');
   writeFileSync(
     join(v1dir, 'memory', 'pod', 'memory.stat'),
-    'rss 1\ntotal_rss 3000\ntotal_cache 5000\ntotal_mapped_file 600\ntotal_swap 100\ntotal_inactive_file 1000\ntotal_pgfault 5\ntotal_pgmajfault 2\n',
+    'rss 1\ntotal_rss 3000\ntotal_cache 5000\ntotal_mapped_file 600\ntotal_swap 100\ntotal_active_file 900\ntotal_inactive_file 1000\ntotal_pgfault 5\ntotal_pgmajfault 2\n',
   );
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.kmem.usage_in_bytes'), '700\n');
+  // Unlimited: no reservation.
+  writeFileSync(join(v1dir, 'memory', 'pod', 'memory.soft_limit_in_bytes'), '9223372036854771712\n');
+  writeFileSync(join(v1dir, 'cpu', 'pod', 'cpu.shares'), '512\n');
+  writeFileSync(join(v1dir, 'cpu', 'pod', 'cpu.cfs_period_us'), '100000\n');
+  writeFileSync(join(v1dir, 'cpu', 'pod', 'cpu.cfs_quota_us'), '-1\n');
   writeFileSync(join(v1dir, 'memory', 'pod', 'memory.limit_in_bytes'), '2000000\n');
   writeFileSync(join(v1dir, 'memory', 'pod', 'memory.failcnt'), '6\n');
   writeFileSync(join(v1dir, 'memory', 'pod', 'memory.max_usage_in_bytes'), '12000\n');
@@ -154,7 +172,12 @@ test('cgroup v2 and v1 stat files are read the same way', async (t) => {
     maxUsageBytes: 12000n,
     failcnt: 6n,
     oomKills: 3n,
+    kernelBytes: 700n,
+    activeFileBytes: 900n,
+    inactiveFileBytes: 1000n,
+    reservationBytes: undefined,
   });
+  assert.deepEqual(await readCpuSpec('/pod', v1), { shares: 512n, periodUs: 100_000n, quotaUs: undefined });
   assert.deepEqual(await readTasks('/pod', v1), { processes: 1n, threads: 4n, threadsMax: 1024n });
 
   // An older kernel: user and system time only as USER_HZ ticks in cpuacct.stat; no pids hierarchy.
