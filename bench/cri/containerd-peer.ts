@@ -198,7 +198,7 @@ export async function startContainerdPeer(
   mirrors: Record<string, string> = {},
   release: ContainerdRelease = '1.6',
   /** containerd 2.1 only: read registry hosts from this certs.d directory as given, instead of writing one. */
-  options: { certsDir?: string; nri?: ContainerdNri } = {},
+  options: { certsDir?: string; nri?: ContainerdNri; readyTimeoutMs?: number } = {},
 ): Promise<Peer> {
   const bin = containerdBinary(release);
   if (!bin) throw new Error(`containerd ${release} is not available (${release === '1.6' ? CONTAINERD_INSTALL_HINT : CONTAINERD2_HINT})`);
@@ -285,7 +285,7 @@ export async function startContainerdPeer(
   };
 
   try {
-    const version = await waitForServing(runtime, hasExited, logFile, 30_000);
+    const version = await waitForServing(runtime, hasExited, logFile, options.readyTimeoutMs ?? 30_000);
     return {
       name,
       description: `containerd ${version}, ${systemdCgroup ? 'SystemdCgroup = true' : 'cgroupfs'}`,

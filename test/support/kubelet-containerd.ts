@@ -46,7 +46,10 @@ export async function startContainerdKubelet(kubeletConfig: Record<string, unkno
     const registry = await startKitRegistry(await freePort());
     undo.push(() => registry.stop());
     const mirrors = Object.fromEntries(['registry.k8s.io', 'k8s.gcr.io', 'gcr.io', 'docker.io'].map((h) => [h, registry.url]));
-    const containerd = await startContainerdPeer(join(dir, 'ctd'), `127.0.0.1:${registry.port}`, KIT_PAUSE_IMAGE, mirrors, '2.1');
+    // An emulated node starts containerd's plugins slowly: the wait scales with the machine.
+    const containerd = await startContainerdPeer(join(dir, 'ctd'), `127.0.0.1:${registry.port}`, KIT_PAUSE_IMAGE, mirrors, '2.1', {
+      readyTimeoutMs: scaled(30_000),
+    });
     const written = new Set<string>();
     undo.push(async () => {
       await containerd.teardown();
